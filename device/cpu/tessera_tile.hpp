@@ -1,0 +1,183 @@
+// Tessera CPU device tile library. Rendered CPU kernels call only these
+// functions; the renderer embeds this file at the top of every kernel source,
+// so a kernel's SHA-256 covers every line the host compiler sees.
+//
+// A tile<T, N> is N lanes of T held as one GCC vector (the compiler splits it
+// into native SIMD registers: 4 x zmm for 64 floats with AVX-512). Storage
+// types f16/bf16 are widened to f32 on load and rounded (to nearest even) on
+// store. max/min propagate NaN, unlike maxps/fmaxf, which drop it.
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+namespace tsr {
+
+struct f16_t { uint16_t bits; };
+struct bf16_t { uint16_t bits; };
+
+template <class T, int N>
+struct tile {
+  static_assert(N > 0 && (N & (N - 1)) == 0, "tile lanes must be a power of two");
+  typedef T vec __attribute__((vector_size(N * sizeof(T))));
+  vec v;
+};
+
+template <int N> using u16v = uint16_t __attribute__((vector_size(N * 2)));
+template <int N> using u32v = uint32_t __attribute__((vector_size(N * 4)));
+template <int N> using f32v = float __attribute__((vector_size(N * 4)));
+
+template <class T> inline T inf() { return std::numeric_limits<T>::infinity(); }
+template <class T> inline T nan() { return std::numeric_limits<T>::quiet_NaN(); }
+inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+
+template <class T, int N> inline tile<T, N> full(T x) {
+  tile<T, N> r;
+  r.v = typename tile<T, N>::vec{} + x;
+  return r;
+}
+
+// ---- scalar conversions (stores and masked tails) --------------------------
+inline float widen(float x) { return x; }
+inline double widen(double x) { return x; }
+inline float widen(bf16_t h) {
+  uint32_t b = uint32_t(h.bits) << 16;
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+inline float widen(f16_t h) {
+  uint32_t sign = uint32_t(h.bits & 0x8000u) << 16, em = h.bits & 0x7fffu, b = em << 13;
+  float f;
+  std::memcpy(&f, &b, 4);
+  f *= 0x1p112f;  // rebias the exponent; exact for normals and subnormals
+  std::memcpy(&b, &f, 4);
+  if (em >= 0x7c00u) b = 0x7f800000u | (em << 13);  // inf / NaN
+  b |= sign;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+template <class S> inline S narrow(float x);
+template <class S> inline S narrow(double x);
+template <> inline float narrow<float>(float x) { return x; }
+template <> inline double narrow<double>(double x) { return x; }
+template <> inline bf16_t narrow<bf16_t>(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return bf16_t{uint16_t((u >> 16) | 0x40u)};
+  return bf16_t{uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16)};
+}
+template <> inline f16_t narrow<f16_t>(float x) {
+  uint32_t b;
+  std::memcpy(&b, &x, 4);
+  uint16_t sign = uint16_t((b >> 16) & 0x8000u);
+  uint32_t a = b & 0x7fffffffu;
+  if (a > 0x7f800000u) return f16_t{uint16_t(sign | 0x7e00u)};
+  if (a >= 0x477ff000u) return f16_t{uint16_t(sign | 0x7c00u)};
+  if (a < 0x38800000u) {  // subnormal or zero in f16
+    float s;
+    std::memcpy(&s, &a, 4);
+    s *= 0x1p24f;
+    uint32_t q = uint32_t(s);
+    float rem = s - float(q);
+    if (rem > 0.5f || (rem == 0.5f && (q & 1u))) ++q;
+    return f16_t{uint16_t(sign | q)};
+  }
+  uint32_t h = (((a >> 23) - 112) << 10) | ((a & 0x7fffffu) >> 13), rest = a & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
+  return f16_t{uint16_t(sign | h)};
+}
+
+// ---- loads -----------------------------------------------------------------
+template <class T, int N> inline tile<T, N> load(const T* p) {
+  tile<T, N> r;
+  std::memcpy(&r.v, p, sizeof r.v);
+  return r;
+}
+template <class T, int N> inline tile<T, N> load(const bf16_t* p) {
+  static_assert(sizeof(T) == 4, "bf16 widens to f32");
+  u16v<N> h;
+  std::memcpy(&h, p, sizeof h);
+  u32v<N> w = __builtin_convertvector(h, u32v<N>) << 16;
+  tile<T, N> r;
+  std::memcpy(&r.v, &w, sizeof r.v);
+  return r;
+}
+template <class T, int N> inline tile<T, N> load(const f16_t* p) {
+  static_assert(sizeof(T) == 4, "f16 widens to f32");
+  u16v<N> h;
+  std::memcpy(&h, p, sizeof h);
+  u32v<N> x = __builtin_convertvector(h, u32v<N>);
+  u32v<N> em = x & 0x7fffu, sign = (x & 0x8000u) << 16, bits = em << 13;
+  f32v<N> f;
+  std::memcpy(&f, &bits, sizeof f);
+  f *= 0x1p112f;
+  std::memcpy(&bits, &f, sizeof f);
+  bits = (em >= 0x7c00u) ? (0x7f800000u | (em << 13)) : bits;
+  bits |= sign;
+  tile<T, N> r;
+  std::memcpy(&r.v, &bits, sizeof r.v);
+  return r;
+}
+template <class T, class S> inline T load1(const S* p) { return widen(*p); }
+
+template <class T, int N, class S> inline tile<T, N> load_masked(const S* p, int64_t count, T other) {
+  T lanes[N];
+  for (int i = 0; i < N; ++i) lanes[i] = i < count ? T(widen(p[i])) : other;
+  tile<T, N> r;
+  std::memcpy(&r.v, lanes, sizeof r.v);
+  return r;
+}
+
+// ---- stores ----------------------------------------------------------------
+template <class S, class T> inline void store(S* p, T x) { *p = narrow<S>(x); }
+template <class S, class T, int N> inline void store(S* p, const tile<T, N>& t) {
+  if constexpr (sizeof(S) == sizeof(T)) {
+    std::memcpy(p, &t.v, sizeof t.v);
+  } else {
+    T lanes[N];
+    std::memcpy(lanes, &t.v, sizeof lanes);
+    for (int i = 0; i < N; ++i) p[i] = narrow<S>(lanes[i]);
+  }
+}
+template <class S, class T, int N> inline void store_masked(S* p, int64_t count, const tile<T, N>& t) {
+  T lanes[N];
+  std::memcpy(lanes, &t.v, sizeof lanes);
+  for (int i = 0; i < N && i < count; ++i) p[i] = narrow<S>(lanes[i]);
+}
+
+// ---- combines ----------------------------------------------------------------
+template <class T> inline T combine_sum(T a, T b) { return a + b; }
+template <class T> inline T combine_prod(T a, T b) { return a * b; }
+// NaN-propagating: once the accumulator a is NaN it stays NaN; a NaN b replaces it.
+template <class T> inline T combine_max(T a, T b) { return (a < b || b != b) ? b : a; }
+template <class T> inline T combine_min(T a, T b) { return (b < a || b != b) ? b : a; }
+
+template <class T, int N> inline tile<T, N> combine_sum(tile<T, N> a, tile<T, N> b) { a.v += b.v; return a; }
+template <class T, int N> inline tile<T, N> combine_prod(tile<T, N> a, tile<T, N> b) { a.v *= b.v; return a; }
+template <class T, int N> inline tile<T, N> combine_max(tile<T, N> a, tile<T, N> b) {
+  a.v = ((a.v < b.v) | (b.v != b.v)) ? b.v : a.v;
+  return a;
+}
+template <class T, int N> inline tile<T, N> combine_min(tile<T, N> a, tile<T, N> b) {
+  a.v = ((b.v < a.v) | (b.v != b.v)) ? b.v : a.v;
+  return a;
+}
+template <class T, int N> inline tile<T, N> divf(tile<T, N> a, tile<T, N> b) { a.v /= b.v; return a; }
+template <class T> inline T divf(T a, T b) { return a / b; }
+
+// Fixed pairwise tree over the lanes: the same order on every run.
+#define TSR_REDUCE_LANES(NAME)                                 \
+  template <class T, int N> inline T reduce_lanes_##NAME(tile<T, N> t) { \
+    T a[N];                                                    \
+    std::memcpy(a, &t.v, sizeof a);                            \
+    for (int w = N / 2; w >= 1; w /= 2)                        \
+      for (int i = 0; i < w; ++i) a[i] = combine_##NAME(a[i], a[i + w]); \
+    return a[0];                                               \
+  }
+TSR_REDUCE_LANES(sum)
+TSR_REDUCE_LANES(prod)
+TSR_REDUCE_LANES(max)
+TSR_REDUCE_LANES(min)
+#undef TSR_REDUCE_LANES
+
+}  // namespace tsr

@@ -1,0 +1,101 @@
+#include "families/reduce/reduce_schedule.hpp"
+
+#include "ir/graph_dialect.hpp"
+#include "ir/schedule_dialect.hpp"
+
+namespace tessera::families::reduce {
+
+using namespace tessera::ir;
+
+ir::Value* emit_schedule(Builder& b, const Op& graph_op, const std::string& target) {
+  ReduceSpec spec = reduce_spec(graph_op);
+  Value* input = graph_op.operands[0];
+  std::vector<Pass> passes = plan_passes(input->type, spec, target);
+  Value* current = input;
+  for (size_t i = 0; i < passes.size(); ++i) {
+    const Pass& p = passes[i];
+    const bool last = i + 1 == passes.size();
+    Type out = last ? graph_op.results[0]->type : Type::tensor(p.out_dtype, {p.outer, p.chunks, p.inner});
+    AttrDict a;
+    // the graph contract, so the hash covers what the user asked for
+    a["family"] = "reduce";
+    a["target"] = target;
+    a["kind"] = reduce_kind_name(spec.kind);
+    a["axes"] = Attr::ints(spec.axes);
+    a["keepdims"] = spec.keepdims;
+    a["pass"] = Attr::ints({static_cast<int64_t>(i), static_cast<int64_t>(passes.size())});
+    // the decisions
+    a["combine"] = p.combine;
+    a["finalize"] = p.finalize;
+    if (p.finalize == "mean") a["mean_count"] = p.mean_count;
+    a["outer"] = p.outer;
+    a["extent"] = p.extent;
+    a["inner"] = p.inner;
+    a["chunks"] = p.chunks;
+    a["storage"] = std::string(dtype_name(p.in_dtype));
+    a["accum"] = std::string(dtype_name(p.accum));
+    a["strategy"] = p.strategy;
+    a["vector_width"] = p.vector_width;
+    a["unroll"] = p.unroll;
+    if (p.strategy == "rows") a["rows_per_program"] = p.rows_per_program;
+    else a["columns_per_program"] = p.columns_per_program;
+    a["programs"] = p.programs;
+    a["nan_mode"] = p.nan_mode;
+    Op& op = b.create("schedule.reduce", {current}, std::move(a));
+    op.loc = graph_op.loc;
+    current = op.add_result(last ? graph_op.results[0]->name : b.fresh_name(), out);
+    stamp_artifact_hash(op);
+  }
+  return current;
+}
+
+Pass read_pass(const Op& op) {
+  Pass p;
+  p.combine = string_attr(op, "combine");
+  p.finalize = string_attr(op, "finalize");
+  p.mean_count = p.finalize == "mean" ? int_attr(op, "mean_count") : 1;
+  p.outer = int_attr(op, "outer");
+  p.extent = int_attr(op, "extent");
+  p.inner = int_attr(op, "inner");
+  p.chunks = int_attr(op, "chunks");
+  p.strategy = string_attr(op, "strategy");
+  p.vector_width = int_attr(op, "vector_width");
+  p.unroll = int_attr(op, "unroll");
+  p.programs = int_attr(op, "programs");
+  p.nan_mode = string_attr(op, "nan_mode");
+  auto dtype = [&](const std::string& key) {
+    auto d = parse_dtype(string_attr(op, key));
+    if (!d) fail("E302", "'" + key + "' must name a dtype", op.loc);
+    return *d;
+  };
+  p.accum = dtype("accum");
+  p.in_dtype = op.operands.at(0)->type.dtype;
+  p.out_dtype = op.results.at(0)->type.dtype;
+  if (p.combine != "sum" && p.combine != "max" && p.combine != "min" && p.combine != "prod")
+    fail("E302", "unknown combine '" + p.combine + "'", op.loc);
+  if (p.finalize != "none" && p.finalize != "mean") fail("E302", "unknown finalize '" + p.finalize + "'", op.loc);
+  if (p.strategy == "rows") p.rows_per_program = int_attr(op, "rows_per_program");
+  else if (p.strategy == "columns") p.columns_per_program = int_attr(op, "columns_per_program");
+  else fail("E302", "unknown strategy '" + p.strategy + "'", op.loc);
+  auto positive = [&](int64_t v, const char* what) {
+    if (v < 1) fail("E302", std::string("'") + what + "' must be positive", op.loc);
+  };
+  if (p.outer < 0 || p.extent < 0 || p.inner < 0) fail("E302", "negative extent in schedule", op.loc);
+  positive(p.chunks, "chunks");
+  positive(p.vector_width, "vector_width");
+  positive(p.unroll, "unroll");
+  positive(p.mean_count, "mean_count");
+  if (p.strategy == "rows") positive(p.rows_per_program, "rows_per_program");
+  else positive(p.columns_per_program, "columns_per_program");
+  if ((p.vector_width & (p.vector_width - 1)) || (p.unroll & (p.unroll - 1)) || p.tile_lanes() > 256)
+    fail("E302", "vector_width and unroll must be powers of two with at most 256 lanes", op.loc);
+  if (p.strategy == "columns" && p.columns_per_program % p.tile_lanes())
+    fail("E302", "columns_per_program must be a multiple of vector_width * unroll", op.loc);
+  if (op.operands[0]->type.numel() != p.outer * p.extent * p.inner)
+    fail("E302", "outer * extent * inner does not match the input size", op.loc);
+  if (op.results[0]->type.numel() != p.outer * p.chunks * p.inner)
+    fail("E302", "outer * chunks * inner does not match the output size", op.loc);
+  return p;
+}
+
+}  // namespace tessera::families::reduce

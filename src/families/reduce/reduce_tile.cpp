@@ -1,0 +1,135 @@
+#include "families/reduce/reduce_tile.hpp"
+
+#include "ir/tile_dialect.hpp"
+
+namespace tessera::families::reduce {
+
+using namespace tessera::ir;
+
+namespace {
+
+struct Kernel {
+  const Pass& p;
+  TileBuilder& tb;
+  Value* in;
+  Value* out;
+  double identity;
+  Type lanes_t;  // tile<lanes x accum>
+
+  // Row `row` of the [outer, chunks] output grid reads extent range [k0, k1)
+  // of outer index o.
+  struct Span { Value* o; Value* k0; Value* k1; };
+  Span span(Value* row) {
+    if (p.chunks == 1) return {row, tb.index(0), tb.index(p.extent)};
+    Value* chunks = tb.index(p.chunks);
+    Value* len = tb.index(p.chunk_len());
+    Value* k0 = tb.mul(tb.rem(row, chunks), len);
+    return {tb.div(row, chunks), k0, tb.min(tb.add(k0, len), tb.index(p.extent))};
+  }
+
+  Value* finalize(Value* v) {
+    if (p.finalize != "mean") return v;
+    Value* n = tb.fconst(static_cast<double>(p.mean_count), p.accum);
+    if (v->type.kind == TypeKind::Tile) n = tb.full(static_cast<double>(p.mean_count), v->type);
+    return tb.divf(v, n);
+  }
+
+  // Each program reduces rows_per_program contiguous rows of length extent.
+  void rows() {
+    const int64_t nrows = p.outer * p.chunks;
+    Value* rpp = tb.index(p.rows_per_program);
+    Value* r0 = tb.mul(tb.program_id(), rpp);
+    Value* r1 = tb.min(tb.add(r0, rpp), tb.index(nrows));
+    Value* one = tb.index(1);
+    Value* lanes = tb.index(p.tile_lanes());
+    tb.for_loop(r0, r1, one, {}, [&](Value* row, const std::vector<Value*>&) -> std::vector<Value*> {
+      Span s = span(row);
+      Value* start = tb.add(tb.mul(s.o, tb.index(p.extent)), s.k0);
+      Value* n = tb.sub(s.k1, s.k0);
+      Value* main_end = tb.add(start, tb.sub(n, tb.rem(n, lanes)));
+      Value* acc = tb.for_loop(start, main_end, lanes, {tb.full(identity, lanes_t)},
+                               [&](Value* k, const std::vector<Value*>& c) -> std::vector<Value*> {
+                                 return {tb.combine(p.combine, c[0], tb.load(in, k, lanes_t))};
+                               })[0];
+      Value* tail = tb.load_masked(in, main_end, tb.rem(n, lanes), lanes_t, identity);
+      Value* total = tb.reduce_lanes(p.combine, tb.combine(p.combine, acc, tail));
+      tb.store(out, row, finalize(total));
+      return {};
+    });
+  }
+
+  // Each program owns columns_per_program columns of one output row and walks
+  // down the extent, accumulating into an L1-resident scratch row.
+  void columns() {
+    const int64_t cpp = p.columns_per_program;
+    const int64_t blocks = (p.inner + cpp - 1) / cpp;
+    Value* pid = tb.program_id();
+    Value* row = tb.div(pid, tb.index(blocks));
+    Value* col0 = tb.mul(tb.rem(pid, tb.index(blocks)), tb.index(cpp));
+    Value* ncols = tb.min(tb.index(cpp), tb.sub(tb.index(p.inner), col0));
+    Value* lanes = tb.index(p.tile_lanes());
+    Value* nfull = tb.sub(ncols, tb.rem(ncols, lanes));
+    Value* zero = tb.index(0);
+    Value* one = tb.index(1);
+    Span s = span(row);
+    Value* acc = tb.scratch(cpp, p.accum);
+    tb.for_loop(zero, tb.index(cpp), lanes, {}, [&](Value* j, const std::vector<Value*>&) -> std::vector<Value*> {
+      tb.store(acc, j, tb.full(identity, lanes_t));
+      return {};
+    });
+    Value* inner = tb.index(p.inner);
+    Value* extent = tb.index(p.extent);
+    tb.for_loop(s.k0, s.k1, one, {}, [&](Value* k, const std::vector<Value*>&) -> std::vector<Value*> {
+      Value* base = tb.add(tb.mul(tb.add(tb.mul(s.o, extent), k), inner), col0);
+      tb.for_loop(zero, nfull, lanes, {}, [&](Value* j, const std::vector<Value*>&) -> std::vector<Value*> {
+        Value* v = tb.load(in, tb.add(base, j), lanes_t);
+        tb.store(acc, j, tb.combine(p.combine, tb.load(acc, j, lanes_t), v));
+        return {};
+      });
+      tb.for_loop(nfull, ncols, lanes, {}, [&](Value* j, const std::vector<Value*>&) -> std::vector<Value*> {
+        Value* v = tb.load_masked(in, tb.add(base, j), tb.sub(ncols, j), lanes_t, identity);
+        tb.store(acc, j, tb.combine(p.combine, tb.load(acc, j, lanes_t), v));
+        return {};
+      });
+      return {};
+    });
+    Value* out_base = tb.add(tb.mul(row, inner), col0);
+    tb.for_loop(zero, nfull, lanes, {}, [&](Value* j, const std::vector<Value*>&) -> std::vector<Value*> {
+      tb.store(out, tb.add(out_base, j), finalize(tb.load(acc, j, lanes_t)));
+      return {};
+    });
+    tb.for_loop(nfull, ncols, lanes, {}, [&](Value* j, const std::vector<Value*>&) -> std::vector<Value*> {
+      tb.store_masked(out, tb.add(out_base, j), tb.sub(ncols, j), finalize(tb.load(acc, j, lanes_t)));
+      return {};
+    });
+  }
+};
+
+int64_t expected_programs(const Pass& p) {
+  const int64_t rows = p.outer * p.chunks;
+  if (p.strategy == "rows") return (rows + p.rows_per_program - 1) / p.rows_per_program;
+  return rows * ((p.inner + p.columns_per_program - 1) / p.columns_per_program);
+}
+
+}  // namespace
+
+void build_kernel(Module& m, const std::string& sym, const Pass& p, const std::string& artifact_hash) {
+  if (expected_programs(p) != p.programs)
+    fail("E302", "schedule records " + std::to_string(p.programs) + " programs but its split gives " +
+                     std::to_string(expected_programs(p)));
+  auto k = std::make_unique<Op>();
+  k->name = "tile.kernel";
+  k->sym = sym;
+  k->attrs["grid"] = Attr::ints({p.programs});
+  k->attrs["artifact_hash"] = artifact_hash;
+  Region& body = k->add_region();
+  Value* in = body.add_arg("in", Type::ptr(p.in_dtype));
+  Value* out = body.add_arg("out", Type::ptr(p.out_dtype));
+  TileBuilder tb(body);
+  Kernel kern{p, tb, in, out, combine_identity(p.combine), Type::tile(p.accum, {p.tile_lanes()})};
+  if (p.strategy == "rows") kern.rows();
+  else kern.columns();
+  m.ops.push_back(std::move(k));
+}
+
+}  // namespace tessera::families::reduce

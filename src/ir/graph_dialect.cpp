@@ -1,0 +1,127 @@
+#include "ir/graph_dialect.hpp"
+
+#include <algorithm>
+
+namespace tessera::ir {
+
+const char* reduce_kind_name(ReduceKind k) {
+  switch (k) {
+    case ReduceKind::Sum: return "sum";
+    case ReduceKind::Mean: return "mean";
+    case ReduceKind::Max: return "max";
+    case ReduceKind::Min: return "min";
+    case ReduceKind::Prod: return "prod";
+  }
+  return "?";
+}
+
+ReduceSpec make_reduce_spec(const std::string& kind, std::vector<int64_t> axes, bool keepdims,
+                            const Type& input, const SourceLoc& loc) {
+  ReduceSpec spec;
+  static const std::pair<const char*, ReduceKind> kinds[] = {
+      {"sum", ReduceKind::Sum}, {"mean", ReduceKind::Mean}, {"max", ReduceKind::Max},
+      {"min", ReduceKind::Min}, {"prod", ReduceKind::Prod}};
+  bool found = false;
+  for (auto& [n, k] : kinds)
+    if (kind == n) { spec.kind = k; found = true; }
+  if (!found) fail("E202", "unknown reduction kind '" + kind + "' (expected sum, mean, max, min or prod)", loc);
+  if (!input.is_tensor()) fail("E207", "tessera.reduce takes a tensor, got " + input.str(), loc);
+  const int64_t rank = input.rank();
+  for (int64_t& a : axes) {
+    if (a < -rank || a >= rank)
+      fail("E203", "axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank) + " input " +
+                       input.str(), loc);
+    if (a < 0) a += rank;
+  }
+  std::vector<int64_t> sorted = axes;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    fail("E204", "duplicate axis in reduction axes (after normalizing negative axes)", loc);
+  spec.axes = sorted;
+  spec.keepdims = keepdims;
+  int64_t reduced = 1;
+  for (int64_t a : spec.axes) reduced *= input.shape[a];
+  if (reduced == 0 && (spec.kind == ReduceKind::Max || spec.kind == ReduceKind::Min ||
+                       spec.kind == ReduceKind::Mean))
+    fail("E206", std::string("'") + reduce_kind_name(spec.kind) +
+                     "' over a zero-size extent has no value (only sum and prod have an identity)", loc);
+  return spec;
+}
+
+ReduceSpec reduce_spec(const Op& op) {
+  const Attr* kind = op.attr("kind");
+  if (!kind || !kind->as_string()) fail("E205", "tessera.reduce needs a string attribute 'kind'", op.loc);
+  if (op.operands.size() != 1 || op.results.size() != 1)
+    fail("E205", "tessera.reduce takes one operand and has one result", op.loc);
+  const Type& in = op.operands[0]->type;
+  std::vector<int64_t> axes;
+  if (const Attr* a = op.attr("axes")) {
+    auto ints = a->as_ints();
+    if (!ints) fail("E203", "'axes' must be a list of integers, e.g. axes = [1]", op.loc);
+    axes = *ints;
+  } else {
+    for (int64_t i = 0; i < in.rank(); ++i) axes.push_back(i);  // no axes: reduce everything
+  }
+  bool keepdims = false;
+  if (const Attr* k = op.attr("keepdims")) {
+    if (!k->as_bool()) fail("E205", "'keepdims' must be true or false", op.loc);
+    keepdims = *k->as_bool();
+  }
+  for (auto& [key, _] : op.attrs)
+    if (key != "kind" && key != "axes" && key != "keepdims")
+      fail("E205", "unknown attribute '" + key + "' on tessera.reduce", op.loc);
+  return make_reduce_spec(*kind->as_string(), axes, keepdims, in, op.loc);
+}
+
+Type reduce_result_type(const Type& input, const ReduceSpec& spec) {
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < input.rank(); ++i) {
+    bool reduced = std::binary_search(spec.axes.begin(), spec.axes.end(), i);
+    if (!reduced) out.push_back(input.shape[i]);
+    else if (spec.keepdims) out.push_back(1);
+  }
+  return Type::tensor(input.dtype, out);
+}
+
+void verify_func_return(const Op& func) {
+  const Region& body = *func.regions.at(0);
+  if (body.ops.empty() || body.ops.back()->name != "return")
+    fail("E208", "func @" + func.sym + " must end with 'return'", func.loc);
+  const Op& ret = *body.ops.back();
+  auto results = func_result_types(func);
+  if (ret.operands.size() != results.size())
+    fail("E208", "return has " + std::to_string(ret.operands.size()) + " values but func @" + func.sym +
+                     " declares " + std::to_string(results.size()) + " results", ret.loc);
+  for (size_t i = 0; i < results.size(); ++i)
+    if (!(ret.operands[i]->type == results[i]))
+      fail("E208", "return value " + std::to_string(i) + " has type " + ret.operands[i]->type.str() +
+                       " but func @" + func.sym + " declares " + results[i].str(), ret.loc);
+}
+
+void verify_graph(const Module& m) {
+  if (m.funcs().empty()) fail("E200", "the module has no func");
+  for (auto& top : m.ops) {
+    if (top->name != "func")
+      fail("E201", "'" + top->name + "' is not allowed at the top level of Graph IR", top->loc);
+    for (auto& arg : top->regions[0]->args)
+      if (!arg->type.is_tensor()) fail("E207", "func arguments must be tensors, got " + arg->type.str(), top->loc);
+    const Region& body = *top->regions[0];
+    for (size_t i = 0; i < body.ops.size(); ++i) {
+      const Op& op = *body.ops[i];
+      if (op.name == "return") {
+        if (i + 1 != body.ops.size()) fail("E208", "'return' must be the last op", op.loc);
+        continue;
+      }
+      if (op.name != "tessera.reduce")
+        fail("E201", "unknown Graph IR op '" + op.name + "' (this build knows tessera.reduce)", op.loc);
+      ReduceSpec spec = reduce_spec(op);
+      Type want = reduce_result_type(op.operands[0]->type, spec);
+      if (!(op.results[0]->type == want))
+        fail("E205", "tessera.reduce result type is " + op.results[0]->type.str() + " but " + want.str() +
+                         " follows from the input and attributes", op.loc);
+    }
+    verify_func_return(*top);
+  }
+}
+
+}  // namespace tessera::ir

@@ -1,0 +1,59 @@
+#include "ir/schedule_dialect.hpp"
+
+#include "ir/graph_dialect.hpp"
+#include "support/sha256.hpp"
+
+namespace tessera::ir {
+
+std::string semantic_contract(const Op& op) {
+  std::string c = "op=" + op.name + ";";
+  for (auto& [k, v] : op.attrs)
+    if (k != "artifact_hash") c += k + "=" + v.str() + ";";
+  for (Value* v : op.operands) c += "input=" + v->type.str() + ";";
+  for (auto& r : op.results) c += "output=" + r->type.str() + ";";
+  return c;
+}
+
+std::string compute_artifact_hash(const Op& op) { return sha256_hex(semantic_contract(op)); }
+
+void stamp_artifact_hash(Op& op) { op.attrs["artifact_hash"] = Attr(compute_artifact_hash(op)); }
+
+void check_artifact_hash(const Op& op) {
+  const Attr* h = op.attr("artifact_hash");
+  if (!h || !h->as_string()) fail("E302", "'" + op.name + "' has no artifact_hash", op.loc);
+  if (*h->as_string() != compute_artifact_hash(op))
+    fail("E301", "schedule altered after hashing: the attributes of '" + op.name +
+                     "' no longer match its artifact_hash (re-run graph_to_schedule instead of editing)",
+         op.loc);
+}
+
+int64_t int_attr(const Op& op, const std::string& key) {
+  const Attr* a = op.attr(key);
+  if (!a || !a->as_int()) fail("E302", "'" + op.name + "' needs an integer attribute '" + key + "'", op.loc);
+  return *a->as_int();
+}
+
+std::string string_attr(const Op& op, const std::string& key) {
+  const Attr* a = op.attr(key);
+  if (!a || !a->as_string()) fail("E302", "'" + op.name + "' needs a string attribute '" + key + "'", op.loc);
+  return *a->as_string();
+}
+
+void verify_schedule(const Module& m) {
+  if (m.funcs().empty()) fail("E200", "the module has no func");
+  for (auto& top : m.ops) {
+    if (top->name != "func")
+      fail("E303", "'" + top->name + "' is not allowed at the top level of Schedule IR", top->loc);
+    for (auto& op : top->regions[0]->ops) {
+      if (op->name == "return") continue;
+      if (op->dialect() != "schedule")
+        fail("E303", "'" + op->name + "' is not a Schedule IR op", op->loc);
+      const Attr* h = op->attr("artifact_hash");
+      if (!h || !h->as_string() || h->as_string()->size() != 64)
+        fail("E302", "'" + op->name + "' needs a 64-hex-digit artifact_hash", op->loc);
+    }
+    verify_func_return(*top);
+  }
+}
+
+}  // namespace tessera::ir

@@ -1,0 +1,168 @@
+#include "ir/tile_dialect.hpp"
+
+#include <limits>
+#include <set>
+
+#include "ir/graph_dialect.hpp"
+
+namespace tessera::ir {
+
+Value* TileBuilder::program_id() { return b_.create1("tile.program_id", {}, Type::index()); }
+
+Value* TileBuilder::index(int64_t v) { return b_.create1("tile.constant", {}, Type::index(), {{"value", Attr(v)}}); }
+
+Value* TileBuilder::fconst(double v, DType d) {
+  return b_.create1("tile.constant", {}, Type::scalar(d), {{"value", Attr(v)}});
+}
+
+Value* TileBuilder::arith(const char* op, Value* a, Value* b) { return b_.create1(op, {a, b}, Type::index()); }
+
+Value* TileBuilder::full(double v, Type tile) { return b_.create1("tile.full", {}, tile, {{"value", Attr(v)}}); }
+
+Value* TileBuilder::scratch(int64_t size, DType d) {
+  return b_.create1("tile.alloca", {}, Type::ptr(d), {{"size", Attr(size)}});
+}
+
+Value* TileBuilder::load(Value* ptr, Value* offset, Type result) {
+  return b_.create1("tile.load", {ptr, offset}, result);
+}
+
+Value* TileBuilder::load_masked(Value* ptr, Value* offset, Value* count, Type result, double other) {
+  return b_.create1("tile.load_masked", {ptr, offset, count}, result, {{"other", Attr(other)}});
+}
+
+void TileBuilder::store(Value* ptr, Value* offset, Value* v) { b_.create("tile.store", {ptr, offset, v}); }
+
+void TileBuilder::store_masked(Value* ptr, Value* offset, Value* count, Value* v) {
+  b_.create("tile.store_masked", {ptr, offset, count, v});
+}
+
+Value* TileBuilder::combine(const std::string& kind, Value* a, Value* b) {
+  return b_.create1("tile.combine", {a, b}, a->type, {{"kind", Attr(kind)}});
+}
+
+Value* TileBuilder::reduce_lanes(const std::string& kind, Value* t) {
+  return b_.create1("tile.reduce_lanes", {t}, Type::scalar(t->type.dtype), {{"kind", Attr(kind)}});
+}
+
+Value* TileBuilder::divf(Value* a, Value* b) { return b_.create1("tile.divf", {a, b}, a->type); }
+
+std::vector<Value*> TileBuilder::for_loop(Value* lo, Value* hi, Value* step, std::vector<Value*> inits,
+                                          const LoopBody& body) {
+  std::vector<Value*> operands = {lo, hi, step};
+  operands.insert(operands.end(), inits.begin(), inits.end());
+  Op& op = b_.create("tile.for", operands);
+  Region& r = op.add_region();
+  Value* iv = r.add_arg(b_.fresh_name(), Type::index());
+  std::vector<Value*> carried;
+  for (Value* v : inits) carried.push_back(r.add_arg(b_.fresh_name(), v->type));
+  Region& outer = b_.region();
+  b_.set_region(r);
+  std::vector<Value*> yielded = body(iv, carried);
+  b_.create("tile.yield", yielded);
+  b_.set_region(outer);
+  std::vector<Value*> results;
+  for (Value* v : inits) results.push_back(op.add_result(b_.fresh_name(), v->type));
+  return results;
+}
+
+double combine_identity(const std::string& kind) {
+  if (kind == "sum") return 0.0;
+  if (kind == "prod") return 1.0;
+  if (kind == "max") return -std::numeric_limits<double>::infinity();
+  if (kind == "min") return std::numeric_limits<double>::infinity();
+  fail("E402", "unknown combine kind '" + kind + "'");
+}
+
+namespace {
+
+[[noreturn]] void bad(const Op& op, const std::string& msg) { fail("E403", "'" + op.name + "': " + msg, op.loc); }
+
+bool is_index(const Value* v) { return v->type.kind == TypeKind::Index; }
+bool is_ptr(const Value* v) { return v->type.kind == TypeKind::Ptr; }
+bool is_data(const Type& t) { return t.kind == TypeKind::Tile || t.kind == TypeKind::Scalar; }
+
+void expect_operands(const Op& op, size_t n) {
+  if (op.operands.size() != n)
+    bad(op, "expects " + std::to_string(n) + " operands, has " + std::to_string(op.operands.size()));
+}
+
+void verify_kernel_op(const Op& op) {
+  const std::string& n = op.name;
+  if (n == "tile.program_id") {
+    expect_operands(op, 0);
+  } else if (n == "tile.constant") {
+    if (!op.attr("value")) bad(op, "needs 'value'");
+  } else if (n == "tile.add" || n == "tile.sub" || n == "tile.mul" || n == "tile.div" || n == "tile.rem" ||
+             n == "tile.min") {
+    expect_operands(op, 2);
+    if (!is_index(op.operands[0]) || !is_index(op.operands[1])) bad(op, "operands must be index");
+  } else if (n == "tile.full") {
+    if (!op.attr("value") || op.results.size() != 1 || !is_data(op.results[0]->type)) bad(op, "malformed");
+  } else if (n == "tile.alloca") {
+    const Attr* s = op.attr("size");
+    if (!s || !s->as_int() || *s->as_int() <= 0 || *s->as_int() > (1 << 20)) bad(op, "needs 1 <= size <= 2^20");
+  } else if (n == "tile.load" || n == "tile.load_masked") {
+    expect_operands(op, n == "tile.load" ? 2 : 3);
+    if (!is_ptr(op.operands[0]) || !is_index(op.operands[1])) bad(op, "takes (ptr, index offset)");
+    if (n == "tile.load_masked" && (!is_index(op.operands[2]) || !op.attr("other")))
+      bad(op, "needs an index count and 'other'");
+  } else if (n == "tile.store" || n == "tile.store_masked") {
+    expect_operands(op, n == "tile.store" ? 3 : 4);
+    if (!is_ptr(op.operands[0]) || !is_index(op.operands[1]) || !is_data(op.operands.back()->type))
+      bad(op, "takes (ptr, index offset, [count,] value)");
+  } else if (n == "tile.combine" || n == "tile.reduce_lanes") {
+    const Attr* k = op.attr("kind");
+    if (!k || !k->as_string()) bad(op, "needs 'kind'");
+    combine_identity(*k->as_string());
+    if (n == "tile.combine" && (op.operands.size() != 2 || !(op.operands[0]->type == op.operands[1]->type)))
+      bad(op, "combines two values of the same type");
+    if (n == "tile.reduce_lanes" && (op.operands.size() != 1 || op.operands[0]->type.kind != TypeKind::Tile))
+      bad(op, "reduces one tile");
+  } else if (n == "tile.divf") {
+    expect_operands(op, 2);
+  } else if (n == "tile.for") {
+    if (op.operands.size() < 3 || op.regions.size() != 1) bad(op, "needs lo, hi, step and one region");
+    const Region& r = *op.regions[0];
+    if (r.args.size() != op.operands.size() - 2 || r.ops.empty() || r.ops.back()->name != "tile.yield")
+      bad(op, "region must take the induction variable and carried values and end in tile.yield");
+    if (r.ops.back()->operands.size() != op.results.size()) bad(op, "yields the wrong number of values");
+  } else if (n == "tile.yield") {
+  } else {
+    fail("E404", "'" + n + "' is not a Tile IR kernel op", op.loc);
+  }
+  for (auto& region : op.regions)
+    for (auto& inner : region->ops) verify_kernel_op(*inner);
+}
+
+}  // namespace
+
+void verify_tile(const Module& m) {
+  std::set<std::string> kernels;
+  for (auto& top : m.ops) {
+    if (top->name == "tile.kernel") {
+      const Attr* grid = top->attr("grid");
+      if (top->sym.empty() || top->regions.size() != 1 || !grid || !grid->as_ints() || grid->as_ints()->size() != 1)
+        fail("E403", "tile.kernel needs @name, grid = [N] and one region", top->loc);
+      for (auto& arg : top->regions[0]->args)
+        if (arg->type.kind != TypeKind::Ptr) fail("E403", "tile.kernel arguments must be ptr<...>", top->loc);
+      for (auto& op : top->regions[0]->ops) verify_kernel_op(*op);
+      kernels.insert(top->sym);
+    } else if (top->name != "func") {
+      fail("E404", "'" + top->name + "' is not allowed at the top level of Tile IR", top->loc);
+    }
+  }
+  for (Op* f : m.funcs()) {
+    for (auto& op : f->regions[0]->ops) {
+      if (op->name == "return") continue;
+      if (op->name != "tile.launch") fail("E404", "'" + op->name + "' is not a Tile IR host op", op->loc);
+      if (!kernels.count(op->sym)) fail("E405", "tile.launch of unknown kernel @" + op->sym, op->loc);
+      const Op* k = m.lookup(op->sym);
+      if (k->regions[0]->args.size() != op->operands.size() + op->results.size())
+        fail("E405", "tile.launch @" + op->sym + " passes the wrong number of buffers", op->loc);
+    }
+    verify_func_return(*f);
+  }
+}
+
+}  // namespace tessera::ir

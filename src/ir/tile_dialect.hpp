@@ -1,0 +1,61 @@
+// Tile IR: target-neutral tile programs. A top-level
+//   tile.kernel @k {grid = [N]} region(%in: ptr<f32>, %out: ptr<f32>) { ... }
+// runs its body once per program id in [0, N); programs are independent, so a
+// target may run them in any order or in parallel. Inside a kernel:
+//   tile.program_id, tile.constant, integer index math (add sub mul div rem min),
+//   tile.for (with loop-carried values and tile.yield), tile.alloca (scratch),
+//   tile.full, tile.load / tile.load_masked (widen storage -> compute dtype),
+//   tile.store / tile.store_masked (narrow), tile.combine {kind},
+//   tile.reduce_lanes {kind} (fixed pairwise tree), tile.divf.
+// combine kinds: sum, prod, max, min; max/min propagate NaN (a NaN operand
+// gives NaN) whatever the target's native max does.
+// The func holds the host schedule: %y = tile.launch @k %x : T -> U.
+#pragma once
+#include <functional>
+#include <string>
+
+#include "ir/ir.hpp"
+
+namespace tessera::ir {
+
+class TileBuilder {
+ public:
+  explicit TileBuilder(Region& body) : b_(body, "t") {}
+  Builder& base() { return b_; }
+
+  Value* program_id();
+  Value* index(int64_t v);
+  Value* fconst(double v, DType d);
+  Value* arith(const char* op, Value* a, Value* b);  // add sub mul div rem min on index
+  Value* add(Value* a, Value* b) { return arith("tile.add", a, b); }
+  Value* sub(Value* a, Value* b) { return arith("tile.sub", a, b); }
+  Value* mul(Value* a, Value* b) { return arith("tile.mul", a, b); }
+  Value* div(Value* a, Value* b) { return arith("tile.div", a, b); }
+  Value* rem(Value* a, Value* b) { return arith("tile.rem", a, b); }
+  Value* min(Value* a, Value* b) { return arith("tile.min", a, b); }
+
+  Value* full(double v, Type tile);
+  Value* scratch(int64_t size, DType d);  // tile.alloca
+  Value* load(Value* ptr, Value* offset, Type result);
+  Value* load_masked(Value* ptr, Value* offset, Value* count, Type result, double other);
+  void store(Value* ptr, Value* offset, Value* v);
+  void store_masked(Value* ptr, Value* offset, Value* count, Value* v);
+  Value* combine(const std::string& kind, Value* a, Value* b);
+  Value* reduce_lanes(const std::string& kind, Value* t);
+  Value* divf(Value* a, Value* b);
+
+  // for iv = lo; iv < hi; iv += step, carrying `inits`; body returns the
+  // values to yield. Returns the final carried values.
+  using LoopBody = std::function<std::vector<Value*>(Value* iv, const std::vector<Value*>& carried)>;
+  std::vector<Value*> for_loop(Value* lo, Value* hi, Value* step, std::vector<Value*> inits, const LoopBody& body);
+
+ private:
+  Builder b_;
+};
+
+// The identity of a combine kind (sum 0, prod 1, max -inf, min +inf).
+double combine_identity(const std::string& kind);
+
+void verify_tile(const Module& m);
+
+}  // namespace tessera::ir

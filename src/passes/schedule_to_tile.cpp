@@ -1,0 +1,52 @@
+#include "passes/schedule_to_tile.hpp"
+
+#include <unordered_map>
+
+#include "families/reduce/reduce_schedule.hpp"
+#include "families/reduce/reduce_tile.hpp"
+#include "ir/schedule_dialect.hpp"
+
+namespace tessera::passes {
+
+using namespace tessera::ir;
+
+std::unique_ptr<Module> schedule_to_tile(const Module& schedule) {
+  verify_schedule(schedule);
+  auto out = std::make_unique<Module>();
+  std::vector<std::unique_ptr<Op>> host_funcs;
+  for (Op* f : schedule.funcs()) {
+    std::vector<std::pair<std::string, Type>> args;
+    for (auto& a : f->regions[0]->args) args.emplace_back(a->name, a->type);
+    Module host;
+    Op& nf = add_func(host, f->sym, args, func_result_types(*f));
+    Region& body = *nf.regions[0];
+    std::unordered_map<const Value*, Value*> map;
+    for (size_t i = 0; i < args.size(); ++i) map[f->regions[0]->args[i].get()] = body.args[i].get();
+    Builder b(body);
+    int index = 0;
+    for (auto& op : f->regions[0]->ops) {
+      std::vector<Value*> operands;
+      for (Value* v : op->operands) operands.push_back(map.at(v));
+      if (op->name == "return") {
+        b.create("return", operands).loc = op->loc;
+        continue;
+      }
+      if (op->name != "schedule.reduce") fail("E303", "no tile builder for '" + op->name + "'", op->loc);
+      check_artifact_hash(*op);
+      std::string sym = f->sym + "_k" + std::to_string(index++);
+      families::reduce::Pass pass = families::reduce::read_pass(*op);
+      families::reduce::build_kernel(*out, sym, pass, string_attr(*op, "artifact_hash"));
+      Op& launch = b.create("tile.launch", operands);
+      launch.sym = sym;
+      launch.loc = op->loc;
+      map[op->result(0)] = launch.add_result(op->result(0)->name, op->result(0)->type);
+    }
+    // kernels first, then the host schedule that launches them
+    for (auto& fop : host.ops) host_funcs.push_back(std::move(fop));
+  }
+  std::vector<std::unique_ptr<Op>> funcs = std::move(host_funcs);
+  for (auto& f : funcs) out->ops.push_back(std::move(f));
+  return out;
+}
+
+}  // namespace tessera::passes

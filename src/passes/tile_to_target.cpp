@@ -1,0 +1,69 @@
+#include "passes/tile_to_target.hpp"
+
+#include <map>
+
+#include "ir/target_dialect.hpp"
+#include "ir/tile_dialect.hpp"
+#include "render/cpp_renderer.hpp"
+
+#include "support/sha256.hpp"
+
+namespace tessera::passes {
+
+using namespace tessera::ir;
+
+namespace {
+
+// Buffer sizes come from the launches of the kernel (kernels are launched on
+// tensors of one static type each).
+AttrList buffer_descs(const Op& kernel, const Op& launch) {
+  std::vector<Value*> vals(launch.operands.begin(), launch.operands.end());
+  for (auto& r : launch.results) vals.push_back(r.get());
+  AttrList out;
+  const Region& body = *kernel.regions[0];
+  for (size_t i = 0; i < body.args.size(); ++i) {
+    bool written = i >= launch.operands.size();
+    BufferDesc d{body.args[i]->name, body.args[i]->type.dtype, vals.at(i)->type.numel(), written};
+    out.emplace_back(d.str());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<Module> tile_to_target(const Module& tile, const std::string& target) {
+  verify_tile(tile);
+  if (target != "cpu")
+    fail("E506", "target '" + target + "' has no renderer in this build (available: cpu)");
+  auto out = clone(tile);
+  // The host schedule: tile.launch -> target.launch, keyed by kernel.
+  std::map<std::string, const Op*> launch_of;
+  for (Op* f : out->funcs())
+    for (auto& op : f->regions[0]->ops)
+      if (op->name == "tile.launch") {
+        op->name = "target.launch";
+        launch_of.emplace(op->sym, op.get());
+      }
+  for (auto& op : out->ops) {
+    if (op->name != "tile.kernel") continue;
+    std::string source = render::render_cpp_kernel(*op);
+    auto k = std::make_unique<Op>();
+    k->name = "target.kernel";
+    k->sym = op->sym;
+    k->loc = op->loc;
+    k->attrs["target"] = target;
+    k->attrs["abi"] = render::kCpuKernelAbi;
+    k->attrs["grid"] = *op->attr("grid");
+    k->attrs["artifact_hash"] = *op->attr("artifact_hash");
+    auto it = launch_of.find(op->sym);
+    if (it == launch_of.end()) fail("E505", "kernel @" + op->sym + " is never launched", op->loc);
+    k->attrs["buffers"] = Attr(buffer_descs(*op, *it->second));
+    k->attrs["sha256"] = sha256_hex(source);
+    k->attrs["source"] = std::move(source);
+    op = std::move(k);
+  }
+  verify_target(*out);
+  return out;
+}
+
+}  // namespace tessera::passes

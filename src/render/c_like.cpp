@@ -1,0 +1,154 @@
+#include "render/c_like.hpp"
+
+#include <cmath>
+#include <functional>
+
+namespace tessera::render {
+
+using namespace tessera::ir;
+
+std::string CLikeRenderer::name(const Value* v) {
+  auto it = names_.find(v);
+  if (it != names_.end()) return it->second;
+  std::string n = "v_" + v->name;
+  names_[v] = n;
+  return n;
+}
+
+std::string CLikeRenderer::storage(DType d) const {
+  const Spelling& s = spelling();
+  switch (d) {
+    case DType::F16: return s.f16;
+    case DType::BF16: return s.bf16;
+    case DType::F32: return s.f32;
+    case DType::F64: return s.f64;
+  }
+  return "?";
+}
+
+std::string CLikeRenderer::type(const Type& t) const {
+  switch (t.kind) {
+    case TypeKind::Index: return spelling().index;
+    case TypeKind::Scalar: return storage(t.dtype);
+    case TypeKind::Tile: return "tsr::tile<" + storage(t.dtype) + ", " + std::to_string(t.numel()) + ">";
+    case TypeKind::Ptr: return storage(t.dtype) + "*";
+    case TypeKind::Tensor: break;
+  }
+  fail("E501", "a tensor type cannot appear inside a kernel");
+}
+
+std::string CLikeRenderer::float_literal(double v, DType d) const {
+  std::string t = storage(d);
+  if (std::isnan(v)) return "tsr::nan<" + t + ">()";
+  if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + "tsr::inf<" + t + ">()";
+  std::string s = format_double(v);
+  return d == DType::F32 ? s + "f" : s;
+}
+
+bool CLikeRenderer::is_written(const Op& kernel, const Value* ptr) const {
+  bool written = false;
+  std::function<void(const Region&)> walk = [&](const Region& r) {
+    for (auto& op : r.ops) {
+      if ((op->name == "tile.store" || op->name == "tile.store_masked") && op->operands[0] == ptr) written = true;
+      for (auto& inner : op->regions) walk(*inner);
+    }
+  };
+  walk(*kernel.regions[0]);
+  return written;
+}
+
+std::string CLikeRenderer::render_kernel(const Op& kernel) {
+  names_.clear();
+  out_ = prelude() + "\n" + kernel_open(kernel);
+  render_ops(*kernel.regions[0], 4);
+  out_ += kernel_close(kernel);
+  return out_;
+}
+
+void CLikeRenderer::render_ops(const Region& r, int indent) {
+  for (auto& op : r.ops) render_op(*op, indent);
+}
+
+void CLikeRenderer::render_op(const Op& op, int indent) {
+  const std::string pad(indent, ' ');
+  const std::string& n = op.name;
+  auto arg = [&](size_t i) { return name(op.operands[i]); };
+  auto def = [&](const std::string& expr) {
+    const Value* r = op.result(0);
+    out_ += pad + "const " + type(r->type) + " " + name(r) + " = " + expr + ";\n";
+  };
+  auto kind = [&]() { return *op.attr("kind")->as_string(); };
+  auto value_attr = [&](const char* key, const Type& t) {
+    const Attr* a = op.attr(key);
+    double v = a->as_float() ? *a->as_float() : static_cast<double>(a->as_int() ? *a->as_int() : 0);
+    return float_literal(v, t.dtype);
+  };
+
+  if (n == "tile.program_id") {
+    def(program_id_expr());
+  } else if (n == "tile.constant") {
+    const Type& t = op.result(0)->type;
+    if (t.kind == TypeKind::Index) def(std::to_string(*op.attr("value")->as_int()));
+    else def(value_attr("value", t));
+  } else if (n == "tile.add" || n == "tile.sub" || n == "tile.mul" || n == "tile.div" || n == "tile.rem") {
+    static const std::unordered_map<std::string, std::string> sym = {
+        {"tile.add", "+"}, {"tile.sub", "-"}, {"tile.mul", "*"}, {"tile.div", "/"}, {"tile.rem", "%"}};
+    def(arg(0) + " " + sym.at(n) + " " + arg(1));
+  } else if (n == "tile.min") {
+    def("tsr::imin(" + arg(0) + ", " + arg(1) + ")");
+  } else if (n == "tile.full") {
+    const Type& t = op.result(0)->type;
+    std::string elem = storage(t.dtype);
+    if (t.kind == TypeKind::Scalar) def(value_attr("value", t));
+    else def("tsr::full<" + elem + ", " + std::to_string(t.numel()) + ">(" + value_attr("value", t) + ")");
+  } else if (n == "tile.alloca") {
+    const Value* r = op.result(0);
+    out_ += pad + alloca_decl(name(r), storage(r->type.dtype), *op.attr("size")->as_int());
+  } else if (n == "tile.load" || n == "tile.load_masked") {
+    const Type& t = op.result(0)->type;
+    std::string ptr = arg(0) + " + " + arg(1);
+    if (t.kind == TypeKind::Scalar && n == "tile.load") {
+      def("tsr::load1<" + storage(t.dtype) + ">(" + ptr + ")");
+    } else {
+      std::string targs = "<" + storage(t.dtype) + ", " + std::to_string(t.numel()) + ">";
+      if (n == "tile.load") def("tsr::load" + targs + "(" + ptr + ")");
+      else def("tsr::load_masked" + targs + "(" + ptr + ", " + arg(2) + ", " + value_attr("other", t) + ")");
+    }
+  } else if (n == "tile.store") {
+    out_ += pad + "tsr::store(" + arg(0) + " + " + arg(1) + ", " + arg(2) + ");\n";
+  } else if (n == "tile.store_masked") {
+    out_ += pad + "tsr::store_masked(" + arg(0) + " + " + arg(1) + ", " + arg(2) + ", " + arg(3) + ");\n";
+  } else if (n == "tile.combine") {
+    def("tsr::combine_" + kind() + "(" + arg(0) + ", " + arg(1) + ")");
+  } else if (n == "tile.reduce_lanes") {
+    def("tsr::reduce_lanes_" + kind() + "(" + arg(0) + ")");
+  } else if (n == "tile.divf") {
+    def("tsr::divf(" + arg(0) + ", " + arg(1) + ")");
+  } else if (n == "tile.for") {
+    const Region& body = *op.regions[0];
+    // carried values live in mutable variables named after the region args
+    for (size_t i = 1; i < body.args.size(); ++i)
+      out_ += pad + type(body.args[i]->type) + " " + name(body.args[i].get()) + " = " + arg(i + 2) + ";\n";
+    std::string iv = name(body.args[0].get());
+    out_ += pad + "for (" + spelling().index + " " + iv + " = " + arg(0) + "; " + iv + " < " + arg(1) + "; " + iv +
+            " += " + arg(2) + ") {\n";
+    render_ops(body, indent + 2);
+    // Assign through temporaries so a yield that permutes carried values is right.
+    const Op& yield = *body.ops.back();
+    const std::string inner(indent + 2, ' ');
+    for (size_t i = 0; i < yield.operands.size(); ++i)
+      out_ += inner + "const auto tsr_next" + std::to_string(i) + " = " + name(yield.operands[i]) + ";\n";
+    for (size_t i = 0; i < yield.operands.size(); ++i)
+      out_ += inner + name(body.args[i + 1].get()) + " = tsr_next" + std::to_string(i) + ";\n";
+    out_ += pad + "}\n";
+    for (size_t i = 0; i < op.results.size(); ++i)
+      out_ += pad + "const " + type(op.results[i]->type) + " " + name(op.results[i].get()) + " = " +
+              name(body.args[i + 1].get()) + ";\n";
+  } else if (n == "tile.yield") {
+    // printed by the enclosing tile.for, which knows the carried variables
+  } else {
+    fail("E502", "the C-like renderer cannot print '" + n + "'", op.loc);
+  }
+}
+
+}  // namespace tessera::render

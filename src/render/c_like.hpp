@@ -1,0 +1,47 @@
+// The shared base of the C-family renderers (C++ now; CUDA, HIP and MSL share
+// it). It walks a tile.kernel and prints one statement per op as calls into the
+// target's device tile library (tsr::load, tsr::combine_max, ...). A target
+// supplies a table of type spellings and the few hooks that differ: the
+// prelude, the kernel signature, and how a program id is obtained.
+#pragma once
+#include <string>
+#include <unordered_map>
+
+#include "ir/ir.hpp"
+
+namespace tessera::render {
+
+class CLikeRenderer {
+ public:
+  virtual ~CLikeRenderer() = default;
+  // Complete, self-contained source for one tile.kernel: prelude + kernel.
+  std::string render_kernel(const ir::Op& kernel);
+
+ protected:
+  struct Spelling {
+    std::string f16, bf16, f32, f64;  // scalar/storage spellings
+    std::string index = "int64_t";
+    std::string restrict_kw = "__restrict";
+  };
+  virtual const Spelling& spelling() const = 0;
+  virtual std::string prelude() const = 0;                     // tile library etc.
+  virtual std::string kernel_open(const ir::Op& kernel) = 0;    // signature + program loop
+  virtual std::string kernel_close(const ir::Op& kernel) = 0;
+  virtual std::string program_id_expr() const = 0;
+  virtual std::string alloca_decl(const std::string& name, const std::string& elem, int64_t size) const = 0;
+
+  // Helpers for subclasses.
+  std::string name(const ir::Value* v);
+  std::string type(const ir::Type& t) const;
+  std::string storage(DType d) const;
+  bool is_written(const ir::Op& kernel, const ir::Value* ptr) const;
+  std::string float_literal(double v, DType d) const;
+
+ private:
+  void render_ops(const ir::Region& r, int indent);
+  void render_op(const ir::Op& op, int indent);
+  std::string out_;
+  std::unordered_map<const ir::Value*, std::string> names_;
+};
+
+}  // namespace tessera::render

@@ -1,0 +1,61 @@
+#include "runtime/tensor.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "support/diagnostic.hpp"
+#include "support/half.hpp"
+
+namespace tessera {
+
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape_) n *= d;
+  return n;
+}
+
+Tensor Tensor::empty(DType dtype, std::vector<int64_t> shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  for (int64_t d : t.shape_)
+    if (d < 0) fail("E601", "negative tensor extent");
+  std::size_t bytes = t.nbytes();
+  std::size_t rounded = (bytes + 63) / 64 * 64;
+  if (rounded == 0) rounded = 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) fail("E602", "out of host memory allocating " + std::to_string(bytes) + " bytes");
+  t.data_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
+  return t;
+}
+
+double Tensor::get(int64_t i) const {
+  const std::byte* p = data_.get();
+  switch (dtype_) {
+    case DType::F16: { uint16_t h; std::memcpy(&h, p + 2 * i, 2); return f16_to_float(h); }
+    case DType::BF16: { uint16_t h; std::memcpy(&h, p + 2 * i, 2); return bf16_to_float(h); }
+    case DType::F32: { float f; std::memcpy(&f, p + 4 * i, 4); return f; }
+    case DType::F64: { double d; std::memcpy(&d, p + 8 * i, 8); return d; }
+  }
+  return 0;
+}
+
+void Tensor::set(int64_t i, double v) {
+  std::byte* p = data_.get();
+  switch (dtype_) {
+    case DType::F16: { uint16_t h = float_to_f16(float(v)); std::memcpy(p + 2 * i, &h, 2); break; }
+    case DType::BF16: { uint16_t h = float_to_bf16(float(v)); std::memcpy(p + 2 * i, &h, 2); break; }
+    case DType::F32: { float f = float(v); std::memcpy(p + 4 * i, &f, 4); break; }
+    case DType::F64: std::memcpy(p + 8 * i, &v, 8); break;
+  }
+}
+
+std::string Tensor::type_string() const {
+  std::string s = "tensor<";
+  for (int64_t d : shape_) s += std::to_string(d) + "x";
+  s += dtype_name(dtype_);
+  return s + ">";
+}
+
+}  // namespace tessera

@@ -1,0 +1,40 @@
+// A dense, C-order host tensor. Storage is 64-byte aligned and shared, so
+// copies of a Tensor are cheap views of the same bytes.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/dtype.hpp"
+
+namespace tessera {
+
+class Tensor {
+ public:
+  Tensor() = default;
+  static Tensor empty(DType dtype, std::vector<int64_t> shape);
+
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t numel() const;
+  std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype_); }
+  void* data() { return data_.get(); }
+  const void* data() const { return data_.get(); }
+  bool valid() const { return data_ != nullptr || numel() == 0; }
+
+  // Element i widened to double (f16/bf16/f32/f64); for oracles and tests.
+  double get(int64_t i) const;
+  void set(int64_t i, double v);  // rounds to the storage type
+
+  std::string type_string() const;  // "tensor<4x8xf32>"
+
+ private:
+  DType dtype_ = DType::F32;
+  std::vector<int64_t> shape_;
+  std::shared_ptr<std::byte> data_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,15 @@
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace tessera::cli {
+struct RunOptions {
+  std::string file, target = "cpu", func;
+  std::vector<std::string> inputs, outputs;
+  bool check = false, reference = false;
+  int repeat = 1;
+};
+void add_run_options(CLI::App& run, RunOptions& o);
+int run_cmd(const RunOptions& o);
+}  // namespace tessera::cli

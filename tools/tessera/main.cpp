@@ -1,0 +1,94 @@
+// The tessera command line: compile (print any layer), run (execute natively,
+// check against the oracle), verify (parse + verify any layer's text).
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "cli_run.hpp"
+#include "ir/parser.hpp"
+#include "ir/printer.hpp"
+#include "ir/target_dialect.hpp"
+#include "ir/verify.hpp"
+#include "passes/pipeline.hpp"
+
+using namespace tessera;
+
+namespace {
+
+int compile_cmd(const std::string& file, const std::string& target, const std::string& emit, const std::string& out) {
+  auto m = ir::parse_file(file);
+  std::string text;
+  if (emit == "source") {
+    auto t = passes::lower(*m, ir::Layer::Target, target);
+    for (auto& op : t->ops)
+      if (op->name == "target.kernel") {
+        ir::KernelDesc k = ir::read_kernel_desc(*op);
+        text += fmt::format("// ===== kernel @{} sha256={} abi={}\n", k.sym, k.sha256, k.abi);
+        text += k.source;
+      }
+  } else {
+    static const std::map<std::string, ir::Layer> layers = {{"graph", ir::Layer::Graph},
+                                                            {"schedule", ir::Layer::Schedule},
+                                                            {"tile", ir::Layer::Tile},
+                                                            {"target", ir::Layer::Target}};
+    text = ir::print(*passes::lower(*m, layers.at(emit), target));
+  }
+  if (out.empty() || out == "-") {
+    std::cout << text;
+  } else {
+    std::ofstream o(out, std::ios::binary);
+    o << text;
+    if (!o) fail("E120", "cannot write '" + out + "'");
+  }
+  return 0;
+}
+
+int verify_cmd(const std::string& file) {
+  auto m = ir::parse_file(file);
+  ir::Layer l = ir::detect_layer(*m);
+  ir::verify(*m, l);
+  fmt::print("ok: {} IR, {} top-level ops\n", ir::layer_name(l), m->ops.size());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tessera: a tile-centric kernel compiler and runtime"};
+  app.require_subcommand(1);
+
+  std::string file, target = "cpu", emit = "target", out;
+  auto* compile = app.add_subcommand("compile", "lower a program and print one layer");
+  compile->add_option("file", file, "program (.tsr), or any layer's IR text")->required();
+  compile->add_option("--target", target, "cpu")->check(CLI::IsMember({"cpu", "cuda", "metal", "hip"}));
+  compile->add_option("--emit", emit, "graph|schedule|tile|target|source")
+      ->check(CLI::IsMember({"graph", "schedule", "tile", "target", "source"}));
+  compile->add_option("-o,--output", out, "write to a file instead of stdout");
+
+  auto* verify = app.add_subcommand("verify", "parse and verify IR text of any layer");
+  verify->add_option("file", file, "IR text")->required();
+
+  cli::RunOptions ro;
+  auto* run = app.add_subcommand("run", "run a program natively; --check compares with the oracle");
+  cli::add_run_options(*run, ro);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    if (compile->parsed()) return compile_cmd(file, target, emit, out);
+    if (verify->parsed()) return verify_cmd(file);
+    if (run->parsed()) return cli::run_cmd(ro);
+  } catch (const Error& e) {
+    std::cerr << e.what() << "\n";
+    return e.code()[1] == '6' || e.code()[1] == '7' ? 4 : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "error[E999]: internal error: " << e.what() << "\n";
+    return 70;
+  }
+  return 0;
+}
