@@ -2,8 +2,8 @@
 // functions; the renderer embeds this file at the top of every kernel source,
 // so a kernel's SHA-256 covers every line the host compiler sees.
 //
-// A tile<T, N> is N lanes of T held as one GCC vector (the compiler splits it
-// into native SIMD registers: 4 x zmm for 64 floats with AVX-512). Storage
+// A tile<T, N> is N lanes of T held in native 64-byte SIMD vectors (4 x zmm
+// for 64 floats with AVX-512; GCC emulates the width on smaller ISAs). Storage
 // types f16/bf16 are widened to f32 on load and rounded (to nearest even) on
 // store. max/min propagate NaN, unlike maxps/fmaxf, which drop it.
 #include <cstdint>
@@ -15,11 +15,18 @@ namespace tsr {
 struct f16_t { uint16_t bits; };
 struct bf16_t { uint16_t bits; };
 
+// N lanes as N/L native 64-byte vectors (or one smaller vector when N < L):
+// GCC scalarizes selects on vectors wider than the hardware, so a tile is an
+// array of register-sized parts and every operation loops over the parts.
 template <class T, int N>
 struct tile {
   static_assert(N > 0 && (N & (N - 1)) == 0, "tile lanes must be a power of two");
-  typedef T vec __attribute__((vector_size(N * sizeof(T))));
-  vec v;
+  static constexpr int L = int(64 / sizeof(T)) < N ? int(64 / sizeof(T)) : N;  // lanes per part
+  static constexpr int P = N / L;                                               // parts
+  typedef T vec __attribute__((vector_size(L * sizeof(T))));
+  // unaligned, aliasing-safe view of memory for loads and stores of one part
+  typedef T uvec __attribute__((vector_size(L * sizeof(T)), aligned(sizeof(T)), may_alias));
+  vec v[P];
 };
 
 template <int N> using u16v = uint16_t __attribute__((vector_size(N * 2)));
@@ -30,9 +37,11 @@ template <class T> inline T inf() { return std::numeric_limits<T>::infinity(); }
 template <class T> inline T nan() { return std::numeric_limits<T>::quiet_NaN(); }
 inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 
+#define TSR_PARTS _Pragma("GCC unroll 16") for (int q = 0; q < tile<T, N>::P; ++q)
+
 template <class T, int N> inline tile<T, N> full(T x) {
   tile<T, N> r;
-  r.v = typename tile<T, N>::vec{} + x;
+  TSR_PARTS r.v[q] = typename tile<T, N>::vec{} + x;
   return r;
 }
 
@@ -88,34 +97,42 @@ template <> inline f16_t narrow<f16_t>(float x) {
 }
 
 // ---- loads -----------------------------------------------------------------
+// Part by part: a whole-tile memcpy makes GCC keep a stack copy of every tile.
+
 template <class T, int N> inline tile<T, N> load(const T* p) {
   tile<T, N> r;
-  std::memcpy(&r.v, p, sizeof r.v);
+  TSR_PARTS r.v[q] = *reinterpret_cast<const typename tile<T, N>::uvec*>(p + q * tile<T, N>::L);
   return r;
 }
 template <class T, int N> inline tile<T, N> load(const bf16_t* p) {
   static_assert(sizeof(T) == 4, "bf16 widens to f32");
-  u16v<N> h;
-  std::memcpy(&h, p, sizeof h);
-  u32v<N> w = __builtin_convertvector(h, u32v<N>) << 16;
+  constexpr int L = tile<T, N>::L;
   tile<T, N> r;
-  std::memcpy(&r.v, &w, sizeof r.v);
+  TSR_PARTS {
+    u16v<L> h;
+    std::memcpy(&h, p + q * L, sizeof h);
+    u32v<L> w = __builtin_convertvector(h, u32v<L>) << 16;
+    std::memcpy(&r.v[q], &w, sizeof w);
+  }
   return r;
 }
 template <class T, int N> inline tile<T, N> load(const f16_t* p) {
   static_assert(sizeof(T) == 4, "f16 widens to f32");
-  u16v<N> h;
-  std::memcpy(&h, p, sizeof h);
-  u32v<N> x = __builtin_convertvector(h, u32v<N>);
-  u32v<N> em = x & 0x7fffu, sign = (x & 0x8000u) << 16, bits = em << 13;
-  f32v<N> f;
-  std::memcpy(&f, &bits, sizeof f);
-  f *= 0x1p112f;
-  std::memcpy(&bits, &f, sizeof f);
-  bits = (em >= 0x7c00u) ? (0x7f800000u | (em << 13)) : bits;
-  bits |= sign;
+  constexpr int L = tile<T, N>::L;
   tile<T, N> r;
-  std::memcpy(&r.v, &bits, sizeof r.v);
+  TSR_PARTS {
+    u16v<L> h;
+    std::memcpy(&h, p + q * L, sizeof h);
+    u32v<L> x = __builtin_convertvector(h, u32v<L>);
+    u32v<L> em = x & 0x7fffu, sign = (x & 0x8000u) << 16, bits = em << 13;
+    f32v<L> f;
+    std::memcpy(&f, &bits, sizeof f);
+    f *= 0x1p112f;  // rebias the exponent; exact for normals and subnormals
+    std::memcpy(&bits, &f, sizeof f);
+    bits = (em >= 0x7c00u) ? (0x7f800000u | (em << 13)) : bits;  // inf / NaN
+    bits |= sign;
+    std::memcpy(&r.v[q], &bits, sizeof bits);
+  }
   return r;
 }
 template <class T, class S> inline T load1(const S* p) { return widen(*p); }
@@ -132,7 +149,7 @@ template <class T, int N, class S> inline tile<T, N> load_masked(const S* p, int
 template <class S, class T> inline void store(S* p, T x) { *p = narrow<S>(x); }
 template <class S, class T, int N> inline void store(S* p, const tile<T, N>& t) {
   if constexpr (sizeof(S) == sizeof(T)) {
-    std::memcpy(p, &t.v, sizeof t.v);
+    TSR_PARTS *reinterpret_cast<typename tile<T, N>::uvec*>(p + q * tile<T, N>::L) = t.v[q];
   } else {
     T lanes[N];
     std::memcpy(lanes, &t.v, sizeof lanes);
@@ -152,17 +169,26 @@ template <class T> inline T combine_prod(T a, T b) { return a * b; }
 template <class T> inline T combine_max(T a, T b) { return (a < b || b != b) ? b : a; }
 template <class T> inline T combine_min(T a, T b) { return (b < a || b != b) ? b : a; }
 
-template <class T, int N> inline tile<T, N> combine_sum(tile<T, N> a, tile<T, N> b) { a.v += b.v; return a; }
-template <class T, int N> inline tile<T, N> combine_prod(tile<T, N> a, tile<T, N> b) { a.v *= b.v; return a; }
+template <class T, int N> inline tile<T, N> combine_sum(tile<T, N> a, tile<T, N> b) {
+  TSR_PARTS a.v[q] += b.v[q];
+  return a;
+}
+template <class T, int N> inline tile<T, N> combine_prod(tile<T, N> a, tile<T, N> b) {
+  TSR_PARTS a.v[q] *= b.v[q];
+  return a;
+}
 template <class T, int N> inline tile<T, N> combine_max(tile<T, N> a, tile<T, N> b) {
-  a.v = ((a.v < b.v) | (b.v != b.v)) ? b.v : a.v;
+  TSR_PARTS a.v[q] = ((a.v[q] < b.v[q]) | (b.v[q] != b.v[q])) ? b.v[q] : a.v[q];
   return a;
 }
 template <class T, int N> inline tile<T, N> combine_min(tile<T, N> a, tile<T, N> b) {
-  a.v = ((b.v < a.v) | (b.v != b.v)) ? b.v : a.v;
+  TSR_PARTS a.v[q] = ((b.v[q] < a.v[q]) | (b.v[q] != b.v[q])) ? b.v[q] : a.v[q];
   return a;
 }
-template <class T, int N> inline tile<T, N> divf(tile<T, N> a, tile<T, N> b) { a.v /= b.v; return a; }
+template <class T, int N> inline tile<T, N> divf(tile<T, N> a, tile<T, N> b) {
+  TSR_PARTS a.v[q] /= b.v[q];
+  return a;
+}
 template <class T> inline T divf(T a, T b) { return a / b; }
 
 // Fixed pairwise tree over the lanes: the same order on every run.
@@ -179,5 +205,6 @@ TSR_REDUCE_LANES(prod)
 TSR_REDUCE_LANES(max)
 TSR_REDUCE_LANES(min)
 #undef TSR_REDUCE_LANES
+#undef TSR_PARTS
 
 }  // namespace tsr

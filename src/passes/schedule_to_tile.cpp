@@ -1,5 +1,6 @@
 #include "passes/schedule_to_tile.hpp"
 
+#include <cctype>
 #include <unordered_map>
 
 #include "families/reduce/reduce_schedule.hpp"
@@ -9,6 +10,16 @@
 namespace tessera::passes {
 
 using namespace tessera::ir;
+
+namespace {
+// Kernel names become symbols in every target language: keep [A-Za-z0-9_].
+std::string kernel_symbol(const std::string& func, int index) {
+  std::string s;
+  for (char c : func) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "k" + s;
+  return s + "_k" + std::to_string(index);
+}
+}  // namespace
 
 std::unique_ptr<Module> schedule_to_tile(const Module& schedule) {
   verify_schedule(schedule);
@@ -33,7 +44,7 @@ std::unique_ptr<Module> schedule_to_tile(const Module& schedule) {
       }
       if (op->name != "schedule.reduce") fail("E303", "no tile builder for '" + op->name + "'", op->loc);
       check_artifact_hash(*op);
-      std::string sym = f->sym + "_k" + std::to_string(index++);
+      std::string sym = kernel_symbol(f->sym, index++);
       families::reduce::Pass pass = families::reduce::read_pass(*op);
       families::reduce::build_kernel(*out, sym, pass, string_attr(*op, "artifact_hash"));
       Op& launch = b.create("tile.launch", operands);

@@ -1,5 +1,134 @@
+// `tessera run`: lower, load (digests verified once), run natively, report
+// placement/digest/time per launch, and with --check compare to the oracle.
 #include "cli_run.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+
+#include "ir/parser.hpp"
+#include "ir/verify.hpp"
+#include "oracle/reference.hpp"
+#include "passes/pipeline.hpp"
+#include "runtime/executable.hpp"
+#include "runtime/inputs.hpp"
+#include "runtime/npy.hpp"
+#include "runtime/thread_pool.hpp"
+
 namespace tessera::cli {
-void add_run_options(CLI::App&, RunOptions&) {}
-int run_cmd(const RunOptions&) { return 0; }
+
+namespace {
+
+std::map<std::string, std::string> parse_bindings(const std::vector<std::string>& xs, const char* what) {
+  std::map<std::string, std::string> out;
+  for (const std::string& x : xs) {
+    auto eq = x.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == x.size())
+      fail("E122", std::string("--") + what + " takes NAME=VALUE, got '" + x + "'");
+    std::string name = x.substr(0, eq);
+    if (name[0] == '%') name = name.substr(1);
+    if (!out.emplace(name, x.substr(eq + 1)).second) fail("E122", std::string("--") + what + " " + name + " given twice");
+  }
+  return out;
 }
+
+bool is_generator(const std::string& spec) {
+  static const char* prefixes[] = {"random:", "special:", "const:"};
+  if (spec == "nan" || spec == "inf" || spec == "-inf" || spec == "iota") return true;
+  for (const char* p : prefixes)
+    if (spec.rfind(p, 0) == 0) return true;
+  return false;
+}
+
+std::string shape_str(const ir::Type& t) { return t.str(); }
+
+}  // namespace
+
+void add_run_options(CLI::App& run, RunOptions& o) {
+  run.add_option("file", o.file, "program (.tsr) or lowered IR")->required();
+  run.add_option("--target", o.target, "cpu (cuda, metal, hip: see README)")
+      ->check(CLI::IsMember({"cpu", "cuda", "metal", "hip"}));
+  run.add_option("--func", o.func, "func to run (default: the first)");
+  run.add_option("--input", o.inputs, "NAME=file.npy or NAME=random:seed=N | special:seed=N | const:V | iota | nan | inf");
+  run.add_option("--output", o.outputs, "NAME=file.npy: write a result");
+  run.add_flag("--check", o.check, "compare every result with the oracle");
+  run.add_flag("--reference", o.reference, "run the oracle instead of kernels (labelled as such)");
+  run.add_option("--repeat", o.repeat, "launch N times; times are the median")->check(CLI::Range(1, 100000));
+}
+
+int run_cmd(const RunOptions& o) {
+  if (o.target == "metal")
+    fail("E720", "native Metal execution needs a Darwin host with an Apple GPU; this is Linux");
+  if (o.target != "cpu")
+    fail("E721", "target '" + o.target + "' cannot execute in this build (native execution: cpu)");
+  auto m = ir::parse_file(o.file);
+  const bool graph = ir::detect_layer(*m) == ir::Layer::Graph;
+  if ((o.check || o.reference) && !graph)
+    fail("E124", "--check and --reference need the program as Graph IR (the oracle reads what the user meant)");
+  auto target_ir = passes::lower(*m, ir::Layer::Target, o.target);
+  runtime::Executable exe = runtime::Executable::load(*target_ir, o.func);
+
+  auto bound = parse_bindings(o.inputs, "input");
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < exe.input_names().size(); ++i) {
+    const std::string& name = exe.input_names()[i];
+    const ir::Type& t = exe.input_types()[i];
+    auto it = bound.find(name);
+    if (it == bound.end())
+      fail("E123", "no --input for %" + name + " (" + shape_str(t) + "); e.g. --input " + name + "=random:seed=1");
+    inputs.push_back(is_generator(it->second) ? generate_input(it->second, t.dtype, t.shape)
+                                              : read_npy(it->second, t.dtype, t.shape));
+    bound.erase(it);
+  }
+  if (!bound.empty()) fail("E123", "@" + exe.func_name() + " has no input named %" + bound.begin()->first);
+  auto wanted = parse_bindings(o.outputs, "output");
+  for (auto& [name, _] : wanted)
+    if (std::find(exe.output_names().begin(), exe.output_names().end(), name) == exe.output_names().end())
+      fail("E123", "@" + exe.func_name() + " has no result named %" + name);
+
+  fmt::print("run @{} on target {} ({} threads)\n", exe.func_name(), o.target, runtime::ThreadPool::global().size());
+  std::vector<Tensor> outputs;
+  std::vector<oracle::Expected> expected;
+  if (o.check || o.reference) expected = oracle::evaluate(*m, exe.func_name(), inputs);
+  if (o.reference) {
+    for (auto& e : expected) outputs.push_back(oracle::to_tensor(e));
+    fmt::print("placement=reference: results come from the oracle (plain loops, double accumulation), not from "
+               "kernels\n");
+  } else {
+    std::vector<std::vector<double>> times;
+    runtime::RunResult r;
+    for (int i = 0; i < o.repeat; ++i) {
+      r = exe.run(inputs);
+      times.resize(r.launches.size());
+      for (size_t l = 0; l < r.launches.size(); ++l) times[l].push_back(r.launches[l].kernel_wall_ns);
+    }
+    for (size_t l = 0; l < r.launches.size(); ++l) {
+      const auto& rec = r.launches[l];
+      std::sort(times[l].begin(), times[l].end());
+      fmt::print("kernel @{}  placement={}  sha256={}  grid={}  kernel_wall={:.3f} ms{}\n", rec.kernel, rec.placement,
+                 rec.sha256, rec.programs, times[l][times[l].size() / 2] / 1e6,
+                 o.repeat > 1 ? fmt::format(" (median of {})", o.repeat) : "");
+    }
+    outputs = r.outputs;
+  }
+  bool ok = true;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string& name = exe.output_names()[i];
+    if (o.check && !o.reference) {
+      oracle::Comparison c = oracle::compare(expected[i], outputs[i]);
+      fmt::print("check %{}  max_abs_err={:.3g}  tol={:.3g}  worst_ratio={:.3g}  {}\n", name, c.max_abs_err,
+                 c.tol_at_worst, c.worst_ratio, c.pass ? "PASS" : "FAIL");
+      if (!c.pass) fmt::print("  {} of {} elements out of tolerance; first: {}\n", c.failures, outputs[i].numel(),
+                              c.first_failure);
+      ok = ok && c.pass;
+    }
+    if (auto it = wanted.find(name); it != wanted.end()) {
+      write_npy(it->second, outputs[i]);
+      fmt::print("wrote %{} {} -> {}\n", name, outputs[i].type_string(), it->second);
+    }
+  }
+  return ok ? 0 : 3;
+}
+
+}  // namespace tessera::cli

@@ -29,6 +29,7 @@ constexpr int64_t kWantPrograms = 64;            // enough to balance any core c
 constexpr int64_t kMinPrograms = 16;            // fewer than this leaves cores idle
 constexpr int64_t kSplitWork = 1 << 20;          // elements; below this one core is fine
 constexpr int64_t kColumnBlock = 1024;           // accumulator columns held in L1 per program
+constexpr int64_t kRowUnroll = 8;                // input rows in flight per step (memory parallelism)
 
 void choose_strategy(Pass& p) {
   p.vector_width = p.accum == DType::F64 ? 8 : 16;  // one 64-byte vector register
@@ -44,6 +45,7 @@ void choose_strategy(Pass& p) {
     p.strategy = "columns";
     int64_t block = std::min<int64_t>(kColumnBlock, (p.inner + lanes - 1) / lanes * lanes);
     p.columns_per_program = block;
+    p.row_unroll = std::clamp<int64_t>(p.chunk_len(), 1, kRowUnroll);
     p.programs = rows * ((p.inner + block - 1) / block);
   }
 }

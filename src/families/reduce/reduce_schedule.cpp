@@ -38,7 +38,10 @@ ir::Value* emit_schedule(Builder& b, const Op& graph_op, const std::string& targ
     a["vector_width"] = p.vector_width;
     a["unroll"] = p.unroll;
     if (p.strategy == "rows") a["rows_per_program"] = p.rows_per_program;
-    else a["columns_per_program"] = p.columns_per_program;
+    else {
+      a["columns_per_program"] = p.columns_per_program;
+      a["row_unroll"] = p.row_unroll;
+    }
     a["programs"] = p.programs;
     a["nan_mode"] = p.nan_mode;
     Op& op = b.create("schedule.reduce", {current}, std::move(a));
@@ -75,7 +78,10 @@ Pass read_pass(const Op& op) {
     fail("E302", "unknown combine '" + p.combine + "'", op.loc);
   if (p.finalize != "none" && p.finalize != "mean") fail("E302", "unknown finalize '" + p.finalize + "'", op.loc);
   if (p.strategy == "rows") p.rows_per_program = int_attr(op, "rows_per_program");
-  else if (p.strategy == "columns") p.columns_per_program = int_attr(op, "columns_per_program");
+  else if (p.strategy == "columns") {
+    p.columns_per_program = int_attr(op, "columns_per_program");
+    p.row_unroll = int_attr(op, "row_unroll");
+  }
   else fail("E302", "unknown strategy '" + p.strategy + "'", op.loc);
   auto positive = [&](int64_t v, const char* what) {
     if (v < 1) fail("E302", std::string("'") + what + "' must be positive", op.loc);
@@ -86,7 +92,11 @@ Pass read_pass(const Op& op) {
   positive(p.unroll, "unroll");
   positive(p.mean_count, "mean_count");
   if (p.strategy == "rows") positive(p.rows_per_program, "rows_per_program");
-  else positive(p.columns_per_program, "columns_per_program");
+  else {
+    positive(p.columns_per_program, "columns_per_program");
+    positive(p.row_unroll, "row_unroll");
+    if (p.row_unroll > 64) fail("E302", "row_unroll must be at most 64", op.loc);
+  }
   if ((p.vector_width & (p.vector_width - 1)) || (p.unroll & (p.unroll - 1)) || p.tile_lanes() > 256)
     fail("E302", "vector_width and unroll must be powers of two with at most 256 lanes", op.loc);
   if (p.strategy == "columns" && p.columns_per_program % p.tile_lanes())

@@ -79,18 +79,37 @@ struct Kernel {
     });
     Value* inner = tb.index(p.inner);
     Value* extent = tb.index(p.extent);
-    tb.for_loop(s.k0, s.k1, one, {}, [&](Value* k, const std::vector<Value*>&) -> std::vector<Value*> {
+    // Combine `rows` consecutive input rows starting at k into the scratch row.
+    // Several rows per step keep several DRAM streams in flight.
+    auto accumulate = [&](Value* k, int64_t rows) {
       Value* base = tb.add(tb.mul(tb.add(tb.mul(s.o, extent), k), inner), col0);
+      auto combine_rows = [&](Value* j, bool masked) {
+        Value* a = tb.load(acc, j, lanes_t);
+        for (int64_t u = 0; u < rows; ++u) {
+          Value* at = tb.add(tb.add(base, tb.index(u * p.inner)), j);
+          Value* v = masked ? tb.load_masked(in, at, tb.sub(ncols, j), lanes_t, identity) : tb.load(in, at, lanes_t);
+          a = tb.combine(p.combine, a, v);
+        }
+        tb.store(acc, j, a);
+      };
       tb.for_loop(zero, nfull, lanes, {}, [&](Value* j, const std::vector<Value*>&) -> std::vector<Value*> {
-        Value* v = tb.load(in, tb.add(base, j), lanes_t);
-        tb.store(acc, j, tb.combine(p.combine, tb.load(acc, j, lanes_t), v));
+        combine_rows(j, false);
         return {};
       });
       tb.for_loop(nfull, ncols, lanes, {}, [&](Value* j, const std::vector<Value*>&) -> std::vector<Value*> {
-        Value* v = tb.load_masked(in, tb.add(base, j), tb.sub(ncols, j), lanes_t, identity);
-        tb.store(acc, j, tb.combine(p.combine, tb.load(acc, j, lanes_t), v));
+        combine_rows(j, true);
         return {};
       });
+    };
+    Value* step = tb.index(p.row_unroll);
+    Value* n = tb.sub(s.k1, s.k0);
+    Value* k_main = tb.add(s.k0, tb.sub(n, tb.rem(n, step)));
+    tb.for_loop(s.k0, k_main, step, {}, [&](Value* k, const std::vector<Value*>&) -> std::vector<Value*> {
+      accumulate(k, p.row_unroll);
+      return {};
+    });
+    tb.for_loop(k_main, s.k1, one, {}, [&](Value* k, const std::vector<Value*>&) -> std::vector<Value*> {
+      accumulate(k, 1);
       return {};
     });
     Value* out_base = tb.add(tb.mul(row, inner), col0);

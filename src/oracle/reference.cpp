@@ -1,0 +1,330 @@
+#include "oracle/reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <unordered_map>
+
+#include "oracle/tolerance.hpp"
+#include "support/diagnostic.hpp"
+
+namespace tessera::oracle {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string type_string(const std::vector<int64_t>& shape, DType dt) {
+  std::string s = "tensor<";
+  for (int64_t d : shape) s += std::to_string(d) + "x";
+  return s + std::string(dtype_name(dt)) + ">";
+}
+
+int64_t product(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+// An operand during evaluation: a func argument (a Tensor, exact, tolerance 0)
+// or an earlier op's result (values in double with their own tolerances).
+// Reading a Tensor in place avoids a double copy of possibly huge inputs.
+struct Source {
+  const Tensor* tensor = nullptr;
+  const Expected* computed = nullptr;
+
+  const std::vector<int64_t>& shape() const { return tensor ? tensor->shape() : computed->shape; }
+  DType dtype() const { return tensor ? tensor->dtype() : computed->dtype; }
+  double at(int64_t i) const { return tensor ? tensor->get(i) : computed->value[i]; }
+  double tol(int64_t i) const { return tensor ? 0.0 : computed->tolerance[i]; }
+};
+
+enum class Kind { Sum, Mean, Max, Min, Prod };
+
+struct ReduceAttrs {
+  Kind kind = Kind::Sum;
+  std::vector<bool> reduced;  // per input dim
+  bool keepdims = false;
+};
+
+// Reads tessera.reduce's attributes independently of the compiler's reading.
+// Anything unexpected is E802: guessing what an unknown attribute means would
+// make the oracle agree with a wrong compiler.
+ReduceAttrs read_reduce(const ir::Op& op, int64_t rank) {
+  auto bad = [&](const std::string& msg) { fail("E802", "oracle: tessera.reduce: " + msg, op.loc); };
+  ReduceAttrs a;
+  for (const auto& [key, _] : op.attrs)
+    if (key != "kind" && key != "axes" && key != "keepdims") bad("unknown attribute '" + key + "'");
+
+  const ir::Attr* kind = op.attr("kind");
+  const std::string* k = kind ? kind->as_string() : nullptr;
+  if (!k) bad("needs a string attribute 'kind'");
+  if (*k == "sum") a.kind = Kind::Sum;
+  else if (*k == "mean") a.kind = Kind::Mean;
+  else if (*k == "max") a.kind = Kind::Max;
+  else if (*k == "min") a.kind = Kind::Min;
+  else if (*k == "prod") a.kind = Kind::Prod;
+  else bad("unknown kind '" + *k + "'");
+
+  a.reduced.assign(static_cast<size_t>(rank), false);
+  if (const ir::Attr* axes = op.attr("axes")) {
+    auto list = axes->as_ints();
+    if (!list) bad("'axes' must be a list of integers");
+    for (int64_t ax : *list) {
+      if (ax < -rank || ax >= rank) bad("axis " + std::to_string(ax) + " out of range for rank " + std::to_string(rank));
+      if (ax < 0) ax += rank;
+      if (a.reduced[ax]) bad("axis " + std::to_string(ax) + " appears twice");
+      a.reduced[ax] = true;
+    }
+  } else {
+    a.reduced.assign(static_cast<size_t>(rank), true);  // no axes: all of them
+  }
+
+  if (const ir::Attr* kd = op.attr("keepdims")) {
+    if (!kd->as_bool()) bad("'keepdims' must be true or false");
+    a.keepdims = *kd->as_bool();
+  }
+  return a;
+}
+
+Expected reduce(const ir::Op& op, const Source& x) {
+  const std::vector<int64_t>& in_shape = x.shape();
+  const int64_t rank = static_cast<int64_t>(in_shape.size());
+  const ReduceAttrs a = read_reduce(op, rank);
+
+  // Output shape, and per input dim the stride of that dim in the output
+  // (0 for reduced dims, so moving along them stays on the same output).
+  std::vector<int64_t> out_shape, out_stride(static_cast<size_t>(rank), 0);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!a.reduced[d]) out_shape.push_back(in_shape[d]);
+    else if (a.keepdims) out_shape.push_back(1);
+  }
+  int64_t n_out = 1, n = 1;  // n: reduced elements per output
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    if (a.reduced[d]) {
+      n *= in_shape[d];
+    } else {
+      out_stride[d] = n_out;
+      n_out *= in_shape[d];
+    }
+  }
+
+  const ir::Type& declared = op.results[0]->type;
+  if (!declared.is_tensor() || declared.shape != out_shape)
+    fail("E802", "oracle: tessera.reduce result is declared " + declared.str() + " but the attributes give " +
+                     type_string(out_shape, declared.dtype), op.loc);
+  const DType in_dt = x.dtype(), out_dt = declared.dtype;
+
+  // Per output: acc is the running result; abs_in is sum (or product, for
+  // prod) of |x|+t, the tolerance's magnitude; err_in is the carried input
+  // error (sum of t, or max of t for max/min).
+  double init = 0;
+  if (a.kind == Kind::Max) init = -kInf;
+  if (a.kind == Kind::Min) init = kInf;
+  if (a.kind == Kind::Prod) init = 1;
+  std::vector<double> acc(n_out, init), abs_in(n_out, a.kind == Kind::Prod ? 1.0 : 0.0), err_in(n_out, 0.0);
+
+  // One pass over the input in storage order with a multi-index odometer that
+  // keeps the output offset `o` up to date: amortized O(1) per element, no
+  // allocation inside the loop.
+  const int64_t numel = product(in_shape);
+  std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
+  int64_t o = 0;
+  for (int64_t i = 0; i < numel; ++i) {
+    const double v = x.at(i), t = x.tol(i), m = std::fabs(v) + t;
+    switch (a.kind) {
+      case Kind::Sum:
+      case Kind::Mean: acc[o] += v; abs_in[o] += m; err_in[o] += t; break;
+      case Kind::Prod: acc[o] *= v; abs_in[o] *= m; break;
+      // Once NaN, stays NaN: `v > NaN` is false.
+      case Kind::Max: if (std::isnan(v) || v > acc[o]) acc[o] = v; err_in[o] = std::max(err_in[o], t); break;
+      case Kind::Min: if (std::isnan(v) || v < acc[o]) acc[o] = v; err_in[o] = std::max(err_in[o], t); break;
+    }
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < in_shape[d]) {
+        o += out_stride[d];
+        break;
+      }
+      o -= out_stride[d] * (in_shape[d] - 1);
+      idx[d] = 0;
+    }
+  }
+
+  Expected e;
+  e.shape = out_shape;
+  e.dtype = out_dt;
+  e.value.resize(n_out);
+  e.tolerance.resize(n_out);
+  for (int64_t j = 0; j < n_out; ++j) {
+    double v = acc[j], tol = 0;
+    switch (a.kind) {
+      case Kind::Sum: tol = sum_tolerance(n, abs_in[j], err_in[j], v, in_dt, out_dt); break;
+      case Kind::Mean:
+        v = n > 0 ? v / static_cast<double>(n) : kNaN;
+        tol = mean_tolerance(n, abs_in[j], err_in[j], v, in_dt, out_dt);
+        break;
+      case Kind::Prod:
+        // |acc| is exactly the product of |x| (rounding is sign-symmetric), so
+        // abs_in - |acc| = prod(|x|+t) - prod|x|, the carried error.
+        tol = prod_tolerance(n, abs_in[j], abs_in[j] - std::fabs(v), v, in_dt, out_dt);
+        break;
+      case Kind::Max:
+      case Kind::Min:
+        if (n == 0) v = kNaN;  // no identity; the compiler rejects this case anyway
+        tol = extremum_tolerance(err_in[j], v, in_dt, out_dt);
+        break;
+    }
+    e.value[j] = v;
+    e.tolerance[j] = tol;
+  }
+  return e;
+}
+
+Expected from_tensor(const Tensor& t) {
+  Expected e;
+  e.shape = t.shape();
+  e.dtype = t.dtype();
+  const int64_t n = t.numel();
+  e.value.resize(n);
+  e.tolerance.assign(n, 0.0);
+  for (int64_t i = 0; i < n; ++i) e.value[i] = t.get(i);
+  return e;
+}
+
+const ir::Op& pick_func(const ir::Module& graph, const std::string& name) {
+  for (const ir::Op* f : graph.funcs())
+    if (name.empty() || f->sym == name) {
+      if (f->regions.empty()) fail("E802", "oracle: func @" + f->sym + " has no body", f->loc);
+      return *f;
+    }
+  if (name.empty()) fail("E802", "oracle: the module has no func");
+  fail("E802", "oracle: no func named @" + name);
+}
+
+std::string fmt(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string multi_index(int64_t i, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    idx[d] = i % shape[d];
+    i /= shape[d];
+  }
+  std::string s = "[";
+  for (size_t d = 0; d < idx.size(); ++d) s += (d ? "," : "") + std::to_string(idx[d]);
+  return s + "]";
+}
+
+// One element of compare(); sets err (0 for matching NaN/inf).
+bool element_ok(double v, double tol, double g, DType dt, double& err) {
+  if (std::isnan(v) || std::isnan(g)) {
+    bool ok = std::isnan(v) && std::isnan(g);
+    err = ok ? 0 : kInf;
+    return ok;
+  }
+  if (std::isinf(g)) {
+    // Overflow is fine if some value within tolerance rounds to this infinity.
+    bool ok = round_to_dtype(v + std::copysign(tol, g), dt) == g;
+    err = ok ? 0 : kInf;
+    return ok;
+  }
+  err = std::fabs(g - v);  // inf if v is infinite: a finite result never matches it
+  return err <= tol;
+}
+
+}  // namespace
+
+std::vector<Expected> evaluate(const ir::Module& graph, const std::string& func,
+                               const std::vector<Tensor>& inputs) {
+  const ir::Op& f = pick_func(graph, func);
+  const ir::Region& body = *f.regions[0];
+
+  if (inputs.size() != body.args.size())
+    fail("E801", "oracle: @" + f.sym + " takes " + std::to_string(body.args.size()) + " inputs, got " +
+                     std::to_string(inputs.size()));
+  std::unordered_map<const ir::Value*, const Tensor*> args;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::Type& t = body.args[i]->type;
+    if (!t.is_tensor()) fail("E802", "oracle: argument %" + body.args[i]->name + " is not a tensor", f.loc);
+    const Tensor& in = inputs[i];
+    if (in.shape() != t.shape || in.dtype() != t.dtype || !in.valid())
+      fail("E801", "oracle: input " + std::to_string(i) + " (%" + body.args[i]->name + ") is " +
+                       (in.valid() ? in.type_string() : std::string("an unallocated tensor")) + " but @" + f.sym +
+                       " takes " + t.str());
+    args[body.args[i].get()] = &in;
+  }
+
+  std::unordered_map<const ir::Value*, Expected> computed;
+  auto source = [&](const ir::Value* v, const ir::Op& user) {
+    Source s;
+    if (auto it = args.find(v); it != args.end()) s.tensor = it->second;
+    else if (auto jt = computed.find(v); jt != computed.end()) s.computed = &jt->second;
+    else fail("E802", "oracle: operand %" + v->name + " has no value", user.loc);
+    return s;
+  };
+
+  for (const auto& op : body.ops) {
+    if (op->name == "return") {
+      std::vector<Expected> out;
+      for (const ir::Value* v : op->operands) {
+        Source s = source(v, *op);
+        out.push_back(s.tensor ? from_tensor(*s.tensor) : *s.computed);
+      }
+      return out;
+    }
+    if (op->name != "tessera.reduce")
+      fail("E802", "oracle: cannot evaluate op '" + op->name + "' (it knows tessera.reduce)", op->loc);
+    if (op->operands.size() != 1 || op->results.size() != 1)
+      fail("E802", "oracle: tessera.reduce takes one operand and has one result", op->loc);
+    computed[op->result()] = reduce(*op, source(op->operands[0], *op));
+  }
+  fail("E802", "oracle: func @" + f.sym + " has no return", f.loc);
+}
+
+Comparison compare(const Expected& e, const Tensor& got) {
+  Comparison c;
+  const int64_t n = static_cast<int64_t>(e.value.size());
+  if (got.shape() != e.shape || got.dtype() != e.dtype || !got.valid()) {
+    c.pass = false;
+    c.failures = std::max<int64_t>(n, 1);
+    c.max_abs_err = c.worst_ratio = kInf;
+    c.first_failure = "got " + (got.valid() ? got.type_string() : std::string("an unallocated tensor")) +
+                      ", expected " + type_string(e.shape, e.dtype);
+    return c;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = e.value[i], tol = e.tolerance[i], g = got.get(i);
+    double err = 0;
+    const bool ok = element_ok(v, tol, g, e.dtype, err);
+    double ratio = err == 0 ? 0 : (tol > 0 ? err / tol : kInf);
+    if (std::isnan(ratio)) ratio = ok ? 0 : kInf;  // inf/inf
+    c.max_abs_err = std::max(c.max_abs_err, err);
+    if (c.worst_index < 0 || ratio > c.worst_ratio) {
+      c.worst_index = i;
+      c.worst_ratio = ratio;
+      c.tol_at_worst = tol;
+    }
+    if (!ok) {
+      if (c.failures == 0)
+        c.first_failure = "index " + std::to_string(i) + " " + multi_index(i, e.shape) + ": got " + fmt(g) +
+                          ", expected " + fmt(v) + ", tol " + fmt(tol);
+      ++c.failures;
+    }
+  }
+  c.pass = c.failures == 0;
+  return c;
+}
+
+Tensor to_tensor(const Expected& e) {
+  Tensor t = Tensor::empty(e.dtype, e.shape);
+  const int64_t n = t.numel();
+  for (int64_t i = 0; i < n; ++i) t.set(i, round_to_dtype(e.value[i], e.dtype));
+  return t;
+}
+
+}  // namespace tessera::oracle
