@@ -146,7 +146,8 @@ class Parser {
       expect(")");
       return out;
     }
-    out.push_back(type());
+    // MLIR style without parentheses: "t1, t2" (nothing else can follow a comma here)
+    do out.push_back(type()); while (try_consume(","));
     return out;
   }
 
@@ -291,6 +292,7 @@ class Parser {
     expect("(");
     if (try_consume(")")) return;
     do {
+      skip_ws();
       SourceLoc l = loc();
       std::string n = value_name();
       expect(":");
@@ -313,8 +315,9 @@ class Parser {
     scopes_.clear();
     scopes_.emplace_back();
     SourceLoc l = loc();
-    std::unique_ptr<Op> o = try_consume("func") ? func() : op(0);
-    o->loc = l;
+    const bool is_func = try_consume("func");
+    std::unique_ptr<Op> o = is_func ? func() : op(0);
+    if (is_func) o->loc = l;
     if (!o->sym.empty() && m.lookup(o->sym)) error_at(l, "E102", "redefinition of symbol '@" + o->sym + "'");
     return o;
   }
@@ -343,6 +346,7 @@ class Parser {
     std::vector<std::pair<std::string, SourceLoc>> result_names;
     if (peek() == '%') {
       do {
+        skip_ws();
         SourceLoc rl = loc();
         result_names.emplace_back(value_name(), rl);
       } while (try_consume(","));
@@ -351,11 +355,13 @@ class Parser {
     skip_ws();
     SourceLoc name_loc = loc();
     o->name = ident("an operation name");
+    o->loc = name_loc;  // semantic errors point at the op name, as MLIR does
     if (o->name == "func") error_at(name_loc, "E100", "'func' is only allowed at the top level");
     if (try_consume("@")) o->sym = ident("a symbol name");
     std::vector<std::pair<std::string, SourceLoc>> operand_names;
     if (peek_is('%')) {
       do {
+        skip_ws();
         SourceLoc ol = loc();
         operand_names.emplace_back(value_name(), ol);
       } while (try_consume(","));

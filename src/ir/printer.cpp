@@ -3,11 +3,10 @@
 namespace tessera::ir {
 namespace {
 
-std::string type_list(const std::vector<Type>& ts, bool parens_if_one) {
-  if (ts.size() == 1 && !parens_if_one) return ts[0].str();
-  std::string s = "(";
+std::string type_list(const std::vector<Type>& ts, bool parens) {
+  std::string s;
   for (size_t i = 0; i < ts.size(); ++i) s += (i ? ", " : "") + ts[i].str();
-  return s + ")";
+  return parens ? "(" + s + ")" : s;
 }
 
 void print_region_body(std::string& out, const Region& r, int indent) {
@@ -26,7 +25,7 @@ std::string print_func(const Op& f, int indent) {
   const Region& body = *f.regions.at(0);
   std::string out = pad + "func @" + f.sym + args_decl(body);
   auto results = func_result_types(f);
-  if (!results.empty()) out += " -> " + type_list(results, false);
+  if (!results.empty()) out += " -> " + type_list(results, results.size() != 1);
   out += " {\n";
   print_region_body(out, body, indent + 2);
   return out + pad + "}\n";
@@ -57,8 +56,9 @@ std::string print_op(const Op& op, int indent) {
     std::vector<Type> ins, outs;
     for (Value* v : op.operands) ins.push_back(v->type);
     for (auto& r : op.results) outs.push_back(r->type);
-    out += " : " + type_list(ins, ins.size() != 1);
-    if (!outs.empty()) out += " -> " + type_list(outs, false);
+    // "(a, b) -> r" when there are results; MLIR's plain "a, b" when there are none
+    out += " : " + type_list(ins, ins.empty() || (ins.size() != 1 && !outs.empty()));
+    if (!outs.empty()) out += " -> " + type_list(outs, outs.size() != 1);
   }
   for (auto& r : op.regions) {
     out += " region" + args_decl(*r) + " {\n";

@@ -145,22 +145,6 @@ double value_at(const Spec& s, uint64_t i) {
   return 0;
 }
 
-// double -> float with round-to-odd: exact values stay, others take the
-// neighbour whose last bit is odd. Rounding that float on to f16/bf16 then
-// equals rounding the double directly (float keeps 2+ extra bits), which
-// plain double -> float -> f16 does not guarantee (double rounding).
-// Branch-free on purpose: for random data the "even, so step" case is a coin
-// flip, and a mispredicted branch there doubled the cost per element.
-float to_float_round_odd(double d) {
-  const float f = static_cast<float>(d);
-  uint32_t b = float_to_bits(f);
-  const uint32_t inexact = static_cast<double>(f) != d && d == d;  // NaN stays as is
-  const uint32_t away = std::fabs(d) > std::fabs(static_cast<double>(f));
-  const uint32_t step = inexact & ~b & 1u;  // 1 when inexact and f's last bit is even
-  b += step * (2 * away - 1);  // +1 or -1 (mod 2^32) in magnitude: the neighbour towards d
-  return bits_to_float(b);
-}
-
 template <typename T, typename Convert>
 void fill_as(void* data, const Spec& s, int64_t begin, int64_t end, Convert convert) {
   T* out = static_cast<T*>(data);
@@ -172,11 +156,11 @@ void fill_range(void* data, DType dtype, const Spec& s, int64_t begin, int64_t e
   switch (dtype) {
     case DType::F16:
       fill_as<uint16_t>(data, s, begin, end,
-                        [](double v) { return float_to_f16(to_float_round_odd(v)); });
+                        [](double v) { return double_to_f16(v); });
       break;
     case DType::BF16:
       fill_as<uint16_t>(data, s, begin, end,
-                        [](double v) { return float_to_bf16(to_float_round_odd(v)); });
+                        [](double v) { return double_to_bf16(v); });
       break;
     case DType::F32:
       fill_as<float>(data, s, begin, end, [](double v) { return static_cast<float>(v); });

@@ -19,8 +19,12 @@ Tensor Tensor::empty(DType dtype, std::vector<int64_t> shape) {
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
-  for (int64_t d : t.shape_)
+  int64_t n = 1;
+  for (int64_t d : t.shape_) {
     if (d < 0) fail("E601", "negative tensor extent");
+    if (d != 0 && n > (int64_t{1} << 60) / d) fail("E601", "tensor " + t.type_string() + " is too large");
+    n *= d;
+  }
   std::size_t bytes = t.nbytes();
   std::size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded == 0) rounded = 64;
@@ -44,8 +48,8 @@ double Tensor::get(int64_t i) const {
 void Tensor::set(int64_t i, double v) {
   std::byte* p = data_.get();
   switch (dtype_) {
-    case DType::F16: { uint16_t h = float_to_f16(float(v)); std::memcpy(p + 2 * i, &h, 2); break; }
-    case DType::BF16: { uint16_t h = float_to_bf16(float(v)); std::memcpy(p + 2 * i, &h, 2); break; }
+    case DType::F16: { uint16_t h = double_to_f16(v); std::memcpy(p + 2 * i, &h, 2); break; }
+    case DType::BF16: { uint16_t h = double_to_bf16(v); std::memcpy(p + 2 * i, &h, 2); break; }
     case DType::F32: { float f = float(v); std::memcpy(p + 4 * i, &f, 4); break; }
     case DType::F64: std::memcpy(p + 8 * i, &v, 8); break;
   }

@@ -1,6 +1,7 @@
 // Scalar f16 / bf16 <-> f32 conversions (round to nearest even, NaN kept NaN).
 // Host-side only: used by inputs, .npy I/O and the oracle, never by kernels.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -44,8 +45,28 @@ inline uint16_t float_to_f16(float f) {
   uint32_t mant = abs & 0x7fffffu, exp = (abs >> 23) - 112;
   uint32_t h = (exp << 10) | (mant >> 13);
   uint32_t rest = mant & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
+  h += uint32_t(rest > 0x1000u) | (uint32_t(rest == 0x1000u) & h & 1u);  // branch-free RNE
   return uint16_t(sign | h);
 }
+
+// double -> float with round-to-odd: exact values stay, others take the
+// neighbour whose last bit is odd. Rounding that float on to f16/bf16 then
+// equals rounding the double directly (float keeps 2+ extra bits), which
+// plain double -> float -> f16 does not guarantee (double rounding).
+// Branch-free on purpose: for random data the "even, so step" case is a coin
+// flip, and a mispredicted branch there doubled the cost per element.
+inline float to_float_round_odd(double d) {
+  const float f = static_cast<float>(d);
+  uint32_t b = float_to_bits(f);
+  const uint32_t inexact = static_cast<double>(f) != d && d == d;  // NaN stays as is
+  const uint32_t away = std::fabs(d) > std::fabs(static_cast<double>(f));
+  const uint32_t step = inexact & ~b & 1u;  // 1 when inexact and f's last bit is even
+  b += step * (2 * away - 1);  // +1 or -1 (mod 2^32) in magnitude: the neighbour towards d
+  return bits_to_float(b);
+}
+
+// Correctly rounded double -> f16 / bf16 (one rounding, never two).
+inline uint16_t double_to_f16(double d) { return float_to_f16(to_float_round_odd(d)); }
+inline uint16_t double_to_bf16(double d) { return float_to_bf16(to_float_round_odd(d)); }
 
 }  // namespace tessera

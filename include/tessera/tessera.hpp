@@ -1,0 +1,61 @@
+// Tessera's public C++ API: build or parse a program, lower it through the
+// four layers, load it for a target and run it. The C ABI (tessera.h) wraps
+// exactly this.
+//
+//   tessera::GraphBuilder g("row_sum");
+//   auto* x = g.input("x", tessera::ir::Type::tensor(tessera::DType::F32, {4096, 1024}));
+//   g.output(g.reduce(x, "sum", {1}));
+//   tessera::Program p = tessera::Program::compile(g.module(), "cpu");
+//   tessera::runtime::RunResult r = p.run({input});   // r.launches[i].placement == "native_cpu"
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph_dialect.hpp"
+#include "ir/ir.hpp"
+#include "ir/verify.hpp"
+#include "runtime/executable.hpp"
+#include "runtime/tensor.hpp"
+
+namespace tessera {
+
+// Builds a Graph IR func op by op; results are type-checked as they are added.
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(const std::string& func_name);
+  ir::Value* input(const std::string& name, const ir::Type& type);
+  // axes may be negative; an empty list with all_axes reduces everything.
+  ir::Value* reduce(ir::Value* x, const std::string& kind, std::vector<int64_t> axes, bool keepdims = false);
+  ir::Value* reduce_all(ir::Value* x, const std::string& kind, bool keepdims = false);
+  void output(ir::Value* v);
+  // Finishes the func (adds the return) and verifies the module.
+  const ir::Module& module();
+
+ private:
+  std::unique_ptr<ir::Module> m_;
+  ir::Op* func_;
+  std::vector<ir::Value*> outputs_;
+  int next_ = 0;
+  bool finished_ = false;
+};
+
+class Program {
+ public:
+  // Lowers a module (any layer) to Target IR for `target` and loads it.
+  static Program compile(const ir::Module& m, const std::string& target = "cpu", const std::string& func = "");
+  static Program compile_text(const std::string& text, const std::string& target = "cpu",
+                              const std::string& func = "", const std::string& filename = "<input>");
+
+  // Text of one layer (graph needs a Graph IR input); "source" gives the kernels.
+  std::string emit(const std::string& layer) const;
+  runtime::RunResult run(const std::vector<Tensor>& inputs) const { return exe_->run(inputs); }
+  const runtime::Executable& executable() const { return *exe_; }
+  const ir::Module* graph() const { return graph_.get(); }  // null if compiled from a lower layer
+
+ private:
+  std::shared_ptr<ir::Module> graph_, schedule_, tile_, target_;
+  std::shared_ptr<runtime::Executable> exe_;
+};
+
+}  // namespace tessera

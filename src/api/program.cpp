@@ -1,0 +1,90 @@
+#include "tessera/tessera.hpp"
+
+#include "ir/parser.hpp"
+#include "ir/printer.hpp"
+#include "ir/target_dialect.hpp"
+#include "passes/pipeline.hpp"
+
+namespace tessera {
+
+using namespace tessera::ir;
+
+GraphBuilder::GraphBuilder(const std::string& func_name) : m_(std::make_unique<Module>()) {
+  func_ = &add_func(*m_, func_name, {}, {});
+}
+
+Value* GraphBuilder::input(const std::string& name, const Type& type) {
+  if (finished_) fail("E130", "GraphBuilder: module() was already called");
+  if (!type.is_tensor()) fail("E207", "func inputs must be tensors, got " + type.str());
+  for (auto& a : func_->regions[0]->args)
+    if (a->name == name) fail("E102", "GraphBuilder: input '" + name + "' defined twice");
+  return func_->regions[0]->add_arg(name, type);
+}
+
+Value* GraphBuilder::reduce(Value* x, const std::string& kind, std::vector<int64_t> axes, bool keepdims) {
+  if (finished_) fail("E130", "GraphBuilder: module() was already called");
+  ReduceSpec spec = make_reduce_spec(kind, axes, keepdims, x->type);
+  Builder b(*func_->regions[0]);
+  AttrDict attrs{{"kind", Attr(kind)}, {"axes", Attr::ints(axes)}};
+  if (keepdims) attrs["keepdims"] = Attr(true);
+  Op& op = b.create("tessera.reduce", {x}, attrs);
+  return op.add_result("r" + std::to_string(next_++), reduce_result_type(x->type, spec));
+}
+
+Value* GraphBuilder::reduce_all(Value* x, const std::string& kind, bool keepdims) {
+  std::vector<int64_t> axes;
+  for (int64_t i = 0; i < x->type.rank(); ++i) axes.push_back(i);
+  return reduce(x, kind, axes, keepdims);
+}
+
+void GraphBuilder::output(Value* v) { outputs_.push_back(v); }
+
+const Module& GraphBuilder::module() {
+  if (!finished_) {
+    Builder b(*func_->regions[0]);
+    b.create("return", outputs_);
+    AttrList results;
+    for (Value* v : outputs_) results.emplace_back(v->type);
+    func_->attrs["result_types"] = Attr(std::move(results));
+    finished_ = true;
+    verify_graph(*m_);
+  }
+  return *m_;
+}
+
+Program Program::compile(const Module& m, const std::string& target, const std::string& func) {
+  Program p;
+  Layer at = detect_layer(m);
+  std::shared_ptr<Module> current = clone(m);
+  verify(*current, at);
+  if (at == Layer::Graph) p.graph_ = current;
+  if (at <= Layer::Schedule) p.schedule_ = passes::lower(*current, Layer::Schedule, target);
+  if (at <= Layer::Tile) p.tile_ = passes::lower(p.schedule_ ? *p.schedule_ : *current, Layer::Tile, target);
+  p.target_ = passes::lower(p.tile_ ? *p.tile_ : *current, Layer::Target, target);
+  p.exe_ = std::make_shared<runtime::Executable>(runtime::Executable::load(*p.target_, func));
+  return p;
+}
+
+Program Program::compile_text(const std::string& text, const std::string& target, const std::string& func,
+                              const std::string& filename) {
+  return compile(*parse(text, filename), target, func);
+}
+
+std::string Program::emit(const std::string& layer) const {
+  auto need = [&](const std::shared_ptr<Module>& m) -> const Module& {
+    if (!m) fail("E131", "layer '" + layer + "' is not available: the program was compiled from a lower layer");
+    return *m;
+  };
+  if (layer == "graph") return print(need(graph_));
+  if (layer == "schedule") return print(need(schedule_));
+  if (layer == "tile") return print(need(tile_));
+  if (layer == "target") return print(*target_);
+  if (layer == "source") {
+    std::string out;
+    for (const KernelDesc& k : exe_->kernels()) out += k.source;
+    return out;
+  }
+  fail("E132", "unknown layer '" + layer + "' (graph, schedule, tile, target, source)");
+}
+
+}  // namespace tessera
