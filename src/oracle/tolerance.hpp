@@ -8,7 +8,8 @@
 //   u_out  unit roundoff of the output type
 //   u_ref  unit roundoff of double (2^-53): the reference itself is computed in
 //          double, so its own rounding error is part of the gap |got - value|
-//   G      gamma(n, u_acc) + gamma(n, u_ref), gamma(n, u) = n*u / (1 - n*u)
+//   G      growth(n, u_acc) + gamma(n, u_ref), gamma(n, u) = n*u / (1 - n*u),
+//          growth(n, u) = min(gamma(n, u), lambda*sqrt(n)*u), lambda = 8
 //   S      sum over the reduced inputs of |x|
 //   R(v,t) rounding of v to type t: u_t*|v| + (smallest subnormal of t)/2
 //          (the absolute part covers results that land in the subnormal range,
@@ -33,9 +34,13 @@
 // sum t_i / n (mean), max t_i (max/min), prod(|x|+t) - prod|x| (prod). For func
 // arguments t_i = 0 and the formulas reduce to the ones above.
 //
-// Caveat: these are worst-case bounds. For n*u_acc >= 1 (2^24 reduced f32-
-// accumulated elements) gamma is "infinite" and the check accepts any finite
-// value; the bound is already loose (a few percent of S) well before that.
+// Why growth() and not gamma alone: the worst-case gamma_n grows linearly and
+// stops checking anything useful around 2^20 f32 additions (at 2^24 it accepts
+// any finite value). Rounding errors of a summation behave like a random walk,
+// so the policy uses the probabilistic bound lambda*sqrt(n)*u of Higham & Mary
+// (SIAM J. Sci. Comput. 2019), which holds with probability at least
+// 1 - 2*exp(-lambda^2/2) for lambda = 8, and never exceeds gamma_n. This keeps
+// a kernel that returns, say, a partial sum from passing on large inputs.
 #pragma once
 #include <cstdint>
 
@@ -46,6 +51,8 @@ namespace tessera::oracle {
 // n*u / (1 - n*u); 0 for n <= 0; a huge finite value when n*u >= 1 (finite so
 // that gamma * 0 stays 0).
 double gamma(int64_t n, double u);
+// min(gamma(n, u), lambda*sqrt(n)*u): the error growth the policy allows.
+double growth(int64_t n, double u);
 
 // Smallest positive normal / subnormal number of the type.
 double min_normal(DType t);

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what Tessera needs on a fresh Debian 12 machine (idempotent).
+set -euo pipefail
+debs=(cmake ninja-build g++ libgtest-dev llvm-14-tools nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev python3)
+missing=()
+for p in "${debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if ((${#missing[@]})); then
+  echo "bootstrap: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# numpy is the CPU anchor of the benchmarks and writes test fixtures.
+if ! python3 -c "import numpy" 2>/dev/null; then
+  echo "bootstrap: installing numpy from PyPI"
+  python3 -m pip install --quiet numpy
+fi
