@@ -29,9 +29,14 @@ struct tile {
   vec v[P];
 };
 
-template <int N> using u16v = uint16_t __attribute__((vector_size(N * 2)));
-template <int N> using u32v = uint32_t __attribute__((vector_size(N * 4)));
-template <int N> using f32v = float __attribute__((vector_size(N * 4)));
+// Integer views for f16/bf16 conversion (vector attributes on a dependent type
+// only work as member typedefs, not alias templates).
+template <int L>
+struct lanes {
+  typedef uint16_t u16 __attribute__((vector_size(L * 2)));
+  typedef uint32_t u32 __attribute__((vector_size(L * 4)));
+  typedef float f32 __attribute__((vector_size(L * 4)));
+};
 
 template <class T> inline T inf() { return std::numeric_limits<T>::infinity(); }
 template <class T> inline T nan() { return std::numeric_limits<T>::quiet_NaN(); }
@@ -109,9 +114,9 @@ template <class T, int N> inline tile<T, N> load(const bf16_t* p) {
   constexpr int L = tile<T, N>::L;
   tile<T, N> r;
   TSR_PARTS {
-    u16v<L> h;
+    typename lanes<L>::u16 h;
     std::memcpy(&h, p + q * L, sizeof h);
-    u32v<L> w = __builtin_convertvector(h, u32v<L>) << 16;
+    typename lanes<L>::u32 w = __builtin_convertvector(h, typename lanes<L>::u32) << 16;
     std::memcpy(&r.v[q], &w, sizeof w);
   }
   return r;
@@ -121,11 +126,12 @@ template <class T, int N> inline tile<T, N> load(const f16_t* p) {
   constexpr int L = tile<T, N>::L;
   tile<T, N> r;
   TSR_PARTS {
-    u16v<L> h;
+    typename lanes<L>::u16 h;
     std::memcpy(&h, p + q * L, sizeof h);
-    u32v<L> x = __builtin_convertvector(h, u32v<L>);
-    u32v<L> em = x & 0x7fffu, sign = (x & 0x8000u) << 16, bits = em << 13;
-    f32v<L> f;
+    typedef typename lanes<L>::u32 u32;
+    u32 x = __builtin_convertvector(h, u32);
+    u32 em = x & 0x7fffu, sign = (x & 0x8000u) << 16, bits = em << 13;
+    typename lanes<L>::f32 f;
     std::memcpy(&f, &bits, sizeof f);
     f *= 0x1p112f;  // rebias the exponent; exact for normals and subnormals
     std::memcpy(&bits, &f, sizeof f);

@@ -49,7 +49,9 @@ class Program {
 
   // Text of one layer (graph needs a Graph IR input); "source" gives the kernels.
   std::string emit(const std::string& layer) const;
-  runtime::RunResult run(const std::vector<Tensor>& inputs) const { return exe_->run(inputs); }
+  runtime::RunResult run(const std::vector<Tensor>& inputs, runtime::ThreadPool* pool = nullptr) const {
+    return exe_->run(inputs, pool);
+  }
   const runtime::Executable& executable() const { return *exe_; }
   const ir::Module* graph() const { return graph_.get(); }  // null if compiled from a lower layer
 

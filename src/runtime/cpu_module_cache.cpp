@@ -52,7 +52,9 @@ int run_process(const std::vector<std::string>& argv, const std::string& log) {
 }
 
 std::string first_line_of_output(const std::vector<std::string>& argv) {
-  std::string log = (fs::temp_directory_path() / ("tessera-id-" + std::to_string(getpid()))).string();
+  std::random_device rd;
+  std::string log =
+      (fs::temp_directory_path() / ("tessera-id-" + std::to_string(getpid()) + "-" + std::to_string(rd()))).string();
   int rc = run_process(argv, log);
   std::string out = read_file(log);
   fs::remove(log);

@@ -60,7 +60,7 @@ Executable Executable::load(const Module& m, const std::string& func, CpuModuleC
   return e;
 }
 
-RunResult Executable::run(const std::vector<Tensor>& inputs) const {
+RunResult Executable::run(const std::vector<Tensor>& inputs, ThreadPool* on) const {
   if (inputs.size() != input_types_.size())
     fail("E610", "@" + func_ + " takes " + std::to_string(input_types_.size()) + " inputs, got " +
                      std::to_string(inputs.size()));
@@ -75,7 +75,7 @@ RunResult Executable::run(const std::vector<Tensor>& inputs) const {
   for (size_t i = inputs.size(); i < slots.size(); ++i)  // launch results and intermediates
     slots[i] = Tensor::empty(slot_types_[i].dtype, slot_types_[i].shape);
   RunResult result;
-  ThreadPool& pool = ThreadPool::global();
+  ThreadPool& pool = on ? *on : ThreadPool::global();
   for (const Step& s : steps_) {
     const KernelDesc& k = kernels_[s.kernel];
     std::vector<void*> buffers;

@@ -13,6 +13,8 @@
 
 namespace tessera::runtime {
 
+class ThreadPool;
+
 struct LaunchRecord {
   std::string kernel;
   std::string placement;  // "native_cpu"
@@ -32,7 +34,8 @@ class Executable {
   static Executable load(const ir::Module& target_ir, const std::string& func = "",
                          CpuModuleCache& cache = CpuModuleCache::global());
 
-  RunResult run(const std::vector<Tensor>& inputs) const;
+  // Runs on `pool` (default: the process-wide pool). Results never depend on it.
+  RunResult run(const std::vector<Tensor>& inputs, ThreadPool* pool = nullptr) const;
 
   const std::string& func_name() const { return func_; }
   const std::vector<std::string>& input_names() const { return input_names_; }

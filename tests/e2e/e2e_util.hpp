@@ -1,0 +1,46 @@
+// Helpers for end-to-end tests: build a one-reduce program, run it natively,
+// check every result against the oracle and every launch's placement.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "oracle/reference.hpp"
+#include "runtime/inputs.hpp"
+#include "runtime/thread_pool.hpp"
+#include "tessera/tessera.hpp"
+
+namespace tessera::test {
+
+inline Program reduce_program(const std::vector<int64_t>& shape, DType dtype, const std::string& kind,
+                              const std::vector<int64_t>& axes, bool keepdims) {
+  GraphBuilder g("e2e");
+  ir::Value* x = g.input("x", ir::Type::tensor(dtype, shape));
+  g.output(g.reduce(x, kind, axes, keepdims));
+  return Program::compile(g.module(), "cpu");
+}
+
+inline bool same_bytes(const Tensor& a, const Tensor& b) {
+  return a.nbytes() == b.nbytes() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
+}
+
+// Runs natively, asserts placement, compares with the oracle; returns outputs.
+inline std::vector<Tensor> run_and_check(const Program& p, const std::vector<Tensor>& inputs) {
+  runtime::RunResult r = p.run(inputs);
+  for (const auto& l : r.launches) {
+    EXPECT_EQ(l.placement, "native_cpu") << l.kernel;
+    EXPECT_EQ(l.sha256.size(), 64u);
+  }
+  auto expected = oracle::evaluate(*p.graph(), "", inputs);
+  EXPECT_EQ(expected.size(), r.outputs.size());
+  for (size_t i = 0; i < expected.size() && i < r.outputs.size(); ++i) {
+    oracle::Comparison c = oracle::compare(expected[i], r.outputs[i]);
+    EXPECT_TRUE(c.pass) << c.failures << " elements out of tolerance; first: " << c.first_failure
+                        << "\n" << p.emit("schedule");
+  }
+  return r.outputs;
+}
+
+}  // namespace tessera::test
