@@ -9,6 +9,10 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 namespace tsr {
 
@@ -183,12 +187,33 @@ template <class T, int N> inline tile<T, N> combine_prod(tile<T, N> a, tile<T, N
   TSR_PARTS a.v[q] *= b.v[q];
   return a;
 }
+// One register-sized part of a NaN-propagating max/min. With AVX-512: x86's
+// max/min return their second operand when either is NaN, which keeps a NaN
+// accumulator; vfixupimm then puts a NaN input in (table 0x22: a QNaN/SNaN in x
+// gives QNaN(x), every other class keeps the result). Two instructions; the
+// portable compare-or-unordered select costs three and runs ~15% slower here.
+template <bool kMax, class V>
+inline V extremum_part(V acc, V x) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(V) == 64 && std::is_same_v<decltype(acc[0] + 0), float>) {
+    __m512 a = (__m512)acc, b = (__m512)x;
+    __m512 r = kMax ? _mm512_max_ps(b, a) : _mm512_min_ps(b, a);
+    return (V)_mm512_fixupimm_ps(r, b, _mm512_set1_epi32(0x22), 0);
+  } else if constexpr (sizeof(V) == 64 && std::is_same_v<decltype(acc[0] + 0), double>) {
+    __m512d a = (__m512d)acc, b = (__m512d)x;
+    __m512d r = kMax ? _mm512_max_pd(b, a) : _mm512_min_pd(b, a);
+    return (V)_mm512_fixupimm_pd(r, b, _mm512_set1_epi64(0x22), 0);
+  }
+#endif
+  if constexpr (kMax) return ((acc < x) | (x != x)) ? x : acc;
+  else return ((x < acc) | (x != x)) ? x : acc;
+}
 template <class T, int N> inline tile<T, N> combine_max(tile<T, N> a, tile<T, N> b) {
-  TSR_PARTS a.v[q] = ((a.v[q] < b.v[q]) | (b.v[q] != b.v[q])) ? b.v[q] : a.v[q];
+  TSR_PARTS a.v[q] = extremum_part<true>(a.v[q], b.v[q]);
   return a;
 }
 template <class T, int N> inline tile<T, N> combine_min(tile<T, N> a, tile<T, N> b) {
-  TSR_PARTS a.v[q] = ((b.v[q] < a.v[q]) | (b.v[q] != b.v[q])) ? b.v[q] : a.v[q];
+  TSR_PARTS a.v[q] = extremum_part<false>(a.v[q], b.v[q]);
   return a;
 }
 template <class T, int N> inline tile<T, N> divf(tile<T, N> a, tile<T, N> b) {

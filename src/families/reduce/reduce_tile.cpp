@@ -83,14 +83,21 @@ struct Kernel {
     // Several rows per step keep several DRAM streams in flight.
     auto accumulate = [&](Value* k, int64_t rows) {
       Value* base = tb.add(tb.mul(tb.add(tb.mul(s.o, extent), k), inner), col0);
+      // The rows combine as a balanced tree, then into the accumulator: short
+      // dependency chains, and still one fixed order.
       auto combine_rows = [&](Value* j, bool masked) {
-        Value* a = tb.load(acc, j, lanes_t);
+        std::vector<Value*> vs;
         for (int64_t u = 0; u < rows; ++u) {
           Value* at = tb.add(tb.add(base, tb.index(u * p.inner)), j);
-          Value* v = masked ? tb.load_masked(in, at, tb.sub(ncols, j), lanes_t, identity) : tb.load(in, at, lanes_t);
-          a = tb.combine(p.combine, a, v);
+          vs.push_back(masked ? tb.load_masked(in, at, tb.sub(ncols, j), lanes_t, identity) : tb.load(in, at, lanes_t));
         }
-        tb.store(acc, j, a);
+        while (vs.size() > 1) {
+          std::vector<Value*> next;
+          for (size_t i = 0; i + 1 < vs.size(); i += 2) next.push_back(tb.combine(p.combine, vs[i], vs[i + 1]));
+          if (vs.size() % 2) next.push_back(vs.back());
+          vs = std::move(next);
+        }
+        tb.store(acc, j, tb.combine(p.combine, tb.load(acc, j, lanes_t), vs[0]));
       };
       tb.for_loop(zero, nfull, lanes, {}, [&](Value* j, const std::vector<Value*>&) -> std::vector<Value*> {
         combine_rows(j, false);
