@@ -178,7 +178,7 @@ void check_shape_size(const std::vector<int64_t>& shape, DType dtype) {
   for (int64_t d : shape) {
     if (d <= 0) continue;  // zero is fine; Tensor::empty reports negative extents (E401)
     if (n > std::numeric_limits<int64_t>::max() / d)
-      fail("E401", "tensor shape is too large: byte size overflows int64");
+      fail("E601", "tensor shape is too large: byte size overflows int64");
     n *= d;
   }
 }
