@@ -29,6 +29,7 @@ constexpr int64_t kWantPrograms = 64;            // enough to balance any core c
 constexpr int64_t kMinPrograms = 16;            // fewer than this leaves cores idle
 constexpr int64_t kSplitWork = 1 << 20;          // elements; below this one core is fine
 constexpr int64_t kColumnBlock = 1024;           // accumulator columns held in L1 per program
+constexpr int64_t kRowsInFlight = 4;             // rows: rows read in lockstep (memory parallelism)
 constexpr int64_t kRowUnroll = 8;                // input rows in flight per step (memory parallelism)
 
 void choose_strategy(Pass& p) {
@@ -39,8 +40,11 @@ void choose_strategy(Pass& p) {
   if (p.inner == 1) {
     p.strategy = "rows";
     int64_t per_row = std::max<int64_t>(p.chunk_len(), 1);
-    p.rows_per_program = std::clamp<int64_t>(kMinWorkPerProgram / per_row, 1, std::max<int64_t>(1, rows / kWantPrograms));
+    p.rows_per_program = std::clamp<int64_t>(std::max(kMinWorkPerProgram / per_row, kRowsInFlight), 1,
+                                             std::max<int64_t>(1, rows / kWantPrograms));
     p.programs = (rows + p.rows_per_program - 1) / p.rows_per_program;
+    // Lockstep rows need equal spans, which chunked rows do not all have.
+    p.rows_in_flight = p.chunks == 1 ? std::min<int64_t>(kRowsInFlight, p.rows_per_program) : 1;
   } else {
     p.strategy = "columns";
     int64_t block = std::min<int64_t>(kColumnBlock, (p.inner + lanes - 1) / lanes * lanes);

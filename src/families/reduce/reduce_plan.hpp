@@ -24,6 +24,7 @@ struct Pass {
   std::string strategy;  // rows | columns
   int64_t vector_width = 16, unroll = 4;  // tile = vector_width * unroll lanes
   int64_t rows_per_program = 1;           // rows
+  int64_t rows_in_flight = 1;             // rows: rows reduced in lockstep
   int64_t columns_per_program = 0;        // columns
   int64_t row_unroll = 1;                 // columns: input rows combined per step
   int64_t programs = 1;

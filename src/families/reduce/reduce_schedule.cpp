@@ -37,8 +37,10 @@ ir::Value* emit_schedule(Builder& b, const Op& graph_op, const std::string& targ
     a["strategy"] = p.strategy;
     a["vector_width"] = p.vector_width;
     a["unroll"] = p.unroll;
-    if (p.strategy == "rows") a["rows_per_program"] = p.rows_per_program;
-    else {
+    if (p.strategy == "rows") {
+      a["rows_per_program"] = p.rows_per_program;
+      a["rows_in_flight"] = p.rows_in_flight;
+    } else {
       a["columns_per_program"] = p.columns_per_program;
       a["row_unroll"] = p.row_unroll;
     }
@@ -77,7 +79,10 @@ Pass read_pass(const Op& op) {
   if (p.combine != "sum" && p.combine != "max" && p.combine != "min" && p.combine != "prod")
     fail("E302", "unknown combine '" + p.combine + "'", op.loc);
   if (p.finalize != "none" && p.finalize != "mean") fail("E302", "unknown finalize '" + p.finalize + "'", op.loc);
-  if (p.strategy == "rows") p.rows_per_program = int_attr(op, "rows_per_program");
+  if (p.strategy == "rows") {
+    p.rows_per_program = int_attr(op, "rows_per_program");
+    p.rows_in_flight = int_attr(op, "rows_in_flight");
+  }
   else if (p.strategy == "columns") {
     p.columns_per_program = int_attr(op, "columns_per_program");
     p.row_unroll = int_attr(op, "row_unroll");
@@ -91,7 +96,12 @@ Pass read_pass(const Op& op) {
   positive(p.vector_width, "vector_width");
   positive(p.unroll, "unroll");
   positive(p.mean_count, "mean_count");
-  if (p.strategy == "rows") positive(p.rows_per_program, "rows_per_program");
+  if (p.strategy == "rows") {
+    positive(p.rows_per_program, "rows_per_program");
+    positive(p.rows_in_flight, "rows_in_flight");
+    if (p.rows_in_flight > 16 || (p.chunks > 1 && p.rows_in_flight > 1))
+      fail("E302", "rows_in_flight must be at most 16, and 1 for chunked rows", op.loc);
+  }
   else {
     positive(p.columns_per_program, "columns_per_program");
     positive(p.row_unroll, "row_unroll");

@@ -34,28 +34,51 @@ struct Kernel {
     return tb.divf(v, n);
   }
 
-  // Each program reduces rows_per_program contiguous rows of length extent.
+  // Each program reduces rows_per_program contiguous rows of length extent,
+  // rows_in_flight of them in lockstep (more DRAM streams in flight; each row
+  // still combines in exactly the order it would alone).
   void rows() {
     const int64_t nrows = p.outer * p.chunks;
     Value* rpp = tb.index(p.rows_per_program);
     Value* r0 = tb.mul(tb.program_id(), rpp);
     Value* r1 = tb.min(tb.add(r0, rpp), tb.index(nrows));
-    Value* one = tb.index(1);
     Value* lanes = tb.index(p.tile_lanes());
-    tb.for_loop(r0, r1, one, {}, [&](Value* row, const std::vector<Value*>&) -> std::vector<Value*> {
-      Span s = span(row);
-      Value* start = tb.add(tb.mul(s.o, tb.index(p.extent)), s.k0);
-      Value* n = tb.sub(s.k1, s.k0);
-      Value* main_end = tb.add(start, tb.sub(n, tb.rem(n, lanes)));
-      Value* acc = tb.for_loop(start, main_end, lanes, {tb.full(identity, lanes_t)},
-                               [&](Value* k, const std::vector<Value*>& c) -> std::vector<Value*> {
-                                 return {tb.combine(p.combine, c[0], tb.load(in, k, lanes_t))};
-                               })[0];
-      Value* tail = tb.load_masked(in, main_end, tb.rem(n, lanes), lanes_t, identity);
-      Value* total = tb.reduce_lanes(p.combine, tb.combine(p.combine, acc, tail));
-      tb.store(out, row, finalize(total));
+    Value* group = tb.index(p.rows_in_flight);
+    Value* grouped_end = tb.add(r0, tb.sub(tb.sub(r1, r0), tb.rem(tb.sub(r1, r0), group)));
+    tb.for_loop(r0, grouped_end, group, {}, [&](Value* row, const std::vector<Value*>&) -> std::vector<Value*> {
+      reduce_rows(row, p.rows_in_flight, lanes);
       return {};
     });
+    tb.for_loop(grouped_end, r1, tb.index(1), {}, [&](Value* row, const std::vector<Value*>&) -> std::vector<Value*> {
+      reduce_rows(row, 1, lanes);
+      return {};
+    });
+  }
+
+  // Rows [row, row + count) have equal spans (count > 1 only when chunks == 1).
+  void reduce_rows(Value* first, int64_t count, Value* lanes) {
+    std::vector<Value*> rows, starts;
+    Span s{nullptr, nullptr, nullptr};
+    for (int64_t g = 0; g < count; ++g) {
+      rows.push_back(g == 0 ? first : tb.add(first, tb.index(g)));
+      s = span(rows.back());
+      starts.push_back(tb.add(tb.mul(s.o, tb.index(p.extent)), s.k0));
+    }
+    Value* n = tb.sub(s.k1, s.k0);
+    Value* main_len = tb.sub(n, tb.rem(n, lanes));
+    std::vector<Value*> init(count, tb.full(identity, lanes_t));
+    std::vector<Value*> accs = tb.for_loop(
+        tb.index(0), main_len, lanes, init, [&](Value* k, const std::vector<Value*>& c) -> std::vector<Value*> {
+          std::vector<Value*> next;
+          for (int64_t g = 0; g < count; ++g)
+            next.push_back(tb.combine(p.combine, c[g], tb.load(in, tb.add(starts[g], k), lanes_t)));
+          return next;
+        });
+    for (int64_t g = 0; g < count; ++g) {
+      Value* tail = tb.load_masked(in, tb.add(starts[g], main_len), tb.rem(n, lanes), lanes_t, identity);
+      Value* total = tb.reduce_lanes(p.combine, tb.combine(p.combine, accs[g], tail));
+      tb.store(out, rows[g], finalize(total));
+    }
   }
 
   // Each program owns columns_per_program columns of one output row and walks
