@@ -45,6 +45,11 @@ KernelDesc read_kernel_desc(const Op& op) {
   auto g = grid ? grid->as_ints() : std::nullopt;
   if (!g || g->size() != 1 || (*g)[0] < 0) fail("E504", "target.kernel needs grid = [N]", op.loc);
   k.grid = (*g)[0];
+  if (const Attr* t = op.attr("threads")) {
+    if (!t->as_int() || *t->as_int() < 1 || *t->as_int() > 1024)
+      fail("E504", "target.kernel threads must be between 1 and 1024", op.loc);
+    k.threads = *t->as_int();
+  }
   const Attr* bufs = op.attr("buffers");
   if (!bufs || !bufs->as_list()) fail("E504", "target.kernel needs a buffers list", op.loc);
   for (const Attr& b : *bufs->as_list()) {

@@ -23,6 +23,7 @@ struct BufferDesc {
 struct KernelDesc {
   std::string sym, target, abi, source, sha256, artifact_hash;
   int64_t grid = 0;
+  int64_t threads = 1;  // per program: a CUDA block's size; 1 on the CPU
   std::vector<BufferDesc> buffers;
 };
 

@@ -5,6 +5,7 @@
 #include "ir/target_dialect.hpp"
 #include "ir/tile_dialect.hpp"
 #include "render/cpp_renderer.hpp"
+#include "render/cuda_renderer.hpp"
 
 #include "support/sha256.hpp"
 
@@ -33,8 +34,9 @@ AttrList buffer_descs(const Op& kernel, const Op& launch) {
 
 std::unique_ptr<Module> tile_to_target(const Module& tile, const std::string& target) {
   verify_tile(tile);
-  if (target != "cpu")
-    fail("E506", "target '" + target + "' has no renderer in this build (available: cpu)");
+  if (target != "cpu" && target != "cuda")
+    fail("E506", "target '" + target + "' has no renderer in this build (available: cpu, cuda)");
+  const bool cuda = target == "cuda";
   auto out = clone(tile);
   // The host schedule: tile.launch -> target.launch, keyed by kernel.
   std::map<std::string, const Op*> launch_of;
@@ -46,14 +48,15 @@ std::unique_ptr<Module> tile_to_target(const Module& tile, const std::string& ta
       }
   for (auto& op : out->ops) {
     if (op->name != "tile.kernel") continue;
-    std::string source = render::render_cpp_kernel(*op);
+    std::string source = cuda ? render::render_cuda_kernel(*op) : render::render_cpp_kernel(*op);
     auto k = std::make_unique<Op>();
     k->name = "target.kernel";
     k->sym = op->sym;
     k->loc = op->loc;
     k->attrs["target"] = target;
-    k->attrs["abi"] = render::kCpuKernelAbi;
+    k->attrs["abi"] = cuda ? render::kCudaKernelAbi : render::kCpuKernelAbi;
     k->attrs["grid"] = *op->attr("grid");
+    if (const Attr* t = op->attr("threads")) k->attrs["threads"] = *t;
     k->attrs["artifact_hash"] = *op->attr("artifact_hash");
     auto it = launch_of.find(op->sym);
     if (it == launch_of.end()) fail("E505", "kernel @" + op->sym + " is never launched", op->loc);

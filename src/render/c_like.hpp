@@ -21,7 +21,6 @@ class CLikeRenderer {
   struct Spelling {
     std::string f16, bf16, f32, f64;  // scalar/storage spellings
     std::string index = "int64_t";
-    std::string restrict_kw = "__restrict";
   };
   virtual const Spelling& spelling() const = 0;
   virtual std::string prelude() const = 0;                     // tile library etc.

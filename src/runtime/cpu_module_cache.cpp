@@ -8,7 +8,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <vector>
@@ -24,13 +23,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kFlags = "-std=c++20 -O3 -march=native -fPIC -shared -fno-math-errno -ffp-contract=off";
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Runs argv without a shell; stdout+stderr go to log. Returns the exit status.
 int run_process(const std::vector<std::string>& argv, const std::string& log) {
@@ -56,7 +48,7 @@ std::string first_line_of_output(const std::vector<std::string>& argv) {
   std::string log =
       (fs::temp_directory_path() / ("tessera-id-" + std::to_string(getpid()) + "-" + std::to_string(rd()))).string();
   int rc = run_process(argv, log);
-  std::string out = read_file(log);
+  std::string out = read_text_file(log);
   fs::remove(log);
   if (rc != 0) return "";
   return out.substr(0, out.find('\n'));
@@ -81,7 +73,7 @@ std::vector<std::string> split_flags(const std::string& s) {
 
 }  // namespace
 
-CpuModuleCache::CpuModuleCache(std::string dir) : dir_(std::move(dir)) {
+CpuModuleCache::CpuModuleCache(std::string dir) : disk_((fs::path(dir) / "cpu").string()) {
   const char* cxx = std::getenv("TESSERA_CXX");
   compiler_ = cxx && *cxx ? cxx : "g++";
   compiler_id_ = first_line_of_output({compiler_, "--version"});
@@ -90,12 +82,7 @@ CpuModuleCache::CpuModuleCache(std::string dir) : dir_(std::move(dir)) {
 }
 
 CpuModuleCache& CpuModuleCache::global() {
-  static CpuModuleCache cache([] {
-    if (const char* d = std::getenv("TESSERA_CACHE_DIR"); d && *d) return std::string(d);
-    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/tessera";
-    const char* home = std::getenv("HOME");
-    return std::string(home && *home ? home : "/tmp") + "/.cache/tessera";
-  }());
+  static CpuModuleCache cache(default_cache_root());
   return cache;
 }
 
@@ -104,88 +91,35 @@ std::string CpuModuleCache::key(const std::string& source_sha256) const {
                     flags_ + "\n" + cpu_features_);
 }
 
-std::string CpuModuleCache::entry_dir(const ir::KernelDesc& k) const {
-  return (fs::path(dir_) / "cpu" / key(k.sha256)).string();
-}
-
-bool CpuModuleCache::entry_valid(const std::string& dir, const std::string& source_sha256) const {
-  std::error_code ec;
-  if (!fs::exists(fs::path(dir) / "entry.json", ec)) return false;
-  try {
-    auto j = nlohmann::json::parse(read_file(fs::path(dir) / "entry.json"));
-    return j.at("source_sha256") == source_sha256 &&
-           j.at("so_sha256") == sha256_file_hex((fs::path(dir) / "kernel.so").string()) &&
-           j.at("source_sha256") == sha256_file_hex((fs::path(dir) / "kernel.cpp").string());
-  } catch (const std::exception&) {
-    return false;
-  }
-}
-
-void CpuModuleCache::build_entry(const ir::KernelDesc& k, const std::string& final_dir) {
-  if (compiler_id_.empty())
-    fail("E702", "the host C++ compiler '" + compiler_ + "' cannot be run (set TESSERA_CXX); CPU kernels cannot be "
-                 "built, and Tessera does not fall back to a reference");
-  std::random_device rd;
-  fs::path tmp = fs::path(dir_) / "cpu" / ("tmp-" + std::to_string(getpid()) + "-" + std::to_string(rd()));
-  fs::create_directories(tmp);
-  {
-    std::ofstream src(tmp / "kernel.cpp", std::ios::binary);
-    src << k.source;
-  }
-  std::vector<std::string> argv = {compiler_};
-  for (auto& f : split_flags(flags_)) argv.push_back(f);
-  argv.insert(argv.end(), {"-o", (tmp / "kernel.so").string(), (tmp / "kernel.cpp").string()});
-  std::string log = (tmp / "compile.log").string();
-  if (run_process(argv, log) != 0) {
-    std::string msg = read_file(log);
-    fs::remove_all(tmp);
-    fail("E703", "host compiler failed on kernel @" + k.sym + ":\n" + msg.substr(0, 4000));
-  }
-  nlohmann::json entry = {{"source_sha256", k.sha256},
-                          {"so_sha256", sha256_file_hex((tmp / "kernel.so").string())},
-                          {"symbol", k.sym},
-                          {"compiler", compiler_},
-                          {"compiler_version", compiler_id_},
-                          {"flags", flags_}};
-  {
-    std::ofstream e(tmp / "entry.json", std::ios::binary);
-    e << entry.dump(2) << "\n";
-  }
-  // Publish atomically. If another process published first, keep theirs.
-  std::error_code ec;
-  fs::rename(tmp, final_dir, ec);
-  if (ec) fs::remove_all(tmp, ec);
-}
+std::string CpuModuleCache::entry_dir(const ir::KernelDesc& k) const { return disk_.entry_dir(key(k.sha256)); }
 
 CpuKernelFn CpuModuleCache::load(const ir::KernelDesc& k) {
   if (sha256_hex(k.source) != k.sha256)
     fail("E701", "kernel @" + k.sym + " refused: its source does not match its recorded sha256 " + k.sha256);
   std::lock_guard<std::mutex> lock(mu_);
-  const std::string dir = entry_dir(k);
   void* handle = nullptr;
+  const std::string dir = entry_dir(k);
   if (auto it = loaded_.find(dir); it != loaded_.end()) {
     handle = it->second;
     ++stats_.hits;
   } else {
-    std::error_code ec;
-    fs::create_directories(fs::path(dir_) / "cpu", ec);
-    if (ec) fail("E704", "cannot create the kernel cache under '" + dir_ + "': " + ec.message());
-    if (entry_valid(dir, k.sha256)) {
-      ++stats_.hits;
-    } else {
-      if (fs::exists(dir, ec)) {
-        // corrupt or tampered: move it aside (atomic), then rebuild
-        fs::path trash = fs::path(dir_) / "cpu" / ("trash-" + std::to_string(getpid()) + "-" + fs::path(dir).filename().string());
-        fs::rename(dir, trash, ec);
-        fs::remove_all(trash, ec);
-        ++stats_.rebuilt;
-      } else {
-        ++stats_.compiled;
+    nlohmann::json meta = {{"source_sha256", k.sha256}, {"compiler", compiler_},
+                           {"compiler_version", compiler_id_}, {"flags", flags_}};
+    disk_.get(key(k.sha256), meta, [&](const std::string& tmp) {
+      if (compiler_id_.empty())
+        fail("E702", "the host C++ compiler '" + compiler_ + "' cannot be run (set TESSERA_CXX); CPU kernels "
+                     "cannot be built, and Tessera does not fall back to a reference");
+      {
+        std::ofstream src(fs::path(tmp) / "kernel.cpp", std::ios::binary);
+        src << k.source;
       }
-      build_entry(k, dir);
-      if (!entry_valid(dir, k.sha256))
-        fail("E705", "kernel cache entry for @" + k.sym + " is invalid right after building it: " + dir);
-    }
+      std::vector<std::string> argv = {compiler_};
+      for (auto& f : split_flags(flags_)) argv.push_back(f);
+      argv.insert(argv.end(), {"-o", (fs::path(tmp) / "kernel.so").string(), (fs::path(tmp) / "kernel.cpp").string()});
+      std::string log = (fs::path(tmp) / "compile.log").string();
+      if (run_process(argv, log) != 0)
+        fail("E703", "host compiler failed on kernel @" + k.sym + ":\n" + read_text_file(log).substr(0, 4000));
+    }, stats_);
     handle = dlopen((fs::path(dir) / "kernel.so").c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) fail("E706", std::string("cannot load compiled kernel: ") + dlerror());
     loaded_[dir] = handle;

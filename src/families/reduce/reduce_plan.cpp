@@ -24,34 +24,85 @@ std::vector<Group> coalesce(const ir::Type& input, const ir::ReduceSpec& spec) {
   return gs;
 }
 
-constexpr int64_t kMinWorkPerProgram = 1 << 14;  // elements; amortizes dispatch
-constexpr int64_t kWantPrograms = 64;            // enough to balance any core count we target
-constexpr int64_t kMinPrograms = 16;            // fewer than this leaves cores idle
-constexpr int64_t kSplitWork = 1 << 20;          // elements; below this one core is fine
-constexpr int64_t kColumnBlock = 1024;           // accumulator columns held in L1 per program
-constexpr int64_t kRowsInFlight = 4;             // rows: rows read in lockstep (memory parallelism)
-constexpr int64_t kRowUnroll = 8;                // input rows in flight per step (memory parallelism)
+// What the planner assumes of a target. CPU: a program is one core's work
+// item on 64-byte vectors. CUDA: a program is a thread block; its tile lanes
+// are spread over the threads, vector_width contiguous elements per thread.
+struct Machine {
+  bool gpu;
+  int64_t vector_bytes;         // one vector load
+  int64_t min_programs;         // fewer than this leaves the machine idle: split
+  int64_t want_programs;        // a split aims at about this many programs
+  int64_t split_work;           // elements; smaller passes are never split
+  int64_t min_work_per_program; // CPU: elements a program should have
+  int64_t column_block;         // CPU: accumulator columns held in L1 per program
+  int64_t rows_in_flight;       // CPU: rows read in lockstep
+  int64_t row_unroll;           // input rows in flight per step (columns)
+};
+constexpr Machine kCpu{false, 64, 16, 64, 1 << 20, 1 << 14, 1024, 4, 8};
+// H200: 132 SMs, ~16 resident 256-thread blocks each would be ~2100.
+constexpr Machine kCuda{true, 16, 264, 2048, 1 << 20, 0, 0, 1, 8};
 
-void choose_strategy(Pass& p) {
-  p.vector_width = p.accum == DType::F64 ? 8 : 16;  // one 64-byte vector register
+const Machine& machine_for(const std::string& target) {
+  if (target == "cpu") return kCpu;
+  if (target == "cuda") return kCuda;
+  fail("E506", "target '" + target + "' has no reduce schedule in this build (available: cpu, cuda)");
+}
+
+void choose_cpu(Pass& p, const Machine& m) {
+  p.threads = 1;
+  p.vector_width = m.vector_bytes / static_cast<int64_t>(dtype_size(p.accum));
   p.unroll = 4;
   const int64_t lanes = p.tile_lanes();
   const int64_t rows = p.outer * p.chunks;
   if (p.inner == 1) {
     p.strategy = "rows";
     int64_t per_row = std::max<int64_t>(p.chunk_len(), 1);
-    p.rows_per_program = std::clamp<int64_t>(std::max(kMinWorkPerProgram / per_row, kRowsInFlight), 1,
-                                             std::max<int64_t>(1, rows / kWantPrograms));
+    p.rows_per_program = std::clamp<int64_t>(std::max(m.min_work_per_program / per_row, m.rows_in_flight), 1,
+                                             std::max<int64_t>(1, rows / m.want_programs));
     p.programs = (rows + p.rows_per_program - 1) / p.rows_per_program;
     // Lockstep rows need equal spans, which chunked rows do not all have.
-    p.rows_in_flight = p.chunks == 1 ? std::min<int64_t>(kRowsInFlight, p.rows_per_program) : 1;
+    p.rows_in_flight = p.chunks == 1 ? std::min<int64_t>(m.rows_in_flight, p.rows_per_program) : 1;
   } else {
     p.strategy = "columns";
-    int64_t block = std::min<int64_t>(kColumnBlock, (p.inner + lanes - 1) / lanes * lanes);
+    p.accumulator = "scratch";
+    int64_t block = std::min<int64_t>(m.column_block, (p.inner + lanes - 1) / lanes * lanes);
     p.columns_per_program = block;
-    p.row_unroll = std::clamp<int64_t>(p.chunk_len(), 1, kRowUnroll);
+    p.row_unroll = std::clamp<int64_t>(p.chunk_len(), 1, m.row_unroll);
     p.programs = rows * ((p.inner + block - 1) / block);
   }
+}
+
+// One block per row (or per column block); the tile is the smallest of a few
+// shapes that covers the row, so short rows do not idle most threads.
+void choose_cuda(Pass& p, const Machine& m) {
+  p.vector_width = m.vector_bytes / static_cast<int64_t>(std::max<size_t>(dtype_size(p.accum), 4));
+  const int64_t rows = p.outer * p.chunks;
+  const int64_t want = p.inner == 1 ? p.chunk_len() : p.inner;
+  static const std::pair<int64_t, int64_t> shapes[] = {{64, 1}, {128, 1}, {128, 2}, {256, 2}, {256, 4}};
+  const int64_t max_parts = p.inner == 1 ? 4 : 1;  // columns keep one part per thread per row
+  for (auto [threads, unroll] : shapes) {
+    if (unroll > max_parts) continue;
+    p.threads = threads;
+    p.unroll = unroll;
+    if (p.tile_lanes() >= want) break;
+  }
+  if (p.inner == 1) {
+    p.strategy = "rows";
+    p.rows_per_program = 1;
+    p.rows_in_flight = 1;
+    p.programs = rows;
+  } else {
+    p.strategy = "columns";
+    p.accumulator = "registers";
+    p.columns_per_program = p.tile_lanes();
+    p.row_unroll = std::clamp<int64_t>(p.chunk_len(), 1, m.row_unroll);
+    p.programs = rows * ((p.inner + p.columns_per_program - 1) / p.columns_per_program);
+  }
+}
+
+void choose_strategy(Pass& p, const Machine& m) {
+  if (m.gpu) choose_cuda(p, m);
+  else choose_cpu(p, m);
 }
 
 }  // namespace
@@ -98,13 +149,15 @@ std::vector<Pass> plan_passes(const ir::Type& input, const ir::ReduceSpec& spec,
 
   // Split passes with too few programs for their size: partials over chunks
   // of the extent first, then a pass over the chunks.
+  const Machine& m = machine_for(target);
   std::vector<Pass> split;
   for (Pass& p : passes) {
-    choose_strategy(p);
+    choose_strategy(p, m);
     const int64_t work = p.outer * p.extent * p.inner;
-    if (p.programs < kMinPrograms && work >= kSplitWork && p.extent >= 2 * kWantPrograms) {
+    const int64_t min_chunk = m.gpu ? 256 : 64;  // rows of a chunk worth a program
+    if (p.programs < m.min_programs && work >= m.split_work && p.extent >= 2 * min_chunk) {
       Pass a = p, b = p;
-      a.chunks = std::clamp<int64_t>(kWantPrograms / p.programs, 2, p.extent / kWantPrograms);
+      a.chunks = std::clamp<int64_t>(m.want_programs / std::max<int64_t>(p.programs, 1), 2, p.extent / min_chunk);
       b.extent = a.chunks;
       split.push_back(a);
       split.push_back(b);
@@ -122,9 +175,8 @@ std::vector<Pass> plan_passes(const ir::Type& input, const ir::ReduceSpec& spec,
       p.finalize = "mean";
       p.mean_count = count;
     }
-    choose_strategy(p);
+    choose_strategy(p, m);
   }
-  (void)target;  // the CPU is the only target this family schedules today
   return split;
 }
 

@@ -22,16 +22,18 @@ struct Pass {
   int64_t outer = 1, extent = 1, inner = 1, chunks = 1;
   DType in_dtype = DType::F32, out_dtype = DType::F32, accum = DType::F32;
   std::string strategy;  // rows | columns
-  int64_t vector_width = 16, unroll = 4;  // tile = vector_width * unroll lanes
+  int64_t threads = 1;                    // threads per program (a CUDA block); 1 on the CPU
+  int64_t vector_width = 16, unroll = 4;  // tile = threads * vector_width * unroll lanes
   int64_t rows_per_program = 1;           // rows
   int64_t rows_in_flight = 1;             // rows: rows reduced in lockstep
   int64_t columns_per_program = 0;        // columns
   int64_t row_unroll = 1;                 // columns: input rows combined per step
+  std::string accumulator;                // columns: "scratch" (a row in memory) | "registers" (one tile)
   int64_t programs = 1;
   std::string nan_mode;  // propagate (max/min) | ieee
 
   int64_t chunk_len() const { return chunks <= 1 ? extent : (extent + chunks - 1) / chunks; }
-  int64_t tile_lanes() const { return vector_width * unroll; }
+  int64_t tile_lanes() const { return threads * vector_width * unroll; }
 };
 
 std::vector<Pass> plan_passes(const ir::Type& input, const ir::ReduceSpec& spec, const std::string& target);

@@ -35,6 +35,7 @@ ir::Value* emit_schedule(Builder& b, const Op& graph_op, const std::string& targ
     a["storage"] = std::string(dtype_name(p.in_dtype));
     a["accum"] = std::string(dtype_name(p.accum));
     a["strategy"] = p.strategy;
+    a["threads"] = p.threads;
     a["vector_width"] = p.vector_width;
     a["unroll"] = p.unroll;
     if (p.strategy == "rows") {
@@ -43,6 +44,7 @@ ir::Value* emit_schedule(Builder& b, const Op& graph_op, const std::string& targ
     } else {
       a["columns_per_program"] = p.columns_per_program;
       a["row_unroll"] = p.row_unroll;
+      a["accumulator"] = p.accumulator;
     }
     a["programs"] = p.programs;
     a["nan_mode"] = p.nan_mode;
@@ -64,6 +66,7 @@ Pass read_pass(const Op& op) {
   p.inner = int_attr(op, "inner");
   p.chunks = int_attr(op, "chunks");
   p.strategy = string_attr(op, "strategy");
+  p.threads = int_attr(op, "threads");
   p.vector_width = int_attr(op, "vector_width");
   p.unroll = int_attr(op, "unroll");
   p.programs = int_attr(op, "programs");
@@ -86,6 +89,7 @@ Pass read_pass(const Op& op) {
   else if (p.strategy == "columns") {
     p.columns_per_program = int_attr(op, "columns_per_program");
     p.row_unroll = int_attr(op, "row_unroll");
+    p.accumulator = string_attr(op, "accumulator");
   }
   else fail("E302", "unknown strategy '" + p.strategy + "'", op.loc);
   auto positive = [&](int64_t v, const char* what) {
@@ -107,8 +111,17 @@ Pass read_pass(const Op& op) {
     positive(p.row_unroll, "row_unroll");
     if (p.row_unroll > 64) fail("E302", "row_unroll must be at most 64", op.loc);
   }
-  if ((p.vector_width & (p.vector_width - 1)) || (p.unroll & (p.unroll - 1)) || p.tile_lanes() > 256)
-    fail("E302", "vector_width and unroll must be powers of two with at most 256 lanes", op.loc);
+  positive(p.threads, "threads");
+  if ((p.vector_width & (p.vector_width - 1)) || (p.unroll & (p.unroll - 1)) || (p.threads & (p.threads - 1)) ||
+      p.threads > 1024 || p.vector_width * p.unroll > 256)
+    fail("E302", "threads, vector_width and unroll must be powers of two (threads <= 1024, 256 lanes a thread)",
+         op.loc);
+  if (p.strategy == "columns" && p.accumulator != "scratch" && p.accumulator != "registers")
+    fail("E302", "accumulator must be \"scratch\" or \"registers\"", op.loc);
+  if (p.strategy == "columns" && p.accumulator == "registers" && p.columns_per_program != p.tile_lanes())
+    fail("E302", "a registers accumulator holds exactly one tile of columns", op.loc);
+  if (p.strategy == "rows" && p.threads > 1 && p.rows_in_flight != 1)
+    fail("E302", "rows_in_flight must be 1 when a program has several threads", op.loc);
   if (p.strategy == "columns" && p.columns_per_program % p.tile_lanes())
     fail("E302", "columns_per_program must be a multiple of vector_width * unroll", op.loc);
   if (op.operands[0]->type.numel() != p.outer * p.extent * p.inner)

@@ -43,12 +43,15 @@ struct Kernel {
     Value* r0 = tb.mul(tb.program_id(), rpp);
     Value* r1 = tb.min(tb.add(r0, rpp), tb.index(nrows));
     Value* lanes = tb.index(p.tile_lanes());
-    Value* group = tb.index(p.rows_in_flight);
-    Value* grouped_end = tb.add(r0, tb.sub(tb.sub(r1, r0), tb.rem(tb.sub(r1, r0), group)));
-    tb.for_loop(r0, grouped_end, group, {}, [&](Value* row, const std::vector<Value*>&) -> std::vector<Value*> {
-      reduce_rows(row, p.rows_in_flight, lanes);
-      return {};
-    });
+    Value* grouped_end = r0;
+    if (p.rows_in_flight > 1) {
+      Value* group = tb.index(p.rows_in_flight);
+      grouped_end = tb.add(r0, tb.sub(tb.sub(r1, r0), tb.rem(tb.sub(r1, r0), group)));
+      tb.for_loop(r0, grouped_end, group, {}, [&](Value* row, const std::vector<Value*>&) -> std::vector<Value*> {
+        reduce_rows(row, p.rows_in_flight, lanes);
+        return {};
+      });
+    }
     tb.for_loop(grouped_end, r1, tb.index(1), {}, [&](Value* row, const std::vector<Value*>&) -> std::vector<Value*> {
       reduce_rows(row, 1, lanes);
       return {};
@@ -81,8 +84,31 @@ struct Kernel {
     }
   }
 
+  // Combines freshly loaded rows into an accumulator tile: the rows as a
+  // balanced tree, then into acc (short dependency chains: max/min run ~10%
+  // faster), always in one fixed order. Not for prod: multiplying near-one
+  // factors together in f32 drops their second-order term every time (a
+  // bias, not noise: 2.5e-4 relative over 3e5 factors, caught by the oracle),
+  // while a running product does not.
+  Value* fold(Value* acc, std::vector<Value*> vs) {
+    if (p.combine == "prod") {
+      for (Value* v : vs) acc = tb.combine(p.combine, acc, v);
+      return acc;
+    }
+    while (vs.size() > 1) {
+      std::vector<Value*> next;
+      for (size_t i = 0; i + 1 < vs.size(); i += 2) next.push_back(tb.combine(p.combine, vs[i], vs[i + 1]));
+      if (vs.size() % 2) next.push_back(vs.back());
+      vs = std::move(next);
+    }
+    return tb.combine(p.combine, acc, vs[0]);
+  }
+
   // Each program owns columns_per_program columns of one output row and walks
-  // down the extent, accumulating into an L1-resident scratch row.
+  // down its span of the extent, row_unroll rows per step (several DRAM
+  // streams in flight). The accumulator is a scratch row (CPU: L1-resident,
+  // wider than a tile) or a single register tile (GPU: a tile spread over the
+  // block's threads).
   void columns() {
     const int64_t cpp = p.columns_per_program;
     const int64_t blocks = (p.inner + cpp - 1) / cpp;
@@ -91,68 +117,57 @@ struct Kernel {
     Value* col0 = tb.mul(tb.rem(pid, tb.index(blocks)), tb.index(cpp));
     Value* ncols = tb.min(tb.index(cpp), tb.sub(tb.index(p.inner), col0));
     Value* lanes = tb.index(p.tile_lanes());
-    Value* nfull = tb.sub(ncols, tb.rem(ncols, lanes));
     Value* zero = tb.index(0);
     Value* one = tb.index(1);
+    Value* inner = tb.index(p.inner);
+    Value* extent = tb.index(p.extent);
     Span s = span(row);
+    auto row_base = [&](Value* k) { return tb.add(tb.mul(tb.add(tb.mul(s.o, extent), k), inner), col0); };
+    auto load_rows = [&](Value* k, int64_t rows, Value* j, bool masked) {
+      Value* base = row_base(k);
+      std::vector<Value*> vs;
+      for (int64_t u = 0; u < rows; ++u) {
+        Value* at = tb.add(tb.add(base, tb.index(u * p.inner)), j);
+        vs.push_back(masked ? tb.load_masked(in, at, tb.sub(ncols, j), lanes_t, identity) : tb.load(in, at, lanes_t));
+      }
+      return vs;
+    };
+    Value* step = tb.index(p.row_unroll);
+    Value* n = tb.sub(s.k1, s.k0);
+    Value* k_main = tb.add(s.k0, tb.sub(n, tb.rem(n, step)));
+    Value* out_base = tb.add(tb.mul(row, inner), col0);
+
+    if (p.accumulator == "registers") {  // one tile, carried through the row loops
+      auto step_rows = [&](int64_t rows) {
+        return [&, rows](Value* k, const std::vector<Value*>& c) -> std::vector<Value*> {
+          return {fold(c[0], load_rows(k, rows, zero, true))};
+        };
+      };
+      Value* acc = tb.for_loop(s.k0, k_main, step, {tb.full(identity, lanes_t)}, step_rows(p.row_unroll))[0];
+      acc = tb.for_loop(k_main, s.k1, one, {acc}, step_rows(1))[0];
+      tb.store_masked(out, out_base, ncols, finalize(acc));
+      return;
+    }
+
+    Value* nfull = tb.sub(ncols, tb.rem(ncols, lanes));
     Value* acc = tb.scratch(cpp, p.accum);
     tb.for_loop(zero, tb.index(cpp), lanes, {}, [&](Value* j, const std::vector<Value*>&) -> std::vector<Value*> {
       tb.store(acc, j, tb.full(identity, lanes_t));
       return {};
     });
-    Value* inner = tb.index(p.inner);
-    Value* extent = tb.index(p.extent);
-    // Combine `rows` consecutive input rows starting at k into the scratch row.
-    // Several rows per step keep several DRAM streams in flight.
-    auto accumulate = [&](Value* k, int64_t rows) {
-      Value* base = tb.add(tb.mul(tb.add(tb.mul(s.o, extent), k), inner), col0);
-      // The rows combine as a balanced tree, then into the accumulator: short
-      // dependency chains (max/min run ~10% faster), and still one fixed order.
-      // Not for prod: multiplying near-one factors together in f32 drops their
-      // second-order term every time (a bias, not noise: measured 2.5e-4
-      // relative over 3e5 factors), while a running product does not.
-      auto combine_rows = [&](Value* j, bool masked) {
-        std::vector<Value*> vs;
-        if (p.combine == "prod") vs.push_back(tb.load(acc, j, lanes_t));
-        for (int64_t u = 0; u < rows; ++u) {
-          Value* at = tb.add(tb.add(base, tb.index(u * p.inner)), j);
-          Value* v = masked ? tb.load_masked(in, at, tb.sub(ncols, j), lanes_t, identity) : tb.load(in, at, lanes_t);
-          if (p.combine == "prod") vs[0] = tb.combine(p.combine, vs[0], v);
-          else vs.push_back(v);
-        }
-        if (p.combine == "prod") {
-          tb.store(acc, j, vs[0]);
-          return;
-        }
-        while (vs.size() > 1) {
-          std::vector<Value*> next;
-          for (size_t i = 0; i + 1 < vs.size(); i += 2) next.push_back(tb.combine(p.combine, vs[i], vs[i + 1]));
-          if (vs.size() % 2) next.push_back(vs.back());
-          vs = std::move(next);
-        }
-        tb.store(acc, j, tb.combine(p.combine, tb.load(acc, j, lanes_t), vs[0]));
+    auto accumulate = [&](int64_t rows) {
+      return [&, rows](Value* k, const std::vector<Value*>&) -> std::vector<Value*> {
+        for (bool masked : {false, true})
+          tb.for_loop(masked ? nfull : zero, masked ? ncols : nfull, lanes, {},
+                      [&](Value* j, const std::vector<Value*>&) -> std::vector<Value*> {
+                        tb.store(acc, j, fold(tb.load(acc, j, lanes_t), load_rows(k, rows, j, masked)));
+                        return {};
+                      });
+        return {};
       };
-      tb.for_loop(zero, nfull, lanes, {}, [&](Value* j, const std::vector<Value*>&) -> std::vector<Value*> {
-        combine_rows(j, false);
-        return {};
-      });
-      tb.for_loop(nfull, ncols, lanes, {}, [&](Value* j, const std::vector<Value*>&) -> std::vector<Value*> {
-        combine_rows(j, true);
-        return {};
-      });
     };
-    Value* step = tb.index(p.row_unroll);
-    Value* n = tb.sub(s.k1, s.k0);
-    Value* k_main = tb.add(s.k0, tb.sub(n, tb.rem(n, step)));
-    tb.for_loop(s.k0, k_main, step, {}, [&](Value* k, const std::vector<Value*>&) -> std::vector<Value*> {
-      accumulate(k, p.row_unroll);
-      return {};
-    });
-    tb.for_loop(k_main, s.k1, one, {}, [&](Value* k, const std::vector<Value*>&) -> std::vector<Value*> {
-      accumulate(k, 1);
-      return {};
-    });
-    Value* out_base = tb.add(tb.mul(row, inner), col0);
+    tb.for_loop(s.k0, k_main, step, {}, accumulate(p.row_unroll));
+    tb.for_loop(k_main, s.k1, one, {}, accumulate(1));
     tb.for_loop(zero, nfull, lanes, {}, [&](Value* j, const std::vector<Value*>&) -> std::vector<Value*> {
       tb.store(out, tb.add(out_base, j), finalize(tb.load(acc, j, lanes_t)));
       return {};
@@ -180,6 +195,8 @@ void build_kernel(Module& m, const std::string& sym, const Pass& p, const std::s
   k->name = "tile.kernel";
   k->sym = sym;
   k->attrs["grid"] = Attr::ints({p.programs});
+  k->attrs["threads"] = p.threads;
+  k->attrs["vector_width"] = p.vector_width;
   k->attrs["artifact_hash"] = artifact_hash;
   Region& body = k->add_region();
   Value* in = body.add_arg("in", Type::ptr(p.in_dtype));

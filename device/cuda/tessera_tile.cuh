@@ -1,0 +1,208 @@
+// Tessera CUDA device tile library. Rendered CUDA kernels call only these
+// functions; the renderer embeds this file (after defining TSR_THREADS and
+// TSR_VEC for the kernel) at the top of every kernel source, so the kernel's
+// SHA-256 covers every line NVRTC sees.
+//
+// A program is one thread block of TSR_THREADS threads. A tile<T, N> is N
+// lanes spread over the block: thread t holds, for each part c, the TSR_VEC
+// contiguous lanes starting at c*TSR_THREADS*TSR_VEC + t*TSR_VEC, so a tile
+// load is one coalesced vector load per part. Index math and scalars are
+// computed by every thread alike; a scalar store is done by thread 0.
+// max/min propagate NaN (CUDA's fmaxf/fminf drop it).
+#ifndef TSR_THREADS
+#error "define TSR_THREADS (threads per program) before the tile library"
+#endif
+#ifndef TSR_VEC
+#error "define TSR_VEC (contiguous lanes per thread) before the tile library"
+#endif
+
+namespace tsr {
+
+typedef long long i64;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+struct f16_t { u16 bits; };
+struct bf16_t { u16 bits; };
+
+template <class T, int N>
+struct tile {
+  static_assert(N % (TSR_THREADS * TSR_VEC) == 0, "tile lanes must fill whole vectors on every thread");
+  static constexpr int E = N / TSR_THREADS;  // lanes per thread
+  static constexpr int P = E / TSR_VEC;      // parts per thread
+  T v[E];
+};
+
+template <class T> __device__ __forceinline__ T inf();
+template <> __device__ __forceinline__ float inf<float>() { return __int_as_float(0x7f800000); }
+template <> __device__ __forceinline__ double inf<double>() { return __longlong_as_double(0x7ff0000000000000ULL); }
+template <class T> __device__ __forceinline__ T nan();
+template <> __device__ __forceinline__ float nan<float>() { return __int_as_float(0x7fffffff); }
+template <> __device__ __forceinline__ double nan<double>() { return __longlong_as_double(0x7fffffffffffffffULL); }
+__device__ __forceinline__ i64 imin(i64 a, i64 b) { return a < b ? a : b; }
+
+// First lane held by this thread in part c.
+template <int N> __device__ __forceinline__ i64 lane0(int c) {
+  return (i64)c * TSR_THREADS * TSR_VEC + (i64)threadIdx.x * TSR_VEC;
+}
+
+template <class T, int N> __device__ __forceinline__ tile<T, N> full(T x) {
+  tile<T, N> r;
+#pragma unroll
+  for (int i = 0; i < tile<T, N>::E; ++i) r.v[i] = x;
+  return r;
+}
+
+// ---- scalar conversions ------------------------------------------------------
+__device__ __forceinline__ float widen(float x) { return x; }
+__device__ __forceinline__ double widen(double x) { return x; }
+__device__ __forceinline__ float widen(bf16_t h) { return __uint_as_float(u32(h.bits) << 16); }
+__device__ __forceinline__ float widen(f16_t h) {
+  u32 sign = u32(h.bits & 0x8000u) << 16, em = h.bits & 0x7fffu;
+  float f = __uint_as_float(em << 13) * 0x1p112f;  // exact for normals and subnormals
+  u32 b = em >= 0x7c00u ? (0x7f800000u | (em << 13)) : __float_as_uint(f);
+  return __uint_as_float(b | sign);
+}
+template <class S> __device__ __forceinline__ S narrow(float x);
+template <class S> __device__ __forceinline__ S narrow(double x);
+template <> __device__ __forceinline__ float narrow<float>(float x) { return x; }
+template <> __device__ __forceinline__ double narrow<double>(double x) { return x; }
+template <> __device__ __forceinline__ bf16_t narrow<bf16_t>(float x) {
+  u32 u = __float_as_uint(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return bf16_t{u16((u >> 16) | 0x40u)};
+  return bf16_t{u16((u + 0x7fffu + ((u >> 16) & 1u)) >> 16)};
+}
+template <> __device__ __forceinline__ f16_t narrow<f16_t>(float x) {
+  u32 b = __float_as_uint(x);
+  u16 sign = u16((b >> 16) & 0x8000u);
+  u32 a = b & 0x7fffffffu;
+  if (a > 0x7f800000u) return f16_t{u16(sign | 0x7e00u)};
+  if (a >= 0x477ff000u) return f16_t{u16(sign | 0x7c00u)};
+  if (a < 0x38800000u) {  // subnormal or zero in f16
+    float s = __uint_as_float(a) * 0x1p24f;
+    u32 q = u32(s);
+    float rem = s - float(q);
+    if (rem > 0.5f || (rem == 0.5f && (q & 1u))) ++q;
+    return f16_t{u16(sign | q)};
+  }
+  u32 h = (((a >> 23) - 112) << 10) | ((a & 0x7fffffu) >> 13), rest = a & 0x1fffu;
+  h += u32(rest > 0x1000u) | (u32(rest == 0x1000u) & h & 1u);
+  return f16_t{u16(sign | h)};
+}
+
+// ---- vector access ---------------------------------------------------------------
+template <int BYTES> struct raw;
+template <> struct raw<16> { typedef uint4 type; };
+template <> struct raw<8> { typedef uint2 type; };
+template <> struct raw<4> { typedef unsigned int type; };
+template <> struct raw<2> { typedef unsigned short type; };
+
+// TSR_VEC elements of S at q into out (widened), one vector load when aligned.
+template <class T, class S> __device__ __forceinline__ void load_part(const S* q, T* out) {
+  constexpr int B = sizeof(S) * TSR_VEC;
+  S tmp[TSR_VEC];
+  if constexpr (B <= 16 && (B & (B - 1)) == 0) {
+    if ((reinterpret_cast<u64>(q) & (B - 1)) == 0) {
+      typename raw<B>::type x = __ldg(reinterpret_cast<const typename raw<B>::type*>(q));
+      __builtin_memcpy(tmp, &x, B);
+    } else {
+#pragma unroll
+      for (int v = 0; v < TSR_VEC; ++v) tmp[v] = q[v];
+    }
+  } else {
+#pragma unroll
+    for (int v = 0; v < TSR_VEC; ++v) tmp[v] = q[v];
+  }
+#pragma unroll
+  for (int v = 0; v < TSR_VEC; ++v) out[v] = T(widen(tmp[v]));
+}
+
+template <class T, int N, class S> __device__ __forceinline__ tile<T, N> load(const S* p) {
+  tile<T, N> r;
+#pragma unroll
+  for (int c = 0; c < tile<T, N>::P; ++c) load_part<T>(p + lane0<N>(c), &r.v[c * TSR_VEC]);
+  return r;
+}
+
+template <class T, int N, class S> __device__ __forceinline__ tile<T, N> load_masked(const S* p, i64 count, T other) {
+  tile<T, N> r;
+#pragma unroll
+  for (int c = 0; c < tile<T, N>::P; ++c) {
+    const i64 l = lane0<N>(c);
+    if (l + TSR_VEC <= count) {
+      load_part<T>(p + l, &r.v[c * TSR_VEC]);
+    } else {
+#pragma unroll
+      for (int v = 0; v < TSR_VEC; ++v) r.v[c * TSR_VEC + v] = l + v < count ? T(widen(p[l + v])) : other;
+    }
+  }
+  return r;
+}
+
+template <class S, class T> __device__ __forceinline__ void store(S* p, T x) {
+  if (threadIdx.x == 0) *p = narrow<S>(x);
+}
+template <class S, class T, int N> __device__ __forceinline__ void store(S* p, const tile<T, N>& t) {
+#pragma unroll
+  for (int c = 0; c < tile<T, N>::P; ++c)
+#pragma unroll
+    for (int v = 0; v < TSR_VEC; ++v) p[lane0<N>(c) + v] = narrow<S>(t.v[c * TSR_VEC + v]);
+}
+template <class S, class T, int N> __device__ __forceinline__ void store_masked(S* p, i64 count, const tile<T, N>& t) {
+#pragma unroll
+  for (int c = 0; c < tile<T, N>::P; ++c)
+#pragma unroll
+    for (int v = 0; v < TSR_VEC; ++v)
+      if (lane0<N>(c) + v < count) p[lane0<N>(c) + v] = narrow<S>(t.v[c * TSR_VEC + v]);
+}
+
+// ---- combines ----------------------------------------------------------------------
+template <class T> __device__ __forceinline__ T combine_sum(T a, T b) { return a + b; }
+template <class T> __device__ __forceinline__ T combine_prod(T a, T b) { return a * b; }
+// A NaN accumulator stays NaN; a NaN operand replaces it.
+template <class T> __device__ __forceinline__ T combine_max(T a, T b) { return (a < b || b != b) ? b : a; }
+template <class T> __device__ __forceinline__ T combine_min(T a, T b) { return (b < a || b != b) ? b : a; }
+template <class T> __device__ __forceinline__ T divf(T a, T b) { return a / b; }
+
+#define TSR_TILE_OP(NAME)                                                                   \
+  template <class T, int N> __device__ __forceinline__ tile<T, N> NAME(tile<T, N> a, const tile<T, N>& b) { \
+    _Pragma("unroll") for (int i = 0; i < tile<T, N>::E; ++i) a.v[i] = NAME(a.v[i], b.v[i]);               \
+    return a;                                                                               \
+  }
+TSR_TILE_OP(combine_sum)
+TSR_TILE_OP(combine_prod)
+TSR_TILE_OP(combine_max)
+TSR_TILE_OP(combine_min)
+TSR_TILE_OP(divf)
+#undef TSR_TILE_OP
+
+// Block reduction in a fixed order: a pairwise tree over each thread's lanes,
+// a butterfly across the warp, then warp 0..W-1 results combined in order by
+// every thread (so all threads hold the same value). Deterministic.
+#define TSR_REDUCE_LANES(NAME)                                                         \
+  template <class T, int N> __device__ __forceinline__ T reduce_lanes_##NAME(tile<T, N> t) { \
+    _Pragma("unroll") for (int w = tile<T, N>::E / 2; w >= 1; w /= 2)                    \
+        _Pragma("unroll") for (int i = 0; i < w; ++i) t.v[i] = combine_##NAME(t.v[i], t.v[i + w]); \
+    T x = t.v[0];                                                                     \
+    _Pragma("unroll") for (int off = 16; off >= 1; off /= 2)                             \
+        x = combine_##NAME(x, __shfl_xor_sync(0xffffffffu, x, off));                       \
+    if constexpr (TSR_THREADS > 32) {                                                 \
+      __shared__ T warp_result[TSR_THREADS / 32];                                     \
+      __syncthreads();                                                                \
+      if ((threadIdx.x & 31) == 0) warp_result[threadIdx.x / 32] = x;                  \
+      __syncthreads();                                                                \
+      x = warp_result[0];                                                             \
+      for (int w = 1; w < TSR_THREADS / 32; ++w) x = combine_##NAME(x, warp_result[w]); \
+    } else {                                                                          \
+      x = __shfl_sync(0xffffffffu, x, 0);                                             \
+    }                                                                                 \
+    return x;                                                                         \
+  }
+TSR_REDUCE_LANES(sum)
+TSR_REDUCE_LANES(prod)
+TSR_REDUCE_LANES(max)
+TSR_REDUCE_LANES(min)
+#undef TSR_REDUCE_LANES
+
+}  // namespace tsr

@@ -1,0 +1,17 @@
+// Renders Tile IR kernels as CUDA C++ for NVRTC. A program is a thread block
+// (blockIdx.x); the kernel's `threads` attribute is its block size. Buffers are
+// the kernel's parameters, in order.
+#pragma once
+#include <string>
+
+#include "ir/ir.hpp"
+
+namespace tessera::render {
+
+inline constexpr const char* kCudaKernelAbi = "tessera.cuda.v1(buffer pointers in order; grid.x = programs)";
+
+// Lanes each thread loads contiguously (one 16-byte vector of f32).
+int64_t cuda_vector_width(const ir::Op& kernel);
+std::string render_cuda_kernel(const ir::Op& kernel);
+
+}  // namespace tessera::render
