@@ -101,21 +101,20 @@ template <> struct raw<2> { typedef unsigned short type; };
 // TSR_VEC elements of S at q into out (widened), one vector load when aligned.
 template <class T, class S> __device__ __forceinline__ void load_part(const S* q, T* out) {
   constexpr int B = sizeof(S) * TSR_VEC;
-  S tmp[TSR_VEC];
   if constexpr (B <= 16 && (B & (B - 1)) == 0) {
-    if ((reinterpret_cast<u64>(q) & (B - 1)) == 0) {
-      typename raw<B>::type x = __ldg(reinterpret_cast<const typename raw<B>::type*>(q));
-      __builtin_memcpy(tmp, &x, B);
-    } else {
+    if ((reinterpret_cast<u64>(q) & (B - 1)) == 0) {  // uniform across the block
+      union {
+        typename raw<B>::type r;
+        S s[TSR_VEC];
+      } u;
+      u.r = __ldg(reinterpret_cast<const typename raw<B>::type*>(q));
 #pragma unroll
-      for (int v = 0; v < TSR_VEC; ++v) tmp[v] = q[v];
+      for (int v = 0; v < TSR_VEC; ++v) out[v] = T(widen(u.s[v]));
+      return;
     }
-  } else {
-#pragma unroll
-    for (int v = 0; v < TSR_VEC; ++v) tmp[v] = q[v];
   }
 #pragma unroll
-  for (int v = 0; v < TSR_VEC; ++v) out[v] = T(widen(tmp[v]));
+  for (int v = 0; v < TSR_VEC; ++v) out[v] = T(widen(q[v]));
 }
 
 template <class T, int N, class S> __device__ __forceinline__ tile<T, N> load(const S* p) {

@@ -1,14 +1,15 @@
-// A loaded Target IR func, ready to run many times. Loading verifies every
-// kernel's digest and compiles/loads it once; run() only checks the shape
-// guards, allocates outputs and launches. Every launch is recorded with where
-// it ran: there is no path that runs something else and reports success.
+// A loaded Target IR func for the CPU, ready to run many times. Loading
+// verifies every kernel's digest and compiles/loads it once; run() only checks
+// the shape guards, allocates outputs and launches. Every launch is recorded
+// with where it ran: there is no path that runs something else and reports
+// success.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "ir/ir.hpp"
-#include "ir/target_dialect.hpp"
 #include "runtime/cpu_module_cache.hpp"
+#include "runtime/host_schedule.hpp"
 #include "runtime/tensor.hpp"
 
 namespace tessera::runtime {
@@ -17,10 +18,11 @@ class ThreadPool;
 
 struct LaunchRecord {
   std::string kernel;
-  std::string placement;  // "native_cpu"
+  std::string placement;  // "native_cpu" | "native_gpu"
   std::string sha256;
   int64_t programs = 0;
-  double kernel_wall_ns = 0;  // host clock around the native call only
+  double kernel_wall_ns = 0;    // host clock around the native submit (CPU: the kernel; GPU: the enqueue)
+  double device_event_ns = -1;  // GPU events around the kernel; -1 where not measured
 };
 
 struct RunResult {
@@ -37,26 +39,17 @@ class Executable {
   // Runs on `pool` (default: the process-wide pool). Results never depend on it.
   RunResult run(const std::vector<Tensor>& inputs, ThreadPool* pool = nullptr) const;
 
-  const std::string& func_name() const { return func_; }
-  const std::vector<std::string>& input_names() const { return input_names_; }
-  const std::vector<ir::Type>& input_types() const { return input_types_; }
-  const std::vector<std::string>& output_names() const { return output_names_; }
-  const std::vector<ir::Type>& output_types() const { return output_types_; }
-  const std::vector<ir::KernelDesc>& kernels() const { return kernels_; }
+  const HostSchedule& schedule() const { return h_; }
+  const std::string& func_name() const { return h_.func; }
+  const std::vector<std::string>& input_names() const { return h_.input_names; }
+  const std::vector<ir::Type>& input_types() const { return h_.input_types; }
+  const std::vector<std::string>& output_names() const { return h_.output_names; }
+  const std::vector<ir::Type>& output_types() const { return h_.output_types; }
+  const std::vector<ir::KernelDesc>& kernels() const { return h_.kernels; }
 
  private:
-  struct Step {
-    size_t kernel;
-    std::vector<int> buffers;  // value slots: inputs then outputs of the launch
-  };
-  std::string func_;
-  std::vector<std::string> input_names_, output_names_;
-  std::vector<ir::Type> input_types_, output_types_;
-  std::vector<ir::KernelDesc> kernels_;
+  HostSchedule h_;
   std::vector<CpuKernelFn> fns_;
-  std::vector<ir::Type> slot_types_;  // one per SSA value: args first
-  std::vector<Step> steps_;
-  std::vector<int> result_slots_;
 };
 
 }  // namespace tessera::runtime

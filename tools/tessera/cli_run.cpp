@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "ir/parser.hpp"
 #include "ir/verify.hpp"
 #include "oracle/reference.hpp"
 #include "passes/pipeline.hpp"
+#include "runtime/cuda/cuda_executable.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/inputs.hpp"
 #include "runtime/npy.hpp"
@@ -60,20 +62,25 @@ void add_run_options(CLI::App& run, RunOptions& o) {
 int run_cmd(const RunOptions& o) {
   if (o.target == "metal")
     fail("E720", "native Metal execution needs a Darwin host with an Apple GPU; this is Linux");
-  if (o.target != "cpu")
-    fail("E721", "target '" + o.target + "' cannot execute in this build (native execution: cpu)");
+  if (o.target != "cpu" && o.target != "cuda")
+    fail("E721", "target '" + o.target + "' cannot execute in this build (native execution: cpu, cuda)");
   auto m = ir::parse_file(o.file);
   const bool graph = ir::detect_layer(*m) == ir::Layer::Graph;
   if ((o.check || o.reference) && !graph)
     fail("E124", "--check and --reference need the program as Graph IR (the oracle reads what the user meant)");
   auto target_ir = passes::lower(*m, ir::Layer::Target, o.target);
-  runtime::Executable exe = runtime::Executable::load(*target_ir, o.func);
+  // Exactly one backend runs; neither can stand in for the other.
+  std::optional<runtime::Executable> cpu;
+  std::optional<runtime::cuda::CudaExecutable> gpu;
+  if (o.target == "cuda") gpu.emplace(runtime::cuda::CudaExecutable::load(*target_ir, o.func));
+  else cpu.emplace(runtime::Executable::load(*target_ir, o.func));
+  const runtime::HostSchedule& h = gpu ? gpu->schedule() : cpu->schedule();
 
   auto bound = parse_bindings(o.inputs, "input");
   std::vector<Tensor> inputs;
-  for (size_t i = 0; i < exe.input_names().size(); ++i) {
-    const std::string& name = exe.input_names()[i];
-    const ir::Type& t = exe.input_types()[i];
+  for (size_t i = 0; i < h.input_names.size(); ++i) {
+    const std::string& name = h.input_names[i];
+    const ir::Type& t = h.input_types[i];
     auto it = bound.find(name);
     if (it == bound.end())
       fail("E123", "no --input for %" + name + " (" + shape_str(t) + "); e.g. --input " + name + "=random:seed=1");
@@ -81,40 +88,53 @@ int run_cmd(const RunOptions& o) {
                                               : read_npy(it->second, t.dtype, t.shape));
     bound.erase(it);
   }
-  if (!bound.empty()) fail("E123", "@" + exe.func_name() + " has no input named %" + bound.begin()->first);
+  if (!bound.empty()) fail("E123", "@" + h.func + " has no input named %" + bound.begin()->first);
   auto wanted = parse_bindings(o.outputs, "output");
   for (auto& [name, _] : wanted)
-    if (std::find(exe.output_names().begin(), exe.output_names().end(), name) == exe.output_names().end())
-      fail("E123", "@" + exe.func_name() + " has no result named %" + name);
+    if (std::find(h.output_names.begin(), h.output_names.end(), name) == h.output_names.end())
+      fail("E123", "@" + h.func + " has no result named %" + name);
 
-  fmt::print("run @{} on target {} ({} threads)\n", exe.func_name(), o.target, runtime::ThreadPool::global().size());
+  if (gpu)
+    fmt::print("run @{} on target cuda ({}, {})\n", h.func, runtime::cuda::device_info().name,
+               runtime::cuda::CudaModuleCache::global().toolchain());
+  else
+    fmt::print("run @{} on target cpu ({} threads)\n", h.func, runtime::ThreadPool::global().size());
   std::vector<Tensor> outputs;
   std::vector<oracle::Expected> expected;
-  if (o.check || o.reference) expected = oracle::evaluate(*m, exe.func_name(), inputs);
+  if (o.check || o.reference) expected = oracle::evaluate(*m, h.func, inputs);
   if (o.reference) {
     for (auto& e : expected) outputs.push_back(oracle::to_tensor(e));
     fmt::print("placement=reference: results come from the oracle (plain loops, double accumulation), not from "
                "kernels\n");
   } else {
-    std::vector<std::vector<double>> times;
+    std::vector<std::vector<runtime::LaunchRecord>> runs;
     runtime::RunResult r;
     for (int i = 0; i < o.repeat; ++i) {
-      r = exe.run(inputs);
-      times.resize(r.launches.size());
-      for (size_t l = 0; l < r.launches.size(); ++l) times[l].push_back(r.launches[l].kernel_wall_ns);
+      r = gpu ? gpu->run(inputs) : cpu->run(inputs);
+      runs.push_back(r.launches);
     }
+    auto median = [&](size_t l, auto field) {
+      std::vector<double> xs;
+      for (auto& run : runs) xs.push_back(run[l].*field);
+      std::sort(xs.begin(), xs.end());
+      return xs[xs.size() / 2];
+    };
+    const std::string of = o.repeat > 1 ? fmt::format(" (median of {})", o.repeat) : "";
     for (size_t l = 0; l < r.launches.size(); ++l) {
       const auto& rec = r.launches[l];
-      std::sort(times[l].begin(), times[l].end());
-      fmt::print("kernel @{}  placement={}  sha256={}  grid={}  kernel_wall={:.3f} ms{}\n", rec.kernel, rec.placement,
-                 rec.sha256, rec.programs, times[l][times[l].size() / 2] / 1e6,
-                 o.repeat > 1 ? fmt::format(" (median of {})", o.repeat) : "");
+      std::string times = gpu ? fmt::format("device_event={:.2f} us  enqueue={:.2f} us{}",
+                                            median(l, &runtime::LaunchRecord::device_event_ns) / 1e3,
+                                            median(l, &runtime::LaunchRecord::kernel_wall_ns) / 1e3, of)
+                              : fmt::format("kernel_wall={:.3f} ms{}",
+                                            median(l, &runtime::LaunchRecord::kernel_wall_ns) / 1e6, of);
+      fmt::print("kernel @{}  placement={}  sha256={}  grid={}  {}\n", rec.kernel, rec.placement, rec.sha256,
+                 rec.programs, times);
     }
     outputs = r.outputs;
   }
   bool ok = true;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    const std::string& name = exe.output_names()[i];
+    const std::string& name = h.output_names[i];
     if (o.check && !o.reference) {
       oracle::Comparison c = oracle::compare(expected[i], outputs[i]);
       fmt::print("check %{}  max_abs_err={:.3g}  tol={:.3g}  worst_ratio={:.3g}  {}\n", name, c.max_abs_err,

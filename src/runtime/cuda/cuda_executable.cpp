@@ -1,0 +1,144 @@
+#include "runtime/cuda/cuda_executable.hpp"
+
+#include <chrono>
+
+namespace tessera::runtime::cuda {
+
+size_t DeviceTensor::nbytes() const {
+  size_t n = dtype_size(dtype_);
+  for (int64_t d : shape_) n *= static_cast<size_t>(d);
+  return n;
+}
+
+DeviceTensor DeviceTensor::empty(DType dtype, std::vector<int64_t> shape) {
+  DeviceTensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  const DriverApi& cu = driver();
+  CUdeviceptr p = 0;
+  if (t.nbytes() > 0) check(cu.cuMemAlloc(&p, t.nbytes()), "cuMemAlloc");
+  t.mem_ = std::shared_ptr<CUdeviceptr>(new CUdeviceptr(p), [](CUdeviceptr* q) {
+    if (*q) driver().cuMemFree(*q);
+    delete q;
+  });
+  return t;
+}
+
+DeviceTensor DeviceTensor::upload(const Tensor& host, CUstream stream) {
+  DeviceTensor t = empty(host.dtype(), host.shape());
+  if (t.nbytes() > 0) {
+    check(driver().cuMemcpyHtoDAsync(t.ptr(), host.data(), t.nbytes(), stream), "cuMemcpyHtoDAsync");
+    check(driver().cuStreamSynchronize(stream), "cuStreamSynchronize");  // the host buffer may go away
+  }
+  return t;
+}
+
+Tensor DeviceTensor::download(CUstream stream) const {
+  Tensor host = Tensor::empty(dtype_, shape_);
+  if (nbytes() > 0) {
+    check(driver().cuMemcpyDtoHAsync(host.data(), ptr(), nbytes(), stream), "cuMemcpyDtoHAsync");
+    check(driver().cuStreamSynchronize(stream), "cuStreamSynchronize");
+  }
+  return host;
+}
+
+CudaExecutable CudaExecutable::load(const ir::Module& m, const std::string& func, CudaModuleCache& cache) {
+  CudaExecutable e;
+  e.h_ = HostSchedule::from(m, func, "cuda");
+  for (const ir::KernelDesc& k : e.h_.kernels) e.fns_.push_back(cache.load(k));  // digest verified here, once
+  const DriverApi& cu = driver();
+  check(cu.cuStreamCreate(&e.stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  e.events_.resize(2 * e.h_.steps.size());
+  for (CUevent& ev : e.events_) check(cu.cuEventCreate(&ev, CU_EVENT_DEFAULT), "cuEventCreate");
+  return e;
+}
+
+CudaExecutable::CudaExecutable(CudaExecutable&& o) noexcept
+    : h_(std::move(o.h_)), fns_(std::move(o.fns_)), stream_(o.stream_), events_(std::move(o.events_)),
+      timed_(o.timed_) {
+  o.stream_ = nullptr;
+  o.events_.clear();
+}
+
+CudaExecutable::~CudaExecutable() {
+  for (CUevent ev : events_) driver().cuEventDestroy(ev);
+}
+
+CudaExecutable::Binding CudaExecutable::bind(const std::vector<DeviceTensor>& inputs) const {
+  std::vector<std::pair<DType, std::vector<int64_t>>> types;
+  for (const DeviceTensor& t : inputs) types.emplace_back(t.dtype(), t.shape());
+  h_.check_inputs(types);
+  Binding b;
+  b.slots.resize(h_.slot_types.size());
+  for (size_t i = 0; i < inputs.size(); ++i) b.slots[i] = inputs[i];
+  for (size_t i = inputs.size(); i < b.slots.size(); ++i)
+    b.slots[i] = DeviceTensor::empty(h_.slot_types[i].dtype, h_.slot_types[i].shape);
+  b.ptrs.resize(b.slots.size());
+  for (size_t i = 0; i < b.slots.size(); ++i) b.ptrs[i] = b.slots[i].ptr();
+  for (const HostSchedule::Step& s : h_.steps) {
+    const ir::KernelDesc& k = h_.kernels[s.kernel];
+    std::vector<void*> params;
+    for (size_t i = 0; i < s.buffers.size(); ++i) {
+      const DeviceTensor& t = b.slots[s.buffers[i]];
+      int64_t n = 1;
+      for (int64_t d : t.shape()) n *= d;
+      if (n != k.buffers[i].elements || t.dtype() != k.buffers[i].dtype)  // launch guard, checked once
+        fail("E612", "buffer '" + k.buffers[i].str() + "' of @" + k.sym + " got " +
+                         ir::Type::tensor(t.dtype(), t.shape()).str());
+      params.push_back(&b.ptrs[s.buffers[i]]);
+    }
+    b.params.push_back(std::move(params));
+  }
+  return b;
+}
+
+void CudaExecutable::launch(const Binding& b, bool timed) const {
+  const DriverApi& cu = driver();
+  timed_ = timed;
+  if (timed) enqueue_ns_.assign(h_.steps.size(), 0);
+  for (size_t i = 0; i < h_.steps.size(); ++i) {
+    const ir::KernelDesc& k = h_.kernels[h_.steps[i].kernel];
+    if (k.grid == 0) continue;
+    auto t0 = std::chrono::steady_clock::now();
+    if (timed) check(cu.cuEventRecord(events_[2 * i], stream_), "cuEventRecord");
+    check(cu.cuLaunchKernel(fns_[h_.steps[i].kernel], static_cast<unsigned>(k.grid), 1, 1,
+                            static_cast<unsigned>(k.threads), 1, 1, 0, stream_,
+                            const_cast<void**>(b.params[i].data()), nullptr),
+          "cuLaunchKernel");
+    if (timed) {
+      check(cu.cuEventRecord(events_[2 * i + 1], stream_), "cuEventRecord");
+      enqueue_ns_[i] = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    }
+  }
+}
+
+std::vector<LaunchRecord> CudaExecutable::finish() const {
+  const DriverApi& cu = driver();
+  check(cu.cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  std::vector<LaunchRecord> out;
+  for (size_t i = 0; i < h_.steps.size(); ++i) {
+    const ir::KernelDesc& k = h_.kernels[h_.steps[i].kernel];
+    LaunchRecord r{k.sym, "native_gpu", k.sha256, k.grid, -1, -1};
+    if (timed_ && k.grid > 0) {
+      r.kernel_wall_ns = enqueue_ns_[i];
+      float ms = 0;
+      check(cu.cuEventElapsedTime(&ms, events_[2 * i], events_[2 * i + 1]), "cuEventElapsedTime");
+      r.device_event_ns = ms * 1e6;
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+RunResult CudaExecutable::run(const std::vector<Tensor>& inputs) const {
+  std::vector<DeviceTensor> dev;
+  for (const Tensor& t : inputs) dev.push_back(DeviceTensor::upload(t, stream_));
+  Binding b = bind(dev);
+  launch(b, true);
+  RunResult r;
+  r.launches = finish();
+  for (int s : h_.result_slots) r.outputs.push_back(b.slots[s].download(stream_));
+  return r;
+}
+
+}  // namespace tessera::runtime::cuda

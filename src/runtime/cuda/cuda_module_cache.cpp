@@ -1,0 +1,92 @@
+#include "runtime/cuda/cuda_module_cache.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "support/sha256.hpp"
+
+namespace tessera::runtime::cuda {
+
+namespace fs = std::filesystem;
+
+namespace {
+// No fast-math: max/min must see NaN, and sums must round as written.
+const std::vector<std::string> kOptions = {"-std=c++17", "--fmad=false", "-default-device"};
+}  // namespace
+
+std::string nvrtc_compile(const std::string& source, const std::string& name, const std::string& arch,
+                          std::string* log_out) {
+  const NvrtcApi& nv = nvrtc();
+  nvrtcProgram prog;
+  if (nv.nvrtcCreateProgram(&prog, source.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr) != NVRTC_SUCCESS)
+    fail("E733", "nvrtcCreateProgram failed for @" + name);
+  std::vector<std::string> opts = kOptions;
+  opts.push_back("--gpu-architecture=" + arch);
+  std::vector<const char*> argv;
+  for (auto& o : opts) argv.push_back(o.c_str());
+  nvrtcResult r = nv.nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
+  size_t log_size = 0;
+  nv.nvrtcGetProgramLogSize(prog, &log_size);
+  std::string log(log_size, '\0');
+  if (log_size) nv.nvrtcGetProgramLog(prog, log.data());
+  if (log_out) *log_out = log;
+  if (r != NVRTC_SUCCESS) {
+    nv.nvrtcDestroyProgram(&prog);
+    fail("E733", "NVRTC failed on kernel @" + name + ": " + nv.nvrtcGetErrorString(r) + "\n" + log.substr(0, 4000));
+  }
+  size_t size = 0;
+  nv.nvrtcGetCUBINSize(prog, &size);
+  std::string cubin(size, '\0');
+  nv.nvrtcGetCUBIN(prog, cubin.data());
+  nv.nvrtcDestroyProgram(&prog);
+  return cubin;
+}
+
+CudaModuleCache::CudaModuleCache(std::string dir) : disk_((fs::path(dir) / "cuda").string()) {
+  const DeviceInfo& d = device_info();
+  // Hopper's arch-specific target (wgmma etc.) where the device is sm_90.
+  arch_ = d.arch() + (d.sm_major == 9 && d.sm_minor == 0 ? "a" : "");
+  nvrtc().nvrtcVersion(&nvrtc_major_, &nvrtc_minor_);
+  for (auto& o : kOptions) options_ += o + " ";
+}
+
+CudaModuleCache& CudaModuleCache::global() {
+  static CudaModuleCache cache(default_cache_root());
+  return cache;
+}
+
+std::string CudaModuleCache::toolchain() const {
+  return "nvrtc " + std::to_string(nvrtc_major_) + "." + std::to_string(nvrtc_minor_) + " " + arch_;
+}
+
+CUfunction CudaModuleCache::load(const ir::KernelDesc& k) {
+  if (sha256_hex(k.source) != k.sha256)
+    fail("E701", "kernel @" + k.sym + " refused: its source does not match its recorded sha256 " + k.sha256);
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string key =
+      sha256_hex("tessera-cuda-module-v1\n" + k.sha256 + "\n" + toolchain() + "\n" + options_);
+  CUmodule module = nullptr;
+  if (auto it = loaded_.find(key); it != loaded_.end()) {
+    module = it->second;
+    ++stats_.hits;
+  } else {
+    nlohmann::json meta = {{"source_sha256", k.sha256}, {"toolchain", toolchain()}, {"options", options_}};
+    std::string dir = disk_.get(key, meta, [&](const std::string& tmp) {
+      std::ofstream(fs::path(tmp) / "kernel.cu", std::ios::binary) << k.source;
+      std::string log;
+      std::string cubin = nvrtc_compile(k.source, k.sym, arch_, &log);
+      std::ofstream(fs::path(tmp) / "compile.log") << log;
+      std::ofstream(fs::path(tmp) / "kernel.cubin", std::ios::binary) << cubin;
+    }, stats_);
+    std::string image = read_text_file((fs::path(dir) / "kernel.cubin").string());
+    check(driver().cuModuleLoadData(&module, image.data()), "cuModuleLoadData");
+    loaded_[key] = module;
+  }
+  CUfunction fn = nullptr;
+  check(driver().cuModuleGetFunction(&fn, module, k.sym.c_str()), "cuModuleGetFunction");
+  return fn;
+}
+
+}  // namespace tessera::runtime::cuda

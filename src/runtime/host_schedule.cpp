@@ -1,0 +1,72 @@
+#include "runtime/host_schedule.hpp"
+
+#include <map>
+
+#include "ir/verify.hpp"
+
+namespace tessera::runtime {
+
+using namespace tessera::ir;
+
+HostSchedule HostSchedule::from(const Module& m, const std::string& func, const std::string& target) {
+  if (detect_layer(m) != Layer::Target) fail("E710", "only Target IR can be loaded; lower the program first");
+  verify_target(m);
+  const Op* f = nullptr;
+  for (Op* candidate : m.funcs())
+    if (func.empty() || candidate->sym == func) {
+      f = candidate;
+      break;
+    }
+  if (!f) fail("E711", "no func @" + func + " in the module");
+  HostSchedule h;
+  h.func = f->sym;
+  std::map<const Value*, int> slot;
+  auto add_slot = [&](const Value* v) {
+    slot[v] = static_cast<int>(h.slot_types.size());
+    h.slot_types.push_back(v->type);
+  };
+  for (auto& a : f->regions[0]->args) {
+    add_slot(a.get());
+    h.input_names.push_back(a->name);
+    h.input_types.push_back(a->type);
+  }
+  std::map<std::string, size_t> kernel_index;
+  for (auto& op : f->regions[0]->ops) {
+    if (op->name == "return") {
+      for (Value* v : op->operands) {
+        h.result_slots.push_back(slot.at(v));
+        h.output_names.push_back(v->name);
+        h.output_types.push_back(v->type);
+      }
+      continue;
+    }
+    auto [it, fresh] = kernel_index.emplace(op->sym, h.kernels.size());
+    if (fresh) {
+      KernelDesc k = read_kernel_desc(*m.lookup(op->sym));
+      if (k.target != target)
+        fail("E712", "kernel @" + k.sym + " is for target '" + k.target + "'; this runtime executes " + target +
+                         " kernels (compile with --target " + target + ")");
+      h.kernels.push_back(std::move(k));
+    }
+    Step s{it->second, {}};
+    for (Value* v : op->operands) s.buffers.push_back(slot.at(v));
+    for (auto& r : op->results) {
+      add_slot(r.get());
+      s.buffers.push_back(slot.at(r.get()));
+    }
+    h.steps.push_back(std::move(s));
+  }
+  return h;
+}
+
+void HostSchedule::check_inputs(const std::vector<std::pair<DType, std::vector<int64_t>>>& types) const {
+  if (types.size() != input_types.size())
+    fail("E610", "@" + func + " takes " + std::to_string(input_types.size()) + " inputs, got " +
+                     std::to_string(types.size()));
+  for (size_t i = 0; i < types.size(); ++i)
+    if (types[i].first != input_types[i].dtype || types[i].second != input_types[i].shape)
+      fail("E611", "input %" + input_names[i] + " is " + Type::tensor(types[i].first, types[i].second).str() +
+                       " but @" + func + " expects " + input_types[i].str());
+}
+
+}  // namespace tessera::runtime

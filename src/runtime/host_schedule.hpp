@@ -1,0 +1,32 @@
+// The host side of a Target IR func, shared by every backend: which kernels
+// run in which order on which value slots (args first, then launch results),
+// and the shape guards of its inputs.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ir/ir.hpp"
+#include "ir/target_dialect.hpp"
+
+namespace tessera::runtime {
+
+struct HostSchedule {
+  struct Step {
+    size_t kernel;
+    std::vector<int> buffers;  // value slots: the launch's inputs, then its results
+  };
+  std::string func;
+  std::vector<std::string> input_names, output_names;
+  std::vector<ir::Type> input_types, output_types;
+  std::vector<ir::KernelDesc> kernels;  // each distinct kernel once
+  std::vector<ir::Type> slot_types;     // one per SSA value
+  std::vector<Step> steps;
+  std::vector<int> result_slots;
+
+  // `func` empty = the first func; every kernel must be for `target` (E712).
+  static HostSchedule from(const ir::Module& target_ir, const std::string& func, const std::string& target);
+  // E610/E611 unless `types` match the func's inputs.
+  void check_inputs(const std::vector<std::pair<DType, std::vector<int64_t>>>& types) const;
+};
+
+}  // namespace tessera::runtime

@@ -1,0 +1,49 @@
+// Every CUDA kernel the reduce family synthesizes compiles with NVRTC for
+// sm_90a. Needs the CUDA toolkit's NVRTC, not a GPU, so it runs in CI.
+#include <gtest/gtest.h>
+
+#include "ir/parser.hpp"
+#include "passes/pipeline.hpp"
+#include "runtime/cuda/cuda_module_cache.hpp"
+#include "tessera/tessera.hpp"
+
+namespace tessera {
+namespace {
+
+TEST(CudaRender, EveryStrategyCompilesWithNvrtc) {
+  try {
+    runtime::cuda::nvrtc();
+  } catch (const Error& e) {
+    GTEST_SKIP() << "NVRTC not available: " << e.what();
+  }
+  struct Shape {
+    std::vector<int64_t> shape;
+    std::vector<int64_t> axes;
+    DType dt;
+    const char* kind;
+  };
+  const std::vector<Shape> shapes = {
+      {{4096, 1024}, {1}, DType::F32, "sum"},      {{64, 128}, {1}, DType::F32, "max"},
+      {{16384, 300}, {0}, DType::F32, "min"},      {{1 << 22}, {0}, DType::F64, "mean"},
+      {{3, 5, 7}, {0, 2}, DType::F16, "prod"},     {{1000, 70}, {1}, DType::BF16, "max"},
+      {{4, 0}, {1}, DType::F32, "sum"},            {{2, 300000}, {-1}, DType::BF16, "mean"},
+  };
+  int compiled = 0;
+  for (const Shape& s : shapes) {
+    GraphBuilder g("nv");
+    g.output(g.reduce(g.input("x", ir::Type::tensor(s.dt, s.shape)), s.kind, s.axes, false));
+    auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
+    for (auto& op : target->ops) {
+      if (op->name != "target.kernel") continue;
+      ir::KernelDesc k = ir::read_kernel_desc(*op);
+      EXPECT_EQ(k.abi, "tessera.cuda.v1(buffer pointers in order; grid.x = programs)");
+      std::string cubin = runtime::cuda::nvrtc_compile(k.source, k.sym, "sm_90a");
+      EXPECT_GT(cubin.size(), 1000u) << k.sym;
+      ++compiled;
+    }
+  }
+  EXPECT_GE(compiled, 10);
+}
+
+}  // namespace
+}  // namespace tessera
