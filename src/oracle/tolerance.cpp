@@ -84,8 +84,14 @@ double mean_tolerance(int64_t n, double abs_in, double carried, double value, DT
   return finish(value, tol);
 }
 
+// Products get the worst-case gamma_n, not the probabilistic bound: the
+// rounding errors of multiplying near-one factors are biased (the dropped
+// second-order term has one sign), so they do not cancel like a random walk.
+// Measured: a tree of 3e5 such f32 factors drifted 2.5e-4 relative, just
+// above 8 sqrt(n) u, while being a correct IEEE evaluation.
 double prod_tolerance(int64_t n, double abs_in, double carried, double value, DType in, DType out) {
-  return finish(value, accum_gamma(n, in) * abs_in + carried + rounding_error(value, out) + min_normal(out));
+  const double g = gamma(n, u_acc(in)) + gamma(n, kURef);
+  return finish(value, g * abs_in + carried + rounding_error(value, out) + min_normal(out));
 }
 
 double extremum_tolerance(double carried, double value, DType in, DType out) {

@@ -21,7 +21,9 @@
 //   mean   G*S/n + R(value, out) + R(value, acc) + u_ref*|value|
 //          The sum's bound scaled by 1/n, plus the kernel's and the reference's
 //          final division.
-//   prod   G*|value| + R(value, out) + (smallest normal of out)
+//   prod   (gamma(n, u_acc) + gamma(n, u_ref))*|value| + R(value, out) + (smallest normal of out)
+//          Worst case, not growth(): multiplying near-one factors rounds with a
+//          bias (see tolerance.cpp), so the random-walk bound does not hold.
 //          Products have a relative bound; the absolute term absorbs underflow.
 //   max,   0 when the output type is the input type: the result is one of the
 //   min    inputs and is representable. (R(value, out) if the types differ.)

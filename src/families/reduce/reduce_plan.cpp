@@ -40,7 +40,7 @@ struct Machine {
 };
 constexpr Machine kCpu{false, 64, 16, 64, 1 << 20, 1 << 14, 1024, 4, 8};
 // H200: 132 SMs, ~16 resident 256-thread blocks each would be ~2100.
-constexpr Machine kCuda{true, 16, 264, 2048, 1 << 20, 0, 0, 1, 8};
+constexpr Machine kCuda{true, 16, 264, 2048, 1 << 16, 0, 0, 1, 8};
 
 const Machine& machine_for(const std::string& target) {
   if (target == "cpu") return kCpu;
@@ -78,7 +78,7 @@ void choose_cuda(Pass& p, const Machine& m) {
   p.vector_width = m.vector_bytes / static_cast<int64_t>(std::max<size_t>(dtype_size(p.accum), 4));
   const int64_t rows = p.outer * p.chunks;
   const int64_t want = p.inner == 1 ? p.chunk_len() : p.inner;
-  static const std::pair<int64_t, int64_t> shapes[] = {{64, 1}, {128, 1}, {128, 2}, {256, 2}, {256, 4}};
+  static const std::pair<int64_t, int64_t> shapes[] = {{64, 1}, {128, 1}, {128, 2}, {256, 1}, {256, 2}, {256, 4}};
   const int64_t max_parts = p.inner == 1 ? 4 : 1;  // columns keep one part per thread per row
   for (auto [threads, unroll] : shapes) {
     if (unroll > max_parts) continue;
@@ -154,7 +154,9 @@ std::vector<Pass> plan_passes(const ir::Type& input, const ir::ReduceSpec& spec,
   for (Pass& p : passes) {
     choose_strategy(p, m);
     const int64_t work = p.outer * p.extent * p.inner;
-    const int64_t min_chunk = m.gpu ? 256 : 64;  // rows of a chunk worth a program
+    // The smallest piece of the extent worth a program: a tile's worth of a
+    // row on the GPU, a few rows of columns; 64 elements or rows on the CPU.
+    const int64_t min_chunk = !m.gpu ? 64 : p.strategy == "rows" ? p.tile_lanes() : 16;
     if (p.programs < m.min_programs && work >= m.split_work && p.extent >= 2 * min_chunk) {
       Pass a = p, b = p;
       a.chunks = std::clamp<int64_t>(m.want_programs / std::max<int64_t>(p.programs, 1), 2, p.extent / min_chunk);
