@@ -176,14 +176,14 @@ TSR_TILE_OP(combine_min)
 TSR_TILE_OP(divf)
 #undef TSR_TILE_OP
 
-// Block reduction in a fixed order: a pairwise tree over each thread's lanes,
+// Block reduction in a fixed order: a running fold over each thread's lanes
+// (fully unrolled: a tree over a register array spilled it to the stack),
 // a butterfly across the warp, then warp 0..W-1 results combined in order by
 // every thread (so all threads hold the same value). Deterministic.
 #define TSR_REDUCE_LANES(NAME)                                                         \
   template <class T, int N> __device__ __forceinline__ T reduce_lanes_##NAME(tile<T, N> t) { \
-    _Pragma("unroll") for (int w = tile<T, N>::E / 2; w >= 1; w /= 2)                    \
-        _Pragma("unroll") for (int i = 0; i < w; ++i) t.v[i] = combine_##NAME(t.v[i], t.v[i + w]); \
     T x = t.v[0];                                                                     \
+    _Pragma("unroll") for (int i = 1; i < tile<T, N>::E; ++i) x = combine_##NAME(x, t.v[i]); \
     _Pragma("unroll") for (int off = 16; off >= 1; off /= 2)                             \
         x = combine_##NAME(x, __shfl_xor_sync(0xffffffffu, x, off));                       \
     if constexpr (TSR_THREADS > 32) {                                                 \

@@ -71,6 +71,12 @@ struct Driver {
     bind(lib, api.cuEventElapsedTime, "cuEventElapsedTime_v2", "libcuda");
     bind(lib, api.cuEventDestroy, "cuEventDestroy_v2", "libcuda");
     bind(lib, api.cuGetErrorString, "cuGetErrorString", "libcuda");
+    bind(lib, api.cuStreamBeginCapture, "cuStreamBeginCapture_v2", "libcuda");
+    bind(lib, api.cuStreamEndCapture, "cuStreamEndCapture", "libcuda");
+    bind(lib, api.cuGraphInstantiate, "cuGraphInstantiateWithFlags", "libcuda");
+    bind(lib, api.cuGraphLaunch, "cuGraphLaunch", "libcuda");
+    bind(lib, api.cuGraphExecDestroy, "cuGraphExecDestroy", "libcuda");
+    bind(lib, api.cuGraphDestroy, "cuGraphDestroy", "libcuda");
 
     CUresult r = api.cuInit(0);
     if (r != CUDA_SUCCESS) fail("E730", "the CUDA driver found no usable GPU (cuInit: " + message(r) + ")");

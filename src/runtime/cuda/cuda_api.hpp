@@ -34,6 +34,12 @@ struct DriverApi {
   TSR_CU(cuEventElapsedTime)
   TSR_CU(cuEventDestroy)
   TSR_CU(cuGetErrorString)
+  TSR_CU(cuStreamBeginCapture)
+  TSR_CU(cuStreamEndCapture)
+  TSR_CU(cuGraphInstantiate)
+  TSR_CU(cuGraphLaunch)
+  TSR_CU(cuGraphExecDestroy)
+  TSR_CU(cuGraphDestroy)
 #undef TSR_CU
 };
 

@@ -89,12 +89,30 @@ CudaExecutable::Binding CudaExecutable::bind(const std::vector<DeviceTensor>& in
     }
     b.params.push_back(std::move(params));
   }
+  const DriverApi& cu = driver();
+  check(cu.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
+  launch_each(b, false);
+  CUgraph graph = nullptr;
+  check(cu.cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture");
+  CUgraphExec exec = nullptr;
+  CUresult r = cu.cuGraphInstantiate(&exec, graph, 0);
+  cu.cuGraphDestroy(graph);
+  check(r, "cuGraphInstantiate");
+  b.graph = std::shared_ptr<CUgraphExec_st>(exec, [](CUgraphExec e) { driver().cuGraphExecDestroy(e); });
   return b;
 }
 
 void CudaExecutable::launch(const Binding& b, bool timed) const {
-  const DriverApi& cu = driver();
   timed_ = timed;
+  if (!timed && b.graph) {
+    check(driver().cuGraphLaunch(b.graph.get(), stream_), "cuGraphLaunch");
+    return;
+  }
+  launch_each(b, timed);
+}
+
+void CudaExecutable::launch_each(const Binding& b, bool timed) const {
+  const DriverApi& cu = driver();
   if (timed) enqueue_ns_.assign(h_.steps.size(), 0);
   for (size_t i = 0; i < h_.steps.size(); ++i) {
     const ir::KernelDesc& k = h_.kernels[h_.steps[i].kernel];

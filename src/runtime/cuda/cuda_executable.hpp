@@ -42,14 +42,17 @@ class CudaExecutable {
   CudaExecutable(CudaExecutable&&) noexcept;
   CudaExecutable& operator=(CudaExecutable&&) = delete;
 
-  // One run's device buffers and kernel argument arrays, made once.
+  // One run's device buffers, kernel argument arrays and a CUDA graph of its
+  // launches (one cuGraphLaunch per untimed run, whatever the kernel count).
   struct Binding {
     std::vector<DeviceTensor> slots;
     std::vector<CUdeviceptr> ptrs;
     std::vector<std::vector<void*>> params;  // per step: pointers into ptrs
+    std::shared_ptr<CUgraphExec_st> graph;
   };
   Binding bind(const std::vector<DeviceTensor>& inputs) const;  // shape guards here (E611)
-  // Enqueues every kernel; returns at once. With timed, events bracket each launch.
+  // Enqueues every kernel (untimed: as one graph launch); returns at once.
+  // With timed, kernels are launched one by one, events bracketing each.
   void launch(const Binding& b, bool timed = false) const;
   // Waits for the stream; with timed launches, reads each kernel's device time.
   std::vector<LaunchRecord> finish() const;
@@ -68,6 +71,7 @@ class CudaExecutable {
   std::vector<CUevent> events_;  // two per step
   mutable bool timed_ = false;
   mutable std::vector<double> enqueue_ns_;  // per step, of the last timed launch
+  void launch_each(const Binding& b, bool timed) const;
 };
 
 }  // namespace tessera::runtime::cuda
