@@ -162,6 +162,17 @@ template <class T> __device__ __forceinline__ T combine_prod(T a, T b) { return 
 // A NaN accumulator stays NaN; a NaN operand replaces it.
 template <class T> __device__ __forceinline__ T combine_max(T a, T b) { return (a < b || b != b) ? b : a; }
 template <class T> __device__ __forceinline__ T combine_min(T a, T b) { return (b < a || b != b) ? b : a; }
+// f32: PTX's max.NaN/min.NaN (sm_80+) return NaN when either input is NaN.
+template <> __device__ __forceinline__ float combine_max<float>(float a, float b) {
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+template <> __device__ __forceinline__ float combine_min<float>(float a, float b) {
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
 template <class T> __device__ __forceinline__ T divf(T a, T b) { return a / b; }
 
 #define TSR_TILE_OP(NAME)                                                                   \

@@ -138,14 +138,16 @@ struct Kernel {
     Value* out_base = tb.add(tb.mul(row, inner), col0);
 
     if (p.accumulator == "registers") {  // one tile, carried through the row loops
+      const bool masked = p.inner % cpp != 0;  // only a ragged last block needs masks
       auto step_rows = [&](int64_t rows) {
         return [&, rows](Value* k, const std::vector<Value*>& c) -> std::vector<Value*> {
-          return {fold(c[0], load_rows(k, rows, zero, true))};
+          return {fold(c[0], load_rows(k, rows, zero, masked))};
         };
       };
       Value* acc = tb.for_loop(s.k0, k_main, step, {tb.full(identity, lanes_t)}, step_rows(p.row_unroll))[0];
       acc = tb.for_loop(k_main, s.k1, one, {acc}, step_rows(1))[0];
-      tb.store_masked(out, out_base, ncols, finalize(acc));
+      if (masked) tb.store_masked(out, out_base, ncols, finalize(acc));
+      else tb.store(out, out_base, finalize(acc));
       return;
     }
 
