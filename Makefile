@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: setup build demo test bench clean
+.PHONY: setup build demo test test-gpu bench bench-gpu clean
 setup:
 	@scripts/bootstrap.sh
 build: setup
@@ -15,5 +15,10 @@ test: build
 	@ctest --test-dir $(BUILD) --output-on-failure -j 1
 bench: build
 	@python3 bench/run_cpu_reduce.py --build $(BUILD)
+# On a machine with an NVIDIA GPU (the H200 lane): the CUDA suite and benchmark.
+test-gpu: build
+	@$(BUILD)/tests/tessera_gpu_tests
+bench-gpu: build
+	@python3 bench/run_cuda_reduce.py --build $(BUILD)
 clean:
 	rm -rf $(BUILD)
