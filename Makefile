@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: setup build demo test test-gpu bench bench-gpu clean
+.PHONY: setup build demo test test-gpu bench bench-gpu record-cpu clean
 setup:
 	@scripts/bootstrap.sh
 build: setup
@@ -13,6 +13,7 @@ demo: build
 	@scripts/demo.sh $(BUILD)
 test: build
 	@ctest --test-dir $(BUILD) --output-on-failure -j 1
+	@scripts/verify_evidence.sh $(BUILD)
 bench: build
 	@python3 bench/run_cpu_reduce.py --build $(BUILD)
 # On a machine with an NVIDIA GPU (the H200 lane): the CUDA suite and benchmark.
@@ -20,5 +21,11 @@ test-gpu: build
 	@$(BUILD)/tests/tessera_gpu_tests
 bench-gpu: build
 	@python3 bench/run_cuda_reduce.py --build $(BUILD)
+# Record the CPU evidence packet (commit first: a dirty tree is refused).
+record-cpu: build
+	@python3 bench/anchors.py bench/reduce_cpu.json --target cpu --out $(BUILD)/anchors-cpu.json
+	@$(BUILD)/tessera bench bench/reduce_cpu.json --target cpu --anchors $(BUILD)/anchors-cpu.json \
+	  --out bench/evidence/cpu/reduce.packet.json
+	@$(BUILD)/tessera evidence report bench/evidence
 clean:
 	rm -rf $(BUILD)

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "evidence/ceiling.hpp"
 #include "ir/parser.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/executable.hpp"
@@ -26,40 +27,6 @@ namespace {
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
-}
-
-// Reads every byte once with independent vector accumulators on every core,
-// each core walking `streams` parts of its range at once (more streams can
-// mean more memory-level parallelism): a pass of the best possible reduction.
-double read_pass_seconds(const float* data, int64_t n, int streams) {
-  typedef float v16 __attribute__((vector_size(64)));
-  auto& pool = runtime::ThreadPool::global();
-  static std::vector<float> sink(64 * 16);
-  const int parts = pool.size();
-  const int64_t blocks = n / 16;
-  auto t0 = Clock::now();
-  pool.parallel_for(parts, [&](int64_t b, int64_t e) {
-    for (int64_t part = b; part < e; ++part) {
-      const int64_t lo = blocks * part / parts, hi = blocks * (part + 1) / parts;
-      const int64_t len = (hi - lo) / streams;
-      v16 acc[8] = {};
-      for (int64_t i = 0; i < len; ++i)
-        for (int s = 0; s < streams; ++s) {
-          v16 x;
-          std::memcpy(&x, data + 16 * (lo + s * len + i), 64);
-          acc[s] += x;
-        }
-      v16 total{};
-      for (int s = 0; s < streams; ++s) total += acc[s];
-      std::memcpy(&sink[(part % 64) * 16], &total, 64);
-    }
-  });
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// The ceiling for one round: the faster of a single stream and eight per core.
-double ceiling_seconds(const float* data, int64_t n) {
-  return std::min(read_pass_seconds(data, n, 1), read_pass_seconds(data, n, 8));
 }
 
 }  // namespace
@@ -91,11 +58,11 @@ int main(int argc, char** argv) {
       auto target = passes::lower(*ir::parse(text), ir::Layer::Target, "cpu");
       auto exe = runtime::Executable::load(*target);
       exe.run({x});  // warm-up
-      ceiling_seconds(data, x.numel());
+      evidence::cpu_read_ceiling_seconds(data, x.numel());
       std::vector<double> kernel, e2e, ceiling, ratio;
       std::string placement, digests;
       for (int r = 0; r < reps; ++r) {
-        double c = ceiling_seconds(data, x.numel());
+        double c = evidence::cpu_read_ceiling_seconds(data, x.numel());
         auto t0 = Clock::now();
         auto res = exe.run({x});
         e2e.push_back(std::chrono::duration<double>(Clock::now() - t0).count());

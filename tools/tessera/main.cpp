@@ -4,8 +4,10 @@
 #include <fmt/core.h>
 
 #include <fstream>
+#include <map>
 #include <iostream>
 
+#include "cli_evidence.hpp"
 #include "cli_run.hpp"
 #include "ir/parser.hpp"
 #include "ir/printer.hpp"
@@ -74,6 +76,8 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "run a program natively; --check compares with the oracle");
   cli::add_run_options(*run, ro);
 
+  cli::EvidenceCommands evidence = cli::add_evidence_commands(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -83,8 +87,12 @@ int main(int argc, char** argv) {
     if (compile->parsed()) return compile_cmd(file, target, emit, out);
     if (verify->parsed()) return verify_cmd(file);
     if (run->parsed()) return cli::run_cmd(ro);
+    return cli::run_evidence_commands(evidence);
   } catch (const Error& e) {
     std::cerr << e.what() << "\n";
+    static const std::map<std::string, int> bench_exit = {
+        {"E850", 5}, {"E851", 5}, {"E852", 6}, {"E854", 7}, {"E855", 8}, {"E853", 5}, {"E856", 5}};
+    if (auto it = bench_exit.find(e.code()); it != bench_exit.end()) return it->second;
     return e.code()[1] == '6' || e.code()[1] == '7' ? 4 : 1;
   } catch (const std::exception& e) {
     std::cerr << "error[E999]: internal error: " << e.what() << "\n";

@@ -63,6 +63,7 @@ struct Driver {
     bind(lib, api.cuMemFree, "cuMemFree_v2", "libcuda");
     bind(lib, api.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", "libcuda");
     bind(lib, api.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", "libcuda");
+    bind(lib, api.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", "libcuda");
     bind(lib, api.cuStreamCreate, "cuStreamCreate", "libcuda");
     bind(lib, api.cuStreamSynchronize, "cuStreamSynchronize", "libcuda");
     bind(lib, api.cuEventCreate, "cuEventCreate", "libcuda");

@@ -26,6 +26,7 @@ struct DriverApi {
   TSR_CU(cuMemFree)
   TSR_CU(cuMemcpyHtoDAsync)
   TSR_CU(cuMemcpyDtoHAsync)
+  TSR_CU(cuMemcpyDtoDAsync)
   TSR_CU(cuStreamCreate)
   TSR_CU(cuStreamSynchronize)
   TSR_CU(cuEventCreate)

@@ -1,5 +1,6 @@
 #include "runtime/cuda/cuda_executable.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 namespace tessera::runtime::cuda {
@@ -157,6 +158,35 @@ RunResult CudaExecutable::run(const std::vector<Tensor>& inputs) const {
   r.launches = finish();
   for (int s : h_.result_slots) r.outputs.push_back(b.slots[s].download(stream_));
   return r;
+}
+
+}  // namespace tessera::runtime::cuda
+
+namespace tessera::runtime::cuda {
+
+double copy_bandwidth_gbs(size_t bytes) {
+  const DriverApi& cu = driver();
+  DeviceTensor a = DeviceTensor::empty(DType::F32, {static_cast<int64_t>(bytes / 4)});
+  DeviceTensor b = DeviceTensor::empty(DType::F32, {static_cast<int64_t>(bytes / 4)});
+  CUstream s;
+  check(cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  CUevent e0, e1;
+  check(cu.cuEventCreate(&e0, CU_EVENT_DEFAULT), "cuEventCreate");
+  check(cu.cuEventCreate(&e1, CU_EVENT_DEFAULT), "cuEventCreate");
+  std::vector<double> ms;
+  for (int i = 0; i < 23; ++i) {
+    check(cu.cuEventRecord(e0, s), "cuEventRecord");
+    check(cu.cuMemcpyDtoDAsync(b.ptr(), a.ptr(), a.nbytes(), s), "cuMemcpyDtoDAsync");
+    check(cu.cuEventRecord(e1, s), "cuEventRecord");
+    check(cu.cuEventSynchronize(e1), "cuEventSynchronize");
+    float t = 0;
+    check(cu.cuEventElapsedTime(&t, e0, e1), "cuEventElapsedTime");
+    if (i >= 3) ms.push_back(t);
+  }
+  cu.cuEventDestroy(e0);
+  cu.cuEventDestroy(e1);
+  std::sort(ms.begin(), ms.end());
+  return 2.0 * static_cast<double>(a.nbytes()) / (ms[ms.size() / 2] * 1e-3) / 1e9;
 }
 
 }  // namespace tessera::runtime::cuda

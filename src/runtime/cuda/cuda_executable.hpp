@@ -34,6 +34,10 @@ class DeviceTensor {
   std::shared_ptr<CUdeviceptr> mem_;
 };
 
+// Device-to-device copy bandwidth (read + write bytes / event time, median of
+// 20): the ceiling CUDA packets are judged against.
+double copy_bandwidth_gbs(size_t bytes);
+
 class CudaExecutable {
  public:
   static CudaExecutable load(const ir::Module& target_ir, const std::string& func = "",

@@ -1,0 +1,265 @@
+#include "evidence/bench_runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "evidence/ceiling.hpp"
+#include "evidence/packet.hpp"
+#include "evidence/provenance.hpp"
+#include "evidence/sampling.hpp"
+#include "ir/graph_dialect.hpp"
+#include "ir/parser.hpp"
+#include "ir/printer.hpp"
+#include "oracle/reference.hpp"
+#include "passes/pipeline.hpp"
+#include "runtime/cuda/cuda_executable.hpp"
+#include "runtime/executable.hpp"
+#include "runtime/inputs.hpp"
+#include "support/sha256.hpp"
+#include "tessera/tessera.hpp"
+
+namespace tessera::evidence {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::json;
+
+namespace {
+
+std::string read_file_or(const std::string& path, const char* code, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(code, "cannot read " + what + " '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+double ns_since(Clock::time_point t0) { return std::chrono::duration<double, std::nano>(Clock::now() - t0).count(); }
+
+// The Graph IR and input specs of one case.
+struct CaseProgram {
+  std::unique_ptr<ir::Module> graph;
+  std::vector<std::string> input_specs;  // in func-argument order
+};
+
+CaseProgram case_program(const json& c, const std::string& root) {
+  CaseProgram p;
+  const std::string name = c.value("name", "?");
+  if (c.contains("program")) {
+    std::string path = (fs::path(root) / c["program"].get<std::string>()).string();
+    p.graph = ir::parse(read_file_or(path, "E852", "program"), path);
+    const json inputs = c.value("inputs", json::object());
+    const ir::Op* f = p.graph->funcs().empty() ? nullptr : p.graph->funcs()[0];
+    if (!f) fail("E852", "case " + name + ": the program has no func");
+    for (auto& a : f->regions[0]->args) {
+      if (!inputs.contains(a->name)) fail("E850", "case " + name + ": no input spec for %" + a->name);
+      p.input_specs.push_back(inputs[a->name].get<std::string>());
+    }
+    return p;
+  }
+  for (const char* key : {"kind", "shape", "dtype"})
+    if (!c.contains(key)) fail("E850", "case " + name + " needs '" + key + "' (or a 'program')");
+  auto dt = parse_dtype(c["dtype"].get<std::string>());
+  if (!dt) fail("E850", "case " + name + ": unknown dtype " + c["dtype"].dump());
+  GraphBuilder g("bench");
+  ir::Value* x = g.input("x", ir::Type::tensor(*dt, c["shape"].get<std::vector<int64_t>>()));
+  std::vector<int64_t> axes = c.value("axes", std::vector<int64_t>{});
+  g.output(c.contains("axes") ? g.reduce(x, c["kind"], axes, c.value("keepdims", false))
+                              : g.reduce_all(x, c["kind"], c.value("keepdims", false)));
+  p.graph = ir::clone(g.module());
+  p.input_specs.push_back(c.value("input", "random:seed=7"));
+  return p;
+}
+
+json schedule_summary(const ir::Module& schedule) {
+  json passes = json::array();
+  for (ir::Op* f : schedule.funcs())
+    for (auto& op : f->regions[0]->ops) {
+      if (op->name == "return") continue;
+      json p;
+      for (const char* k : {"strategy", "threads", "vector_width", "unroll", "chunks", "programs", "accumulator"})
+        if (const ir::Attr* a = op->attr(k)) p[k] = a->as_int() ? json(*a->as_int()) : json(*a->as_string());
+      p["artifact_hash"] = *op->attr("artifact_hash")->as_string();
+      passes.push_back(p);
+    }
+  return passes;
+}
+
+}  // namespace
+
+json run_bench(const BenchOptions& o) {
+  const std::string root = source_root();
+  const std::string spec_text = read_file_or(o.spec_path, "E850", "bench spec");
+  json spec;
+  try {
+    spec = json::parse(spec_text);
+  } catch (const std::exception& e) {
+    fail("E850", "bench spec '" + o.spec_path + "' is not valid JSON: " + e.what());
+  }
+  if (!spec.is_object() || !spec.contains("cases") || !spec["cases"].is_array() || spec["cases"].empty())
+    fail("E850", "bench spec '" + o.spec_path + "' needs a non-empty \"cases\" list");
+  if (o.target != "cpu" && o.target != "cuda")
+    fail("E721", "target '" + o.target + "' cannot execute in this build (native execution: cpu, cuda)");
+  const SamplingPlan plan = SamplingPlan::from_json(spec.value("sampling", json::object()));
+  json anchors = json::object();
+  if (!o.anchors_path.empty()) {
+    try {
+      anchors = json::parse(read_file_or(o.anchors_path, "E850", "anchors file"));
+    } catch (const json::exception& e) {
+      fail("E850", "anchors file '" + o.anchors_path + "' is not valid JSON: " + e.what());
+    }
+  }
+
+  json packet;
+  packet["format"] = kPacketFormat;
+  packet["spec"] = {{"name", spec.value("name", "")}, {"path", o.spec_path}, {"sha256", sha256_hex(spec_text)}};
+  packet["target"] = o.target;
+  packet["date"] = utc_now_iso();
+  GitState git = git_state(root);
+  packet["source"] = {{"fingerprint", source_fingerprint(root)}, {"commit", git.available ? git.commit : "unknown"},
+                      {"git", git.available}, {"dirty", git.dirty}};
+  packet["environment"] = environment(o.target);
+  packet["sampling_requested"] = plan.to_json();
+  packet["timing_domains"] = {
+      {"device_event", "GPU events around the program's kernels (sum over kernels)"},
+      {"kernel_wall", "host clock around the native submit only (CPU: the kernels; GPU: the enqueue)"},
+      {"end_to_end", "host clock around the whole run call (GPU: launch + synchronize, inputs resident)"}};
+
+  std::optional<runtime::cuda::DeviceTensor> copy_src;
+  json cases = json::array();
+  bool all_pass = true;
+  for (const json& c : spec["cases"]) {
+    const std::string name = c.value("name", "case" + std::to_string(cases.size()));
+    if (!o.only.empty() && name != o.only) continue;
+    CaseProgram prog = case_program(c, root);
+    auto schedule = passes::lower(*prog.graph, ir::Layer::Schedule, o.target);
+    auto target_ir = passes::lower(*schedule, ir::Layer::Target, o.target);
+    const ir::Op* f = prog.graph->funcs()[0];
+    std::vector<Tensor> inputs;
+    double bytes = 0;
+    for (size_t i = 0; i < prog.input_specs.size(); ++i) {
+      const ir::Type& t = f->regions[0]->args[i]->type;
+      inputs.push_back(generate_input(prog.input_specs[i], t.dtype, t.shape));
+      bytes += static_cast<double>(inputs.back().nbytes());
+    }
+    for (const ir::Type& t : ir::func_result_types(*f)) bytes += static_cast<double>(t.numel() * dtype_size(t.dtype));
+
+    json row;
+    row["name"] = name;
+    row["family"] = "reduce";
+    row["program"] = ir::print(*prog.graph);
+    row["inputs"] = prog.input_specs;
+    row["schedule"] = schedule_summary(*schedule);
+    row["bytes_moved"] = bytes;
+
+    std::vector<Tensor> outputs;
+    json kernels = json::array();
+    Sampled sampled;
+    std::string placement;
+    if (o.target == "cpu") {
+      runtime::Executable exe = runtime::Executable::load(*target_ir);
+      for (auto& k : exe.kernels()) kernels.push_back({{"sym", k.sym}, {"sha256", k.sha256}});
+      auto first = exe.run(inputs);
+      outputs = first.outputs;
+      placement = first.launches.empty() ? "none" : first.launches[0].placement;
+      sampled = sample([&] {
+        auto t0 = Clock::now();
+        auto r = exe.run(inputs);
+        double e2e = ns_since(t0), wall = 0;
+        for (auto& l : r.launches) wall += l.kernel_wall_ns;
+        return std::map<std::string, double>{{"end_to_end", e2e}, {"kernel_wall", wall}};
+      }, plan);
+      row["absent_domains"] = {{"device_event", "the CPU target has no device clock"}};
+    } else {
+      runtime::cuda::CudaExecutable exe = runtime::cuda::CudaExecutable::load(*target_ir);
+      for (auto& k : exe.schedule().kernels) kernels.push_back({{"sym", k.sym}, {"sha256", k.sha256}});
+      auto first = exe.run(inputs);
+      outputs = first.outputs;
+      placement = first.launches.empty() ? "none" : first.launches[0].placement;
+      std::vector<runtime::cuda::DeviceTensor> dev;
+      for (auto& t : inputs) dev.push_back(runtime::cuda::DeviceTensor::upload(t, exe.stream()));
+      auto binding = exe.bind(dev);
+      sampled = sample([&] {
+        auto t0 = Clock::now();
+        exe.launch(binding, true);
+        auto recs = exe.finish();
+        double e2e = ns_since(t0), dev_ns = 0, enqueue = 0;
+        for (auto& l : recs) {
+          dev_ns += std::max(0.0, l.device_event_ns);
+          enqueue += std::max(0.0, l.kernel_wall_ns);
+        }
+        return std::map<std::string, double>{{"device_event", dev_ns}, {"kernel_wall", enqueue}, {"end_to_end", e2e}};
+      }, plan);
+    }
+    row["placement"] = placement;
+    row["kernels"] = kernels;
+
+    // The oracle check of the measured program: no number for wrong code.
+    auto expected = oracle::evaluate(*prog.graph, "", inputs);
+    json checks = json::array();
+    for (size_t i = 0; i < expected.size(); ++i) {
+      oracle::Comparison cmp = oracle::compare(expected[i], outputs.at(i));
+      checks.push_back({{"max_abs_err", cmp.max_abs_err}, {"tolerance", cmp.tol_at_worst},
+                        {"worst_ratio", cmp.worst_ratio}, {"pass", cmp.pass}});
+      all_pass = all_pass && cmp.pass;
+    }
+    row["oracle"] = checks;
+
+    json domains;
+    for (auto& [d, st] : sampled.domains) domains[d] = st.to_json();
+    row["domains"] = domains;
+    row["sampling_used"] = sampled.used.to_json();
+    row["sampling_raised"] = sampled.raised;
+    const std::string primary = o.target == "cuda" ? "device_event" : "kernel_wall";
+    row["primary_domain"] = primary;
+    row["achieved_gbs"] = bytes / sampled.domains.at(primary).median_ns;
+    row["stable"] = sampled.domains.at(primary).stable;
+
+    json rows = json::array();
+    if (anchors.contains("rows") && anchors["rows"].contains(name))
+      for (json a : anchors["rows"][name]) {
+        a["ratio_anchor_over_tessera"] = a.value("median_ns", 0.0) / sampled.domains.at(primary).median_ns;
+        rows.push_back(a);
+      }
+    row["anchors"] = rows;
+    cases.push_back(row);
+  }
+  if (cases.empty()) fail("E850", "no case named '" + o.only + "' in " + o.spec_path);
+  packet["cases"] = cases;
+  if (anchors.contains("tools")) packet["anchor_tools"] = anchors["tools"];
+
+  // The ceiling the cases are judged against, measured in this process.
+  if (o.target == "cpu") {
+    Tensor big = generate_input("const:1", DType::F32, {int64_t{1} << 26});
+    std::vector<double> secs;
+    for (int i = 0; i < 9; ++i) secs.push_back(cpu_read_ceiling_seconds(static_cast<const float*>(big.data()), big.numel()));
+    std::sort(secs.begin(), secs.end());
+    packet["ceiling"] = {{"kind", "read (STREAM-like, every core)"}, {"gbs", double(big.nbytes()) / secs[4] / 1e9}};
+  } else {
+    packet["ceiling"] = {{"kind", "device-to-device copy, read + write"},
+                         {"gbs", runtime::cuda::copy_bandwidth_gbs(size_t{1} << 30)}};
+  }
+  packet["all_checks_pass"] = all_pass;
+  if (!all_pass) fail("E854", "a case failed its oracle check: no packet is written for wrong results");
+  bool clean = git.available && !git.dirty;
+  if (!git.available && !o.expect_commit.empty()) {
+    if (o.expect_fingerprint != packet["source"]["fingerprint"])
+      fail("E855", "this tree's source fingerprint does not match the one given for commit " + o.expect_commit);
+    packet["source"]["commit"] = o.expect_commit;
+    packet["source"]["commit_proof"] = "no git here; the source fingerprint matched the given commit's";
+    clean = true;
+  }
+  packet["sealed"] = clean;
+  if (!clean && !o.allow_dirty)
+    fail("E855", git.available ? "the working tree is dirty; commit first (or pass --unsealed to write an "
+                                 "explicitly unsealed packet):\n" + git.dirty_files
+                               : "no git checkout here to prove which commit was measured; pass --unsealed");
+  seal(packet);
+  return packet;
+}
+
+}  // namespace tessera::evidence

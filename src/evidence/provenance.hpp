@@ -1,0 +1,30 @@
+// Where a measurement came from: the source fingerprint (SHA-256 over every
+// file that produces kernels and runs them), the git commit and whether the
+// tree was clean, the toolchain, the machine and the date.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace tessera::evidence {
+
+// The repository root: $TESSERA_SOURCE_ROOT, else the nearest ancestor of the
+// working directory holding src/ir and CMakeLists.txt. E853 if none.
+std::string source_root();
+// SHA-256 over "path\0sha256(content)\n" for the sorted files under src/,
+// include/, device/, tools/, cmake/ and CMakeLists.txt.
+std::string source_fingerprint(const std::string& root);
+
+struct GitState {
+  bool available = false;
+  std::string commit;
+  bool dirty = false;
+  std::string dirty_files;  // `git status --porcelain`, abridged
+};
+GitState git_state(const std::string& root);
+
+// cpu: model, feature digest, host compiler; cuda adds device, driver, NVRTC.
+nlohmann::json environment(const std::string& target);
+
+std::string utc_now_iso();
+
+}  // namespace tessera::evidence

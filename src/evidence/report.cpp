@@ -1,0 +1,126 @@
+#include "evidence/report.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "evidence/packet.hpp"
+#include "support/diagnostic.hpp"
+
+namespace tessera::evidence {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+struct Row {
+  std::string packet, target, device, name, verdict, anchors;
+  double gbs = 0, ceiling = 0;
+  bool stable = false;
+  std::string oracle;
+};
+
+std::string xml_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) o += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+  return o;
+}
+
+}  // namespace
+
+int write_report(const std::string& dir, const std::string& root) {
+  std::vector<std::string> paths;
+  for (auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file() && e.path().extension() == ".json") paths.push_back(e.path().string());
+  std::sort(paths.begin(), paths.end());
+  std::vector<Row> rows;
+  int packets = 0;
+  for (const std::string& path : paths) {
+    json p;
+    try {
+      std::ifstream in(path);
+      p = json::parse(in);
+    } catch (...) {
+      continue;
+    }
+    if (!p.is_object() || p.value("format", "") != kPacketFormat) continue;
+    ++packets;
+    Verification v = verify_packet(path, root);
+    const json& env = p["environment"];
+    std::string device = p["target"] == "cuda" ? env["gpu"].value("name", "?") : env["cpu"].value("model", "?");
+    for (const json& c : p["cases"]) {
+      Row r;
+      r.packet = fs::relative(path, dir).string();
+      r.target = p["target"];
+      r.device = device;
+      r.name = c["name"];
+      r.verdict = verdict_name(v.verdict);
+      r.gbs = c.value("achieved_gbs", 0.0);
+      r.ceiling = p["ceiling"].value("gbs", 0.0);
+      r.stable = c.value("stable", false);
+      double err = 0, tol = 0;
+      for (const json& o : c["oracle"]) {
+        err = std::max(err, o.value("max_abs_err", 0.0));
+        tol = std::max(tol, o.value("tolerance", 0.0));
+      }
+      r.oracle = fmt::format("{:.2g} / {:.2g}", err, tol);
+      for (const json& a : c["anchors"])
+        r.anchors += fmt::format("{}{}: {:.2f}x", r.anchors.empty() ? "" : ", ", a.value("anchor", "?"),
+                                 a.value("ratio_anchor_over_tessera", 0.0));
+      rows.push_back(r);
+    }
+  }
+  if (packets == 0) fail("E856", "no evidence packets under '" + dir + "'");
+
+  std::ostringstream md;
+  md << "# Evidence report\n\nRendered by `tessera evidence report` from " << packets
+     << " packet(s). GB/s counts bytes read and written once, over the median of the packet's primary timing "
+        "domain (device_event on CUDA, kernel_wall on the CPU). \"vs anchor\" is anchor time / Tessera time "
+        "(above 1: Tessera is faster). A stale packet measured sources that have changed since.\n\n"
+     << "| packet | target | device | case | GB/s | ceiling GB/s | of ceiling | vs anchors | stable | oracle err / tol "
+        "| status |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const Row& r : rows)
+    md << fmt::format("| {} | {} | {} | {} | {:.1f} | {:.1f} | {:.0f}% | {} | {} | {} | {} |\n", r.packet, r.target,
+                      r.device, r.name, r.gbs, r.ceiling, r.ceiling > 0 ? 100 * r.gbs / r.ceiling : 0.0,
+                      r.anchors.empty() ? "-" : r.anchors, r.stable ? "yes" : "no", r.oracle, r.verdict);
+  md << "\n![achieved bandwidth against the ceiling](report.svg)\n";
+  std::ofstream(fs::path(dir) / "report.md") << md.str();
+
+  // Horizontal bars: achieved GB/s, with the run's ceiling as a tick.
+  const int bar_h = 18, gap = 6, left = 330, width = 460, top = 40;
+  double max_v = 1;
+  for (const Row& r : rows) max_v = std::max({max_v, r.gbs, r.ceiling});
+  const int height = top + static_cast<int>(rows.size()) * (bar_h + gap) + 30;
+  std::ostringstream svg;
+  svg << fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
+                     "font-size=\"11\">\n",
+                     left + width + 90, height);
+  svg << "<text x=\"10\" y=\"20\" font-size=\"14\">Achieved GB/s (bar) against the ceiling measured in the same run "
+         "(tick)</text>\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    const int y = top + static_cast<int>(i) * (bar_h + gap);
+    const double w = r.gbs / max_v * width, c = r.ceiling / max_v * width;
+    const char* color = r.verdict == "fresh" ? (r.target == "cuda" ? "#4c72b0" : "#55a868") : "#bbbbbb";
+    svg << fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", left - 6, y + 13,
+                       xml_escape(r.target + " " + r.name));
+    svg << fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>\n", left, y, w, bar_h,
+                       color);
+    if (r.ceiling > 0)
+      svg << fmt::format("<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"black\" stroke-width=\"2\"/>\n",
+                         left + c, y - 2, left + c, y + bar_h + 2);
+    svg << fmt::format("<text x=\"{:.1f}\" y=\"{}\">{:.0f}{}</text>\n", left + std::max(w, c) + 6, y + 13, r.gbs,
+                       r.verdict == "fresh" ? "" : " (" + r.verdict + ")");
+  }
+  svg << "</svg>\n";
+  std::ofstream(fs::path(dir) / "report.svg") << svg.str();
+  return packets;
+}
+
+}  // namespace tessera::evidence

@@ -1,0 +1,88 @@
+// Evidence on the command line. Exit codes (docs/evidence.md):
+//   bench: 0 written; 5 malformed spec; 6 missing program; 7 a case failed the
+//          oracle; 8 dirty tree (use --unsealed); 4 cannot execute on target
+//   verify: 0 fresh; 10 stale; 11 unsealed; 20 tampered; 21 invalid
+#include "cli_evidence.hpp"
+
+#include <fmt/core.h>
+
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "evidence/bench_runner.hpp"
+#include "evidence/packet.hpp"
+#include "evidence/provenance.hpp"
+#include "evidence/report.hpp"
+#include "support/diagnostic.hpp"
+
+namespace tessera::cli {
+
+namespace {
+evidence::BenchOptions bench_opts;
+std::string out_path, report_dir;
+std::vector<std::string> verify_paths;
+}  // namespace
+
+EvidenceCommands add_evidence_commands(CLI::App& app) {
+  EvidenceCommands c;
+  c.bench = app.add_subcommand("bench", "run a bench spec and write an evidence packet");
+  c.bench->add_option("spec", bench_opts.spec_path, "bench spec (JSON), e.g. bench/reduce_cpu.json")->required();
+  c.bench->add_option("--target", bench_opts.target, "cpu | cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  c.bench->add_option("--out", out_path, "packet to write")->required();
+  c.bench->add_option("--anchors", bench_opts.anchors_path, "anchor rows (from bench/anchors.py) to merge");
+  c.bench->add_option("--only", bench_opts.only, "run one case");
+  c.bench->add_flag("--unsealed", bench_opts.allow_dirty, "write an explicitly unsealed packet from a dirty tree");
+  c.bench->add_option("--commit", bench_opts.expect_commit, "without git: the commit this tree is");
+  c.bench->add_option("--fingerprint", bench_opts.expect_fingerprint, "without git: that commit's source fingerprint");
+
+  auto* ev = app.add_subcommand("evidence", "verify and render evidence packets");
+  ev->require_subcommand(1);
+  c.verify = ev->add_subcommand("verify", "is each packet intact, and fresh against the sources here?");
+  c.verify->add_option("packets", verify_paths, "packet files")->required();
+  c.report = ev->add_subcommand("report", "render every packet under DIR as report.md and report.svg");
+  c.report->add_option("dir", report_dir, "directory of packets")->required();
+  c.fingerprint = ev->add_subcommand("fingerprint", "print the source fingerprint and commit of this tree");
+  return c;
+}
+
+int run_evidence_commands(const EvidenceCommands& c) {
+  if (c.bench->parsed()) {
+    nlohmann::json packet = evidence::run_bench(bench_opts);
+    std::ofstream out(out_path, std::ios::binary);
+    out << packet.dump(1) << "\n";
+    if (!out) fail("E120", "cannot write '" + out_path + "'");
+    fmt::print("wrote {} packet {} ({} cases, commit {}, {})\n", packet.value("sealed", false) ? "sealed" : "UNSEALED",
+               out_path, packet["cases"].size(), packet["source"].value("commit", "?"), packet["target"].get<std::string>());
+    for (auto& r : packet["cases"])
+      fmt::print("  {:<28} {:>9.1f} GB/s  {}  {}\n", r["name"].get<std::string>(), r.value("achieved_gbs", 0.0),
+                 r.value("stable", false) ? "stable" : "UNSTABLE", r["placement"].get<std::string>());
+    return 0;
+  }
+  if (c.verify->parsed()) {
+    const std::string root = evidence::source_root();
+    int worst = 0;
+    for (const std::string& p : verify_paths) {
+      evidence::Verification v = evidence::verify_packet(p, root);
+      fmt::print("{}: {}: {}\n", p, evidence::verdict_name(v.verdict), v.detail);
+      worst = std::max(worst, static_cast<int>(v.verdict));
+    }
+    return worst;
+  }
+  if (c.report->parsed()) {
+    int n = evidence::write_report(report_dir, evidence::source_root());
+    fmt::print("rendered {} packet(s) into {}/report.md and {}/report.svg\n", n, report_dir, report_dir);
+    return 0;
+  }
+  if (c.fingerprint->parsed()) {
+    const std::string root = evidence::source_root();
+    evidence::GitState g = evidence::git_state(root);
+    fmt::print("fingerprint {}\ncommit {}{}\n", evidence::source_fingerprint(root), g.available ? g.commit : "unknown",
+               g.dirty ? " (dirty)" : "");
+    return 0;
+  }
+  return -1;
+}
+
+}  // namespace tessera::cli
