@@ -48,16 +48,16 @@ class CudaRenderer : public CLikeRenderer {
   int64_t threads_, vec_;
 };
 
-}  // namespace
-
-int64_t cuda_vector_width(const Op& kernel) {
-  const Attr* v = kernel.attr("vector_width");
-  return v && v->as_int() ? *v->as_int() : 4;
+// Lanes each thread loads contiguously (one 16-byte vector of f32).
+int64_t int_attr_or(const Op& kernel, const char* key, int64_t fallback) {
+  const Attr* a = kernel.attr(key);
+  return a && a->as_int() ? *a->as_int() : fallback;
 }
 
+}  // namespace
+
 std::string render_cuda_kernel(const Op& kernel) {
-  const Attr* t = kernel.attr("threads");
-  CudaRenderer r(t && t->as_int() ? *t->as_int() : 1, cuda_vector_width(kernel));
+  CudaRenderer r(int_attr_or(kernel, "threads", 1), int_attr_or(kernel, "vector_width", 4));
   return r.render_kernel(kernel);
 }
 

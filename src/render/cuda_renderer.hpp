@@ -10,8 +10,6 @@ namespace tessera::render {
 
 inline constexpr const char* kCudaKernelAbi = "tessera.cuda.v1(buffer pointers in order; grid.x = programs)";
 
-// Lanes each thread loads contiguously (one 16-byte vector of f32).
-int64_t cuda_vector_width(const ir::Op& kernel);
 std::string render_cuda_kernel(const ir::Op& kernel);
 
 }  // namespace tessera::render
