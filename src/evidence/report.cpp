@@ -62,7 +62,7 @@ int write_report(const std::string& dir, const std::string& root) {
       r.name = c["name"];
       r.verdict = verdict_name(v.verdict);
       r.gbs = c.value("achieved_gbs", 0.0);
-      r.ceiling = p["ceiling"].value("gbs", 0.0);
+      r.ceiling = c.value("ceiling_gbs", p["ceiling"].value("gbs", 0.0));
       r.stable = c.value("stable", false);
       double err = 0, tol = 0;
       for (const json& o : c["oracle"]) {
