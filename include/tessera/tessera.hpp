@@ -28,11 +28,24 @@ class GraphBuilder {
   // axes may be negative; an empty list with all_axes reduces everything.
   ir::Value* reduce(ir::Value* x, const std::string& kind, std::vector<int64_t> axes, bool keepdims = false);
   ir::Value* reduce_all(ir::Value* x, const std::string& kind, bool keepdims = false);
+  // Pointwise: fn is a unary ("exp", "gelu", ...: gelu_tanh for the tanh form)
+  // or binary ("add", "max", ...; numpy broadcasting) op name without "tessera.".
+  ir::Value* unary(const std::string& fn, ir::Value* x);
+  ir::Value* binary(const std::string& fn, ir::Value* a, ir::Value* b);
+  ir::Value* cast(ir::Value* x, DType to);
+  ir::Value* constant(double value, const ir::Type& type);
+  // Row ops: softmax/log_softmax over `axis`; the norms over the last axis.
+  ir::Value* softmax(ir::Value* x, int64_t axis = -1);
+  ir::Value* log_softmax(ir::Value* x, int64_t axis = -1);
+  ir::Value* layer_norm(ir::Value* x, ir::Value* w, ir::Value* b, double eps = 1e-5);
+  ir::Value* rms_norm(ir::Value* x, ir::Value* w, double eps = 1e-6);
   void output(ir::Value* v);
   // Finishes the func (adds the return) and verifies the module.
   const ir::Module& module();
 
  private:
+  // Appends op `name` with result type `result` and verifies it.
+  ir::Value* add(const std::string& name, std::vector<ir::Value*> operands, ir::AttrDict attrs, const ir::Type& result);
   std::unique_ptr<ir::Module> m_;
   ir::Op* func_;
   std::vector<ir::Value*> outputs_;

@@ -37,6 +37,49 @@ Value* GraphBuilder::reduce_all(Value* x, const std::string& kind, bool keepdims
   return reduce(x, kind, axes, keepdims);
 }
 
+Value* GraphBuilder::add(const std::string& name, std::vector<Value*> operands, AttrDict attrs, const Type& result) {
+  if (finished_) fail("E130", "GraphBuilder: module() was already called");
+  Builder b(*func_->regions[0]);
+  Op& op = b.create(name, std::move(operands), std::move(attrs));
+  Value* v = op.add_result("r" + std::to_string(next_++), result);
+  try {
+    verify_pointwise_or_row_op(op);
+  } catch (...) {
+    func_->regions[0]->ops.pop_back();  // leave the func as it was
+    throw;
+  }
+  return v;
+}
+
+Value* GraphBuilder::unary(const std::string& fn, Value* x) {
+  if (fn == "gelu_tanh") return add("tessera.gelu", {x}, {{"approximate", Attr("tanh")}}, x->type);
+  return add("tessera." + fn, {x}, {}, x->type);
+}
+
+Value* GraphBuilder::binary(const std::string& fn, Value* a, Value* b) {
+  if (!a->type.is_tensor() || !b->type.is_tensor()) fail("E207", "tessera." + fn + " takes tensors");
+  return add("tessera." + fn, {a, b}, {}, Type::tensor(a->type.dtype, broadcast_shapes(a->type.shape, b->type.shape)));
+}
+
+Value* GraphBuilder::cast(Value* x, DType to) {
+  return add("tessera.cast", {x}, {}, Type::tensor(to, x->type.shape));
+}
+
+Value* GraphBuilder::constant(double value, const Type& type) {
+  return add("tessera.constant", {}, {{"value", Attr(value)}}, type);
+}
+
+Value* GraphBuilder::softmax(Value* x, int64_t axis) { return add("tessera.softmax", {x}, {{"axis", Attr(axis)}}, x->type); }
+Value* GraphBuilder::log_softmax(Value* x, int64_t axis) {
+  return add("tessera.log_softmax", {x}, {{"axis", Attr(axis)}}, x->type);
+}
+Value* GraphBuilder::layer_norm(Value* x, Value* w, Value* b, double eps) {
+  return add("tessera.layer_norm", {x, w, b}, {{"eps", Attr(eps)}}, x->type);
+}
+Value* GraphBuilder::rms_norm(Value* x, Value* w, double eps) {
+  return add("tessera.rms_norm", {x, w}, {{"eps", Attr(eps)}}, x->type);
+}
+
 void GraphBuilder::output(Value* v) { outputs_.push_back(v); }
 
 const Module& GraphBuilder::module() {

@@ -112,8 +112,16 @@ void verify_graph(const Module& m) {
         if (i + 1 != body.ops.size()) fail("E208", "'return' must be the last op", op.loc);
         continue;
       }
+      if (is_pointwise_op(op.name) || is_row_op(op.name)) {
+        verify_pointwise_or_row_op(op);
+        continue;
+      }
       if (op.name != "tessera.reduce")
-        fail("E201", "unknown Graph IR op '" + op.name + "' (this build knows tessera.reduce)", op.loc);
+        fail("E201", "unknown Graph IR op '" + op.name +
+                         "' (this build knows tessera.reduce, softmax, log_softmax, layer_norm, rms_norm, cast, "
+                         "constant and the pointwise ops in docs/semantics.md)", op.loc);
+      for (Value* v : op.operands)
+        if (!v->type.is_tensor()) fail("E207", "tessera.reduce takes a tensor, got " + v->type.str(), op.loc);
       ReduceSpec spec = reduce_spec(op);
       Type want = reduce_result_type(op.operands[0]->type, spec);
       if (!(op.results[0]->type == want))

@@ -25,6 +25,28 @@ ReduceSpec make_reduce_spec(const std::string& kind, std::vector<int64_t> axes, 
                             const Type& input, const SourceLoc& loc = {});
 Type reduce_result_type(const Type& input, const ReduceSpec& spec);
 
+// ---- pointwise and row ops (graph_pointwise.cpp) ----------------------------
+//   %z = tessera.add %x, %y : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+//   %e = tessera.exp %x : tensor<4x8xf32> -> tensor<4x8xf32>
+//   %c = tessera.constant {value = 2.0} : () -> tensor<f32>
+//   %y = tessera.softmax %x {axis = -1} : tensor<MxNxf32> -> tensor<MxNxf32>
+//   %n = tessera.layer_norm %x, %w, %b {eps = 1.0e-05} : (tensor<MxN..>, tensor<N..>, tensor<N..>) -> tensor<MxN..>
+// Binary ops broadcast numpy-style and need operands of one dtype (E209).
+bool is_unary_op(const std::string& name);     // tessera.neg abs exp log sqrt rsqrt tanh sigmoid relu gelu silu
+bool is_binary_op(const std::string& name);    // tessera.add sub mul div max min pow
+bool is_pointwise_op(const std::string& name); // unary, binary, cast, constant
+bool is_row_op(const std::string& name);       // tessera.softmax log_softmax layer_norm rms_norm
+// The numpy broadcast of two shapes; E210 names both when they do not broadcast.
+std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                                      const SourceLoc& loc = {});
+// The pointwise function an op computes: "exp", "add", "gelu_tanh", "cast", "constant".
+std::string pointwise_fn(const Op& op);
+// Row ops: the normalized axis (softmax, log_softmax; last axis for the norms) and eps.
+int64_t row_op_axis(const Op& op);
+double row_op_eps(const Op& op);
+// Verifies one pointwise or row op (types, attributes); E205/E209-E212.
+void verify_pointwise_or_row_op(const Op& op);
+
 // Checks a Graph IR module: known ops, consistent types, returns that match.
 void verify_graph(const Module& m);
 

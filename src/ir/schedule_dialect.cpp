@@ -1,6 +1,7 @@
 #include "ir/schedule_dialect.hpp"
 
 #include "ir/graph_dialect.hpp"
+#include "ir/printer.hpp"
 #include "support/sha256.hpp"
 
 namespace tessera::ir {
@@ -11,6 +12,9 @@ std::string semantic_contract(const Op& op) {
     if (k != "artifact_hash") c += k + "=" + v.str() + ";";
   for (Value* v : op.operands) c += "input=" + v->type.str() + ";";
   for (auto& r : op.results) c += "output=" + r->type.str() + ";";
+  // a fused region's ops are part of what the kernel computes
+  for (auto& region : op.regions)
+    for (auto& inner : region->ops) c += "region=" + print_op(*inner, 0);
   return c;
 }
 

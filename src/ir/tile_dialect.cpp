@@ -47,6 +47,25 @@ Value* TileBuilder::reduce_lanes(const std::string& kind, Value* t) {
 
 Value* TileBuilder::divf(Value* a, Value* b) { return b_.create1("tile.divf", {a, b}, a->type); }
 
+Value* TileBuilder::map(const std::string& fn, std::vector<Value*> args) {
+  Type t = args.at(0)->type;
+  return b_.create1("tile.map", std::move(args), t, {{"fn", Attr(fn)}});
+}
+
+Value* TileBuilder::splat(Value* scalar, Type tile) { return b_.create1("tile.splat", {scalar}, tile); }
+
+Value* TileBuilder::mask(Value* t, Value* count, double other) {
+  return b_.create1("tile.mask", {t, count}, t->type, {{"other", Attr(other)}});
+}
+
+int map_arity(const std::string& fn) {
+  static const std::set<std::string> unary = {"neg",  "abs",  "exp",     "log",       "sqrt",      "rsqrt",
+                                              "tanh", "sigmoid", "relu", "gelu", "gelu_tanh", "silu",
+                                              "round_f16", "round_bf16", "round_f32"};
+  static const std::set<std::string> binary = {"add", "sub", "mul", "div", "max", "min", "pow"};
+  return unary.count(fn) ? 1 : binary.count(fn) ? 2 : 0;
+}
+
 std::vector<Value*> TileBuilder::for_loop(Value* lo, Value* hi, Value* step, std::vector<Value*> inits,
                                           const LoopBody& body) {
   std::vector<Value*> operands = {lo, hi, step};
@@ -121,6 +140,21 @@ void verify_kernel_op(const Op& op) {
       bad(op, "reduces one tile");
   } else if (n == "tile.divf") {
     expect_operands(op, 2);
+  } else if (n == "tile.map") {
+    const Attr* fn = op.attr("fn");
+    if (!fn || !fn->as_string() || map_arity(*fn->as_string()) == 0) bad(op, "needs a known 'fn'");
+    expect_operands(op, static_cast<size_t>(map_arity(*fn->as_string())));
+    for (Value* v : op.operands)
+      if (!is_data(v->type) || !(v->type == op.operands[0]->type)) bad(op, "maps tiles or scalars of one type");
+  } else if (n == "tile.splat") {
+    expect_operands(op, 1);
+    if (op.operands[0]->type.kind != TypeKind::Scalar || op.results.size() != 1 ||
+        op.results[0]->type.kind != TypeKind::Tile || op.results[0]->type.dtype != op.operands[0]->type.dtype)
+      bad(op, "splats a scalar into a tile of its dtype");
+  } else if (n == "tile.mask") {
+    expect_operands(op, 2);
+    if (op.operands[0]->type.kind != TypeKind::Tile || !is_index(op.operands[1]) || !op.attr("other"))
+      bad(op, "takes (tile, index count) and 'other'");
   } else if (n == "tile.for") {
     if (op.operands.size() < 3 || op.regions.size() != 1) bad(op, "needs lo, hi, step and one region");
     const Region& r = *op.regions[0];

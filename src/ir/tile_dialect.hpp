@@ -6,7 +6,9 @@
 //   tile.for (with loop-carried values and tile.yield), tile.alloca (scratch),
 //   tile.full, tile.load / tile.load_masked (widen storage -> compute dtype),
 //   tile.store / tile.store_masked (narrow), tile.combine {kind},
-//   tile.reduce_lanes {kind} (fixed pairwise tree), tile.divf.
+//   tile.reduce_lanes {kind} (fixed pairwise tree), tile.divf,
+//   tile.map {fn} (pointwise functions, see map_arity), tile.splat (a scalar
+//   to every lane), tile.mask (lanes at or past a count replaced by a value).
 // combine kinds: sum, prod, max, min; max/min propagate NaN (a NaN operand
 // gives NaN) whatever the target's native max does.
 // The func holds the host schedule: %y = tile.launch @k %x : T -> U.
@@ -43,6 +45,10 @@ class TileBuilder {
   Value* combine(const std::string& kind, Value* a, Value* b);
   Value* reduce_lanes(const std::string& kind, Value* t);
   Value* divf(Value* a, Value* b);
+  // fn of map_arity() on tiles or scalars of one type
+  Value* map(const std::string& fn, std::vector<Value*> args);
+  Value* splat(Value* scalar, Type tile);
+  Value* mask(Value* t, Value* count, double other);
 
   // for iv = lo; iv < hi; iv += step, carrying `inits`; body returns the
   // values to yield. Returns the final carried values.
@@ -52,6 +58,11 @@ class TileBuilder {
  private:
   Builder b_;
 };
+
+// Operands of a tile.map function: 1 (neg abs exp log sqrt rsqrt tanh sigmoid
+// relu gelu gelu_tanh silu round_f16 round_bf16 round_f32), 2 (add sub mul div
+// max min pow), or 0 for an unknown name.
+int map_arity(const std::string& fn);
 
 // The identity of a combine kind (sum 0, prod 1, max -inf, min +inf).
 double combine_identity(const std::string& kind);

@@ -2,8 +2,11 @@
 
 #include <unordered_map>
 
+#include "families/pointwise/pointwise_schedule.hpp"
 #include "families/reduce/reduce_schedule.hpp"
+#include "families/rowwise/rowwise_schedule.hpp"
 #include "ir/graph_dialect.hpp"
+#include "passes/fusion.hpp"
 
 namespace tessera::passes {
 
@@ -20,22 +23,25 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const std::string
     std::unordered_map<const Value*, Value*> map;
     for (size_t i = 0; i < args.size(); ++i) map[f->regions[0]->args[i].get()] = body.args[i].get();
     Builder b(body, "s");
-    for (auto& op : f->regions[0]->ops) {
-      if (op->name == "return") {
-        std::vector<Value*> vals;
-        for (Value* v : op->operands) vals.push_back(map.at(v));
-        b.create("return", vals).loc = op->loc;
-        continue;
+    int index = 0;
+    for (const FusedRegion& r : partition(*f)) {
+      const std::string prefix = "f" + std::to_string(index++);
+      switch (r.kind) {
+        case FusedRegion::Kind::Pointwise:
+          map[r.result] = families::pointwise::emit_schedule(b, r, map, target, prefix);
+          break;
+        case FusedRegion::Kind::Row:
+          map[r.result] = families::rowwise::emit_schedule(b, r, map, target, prefix);
+          break;
+        case FusedRegion::Kind::Reduce:
+          map[r.result] = families::reduce::emit_schedule(b, r, map, target, prefix);
+          break;
       }
-      // One family today; a table keyed by op name joins it as families grow.
-      Op remapped;
-      remapped.name = op->name;
-      remapped.attrs = op->attrs;
-      remapped.loc = op->loc;
-      for (Value* v : op->operands) remapped.operands.push_back(map.at(v));
-      for (auto& r : op->results) remapped.add_result(r->name, r->type);
-      map[op->result(0)] = families::reduce::emit_schedule(b, remapped, target);
     }
+    const Op& ret = *f->regions[0]->ops.back();
+    std::vector<Value*> vals;
+    for (Value* v : ret.operands) vals.push_back(map.at(v));
+    b.create("return", vals).loc = ret.loc;
   }
   return out;
 }

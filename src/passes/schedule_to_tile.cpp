@@ -3,8 +3,10 @@
 #include <cctype>
 #include <unordered_map>
 
+#include "families/pointwise/pointwise_tile.hpp"
 #include "families/reduce/reduce_schedule.hpp"
 #include "families/reduce/reduce_tile.hpp"
+#include "families/rowwise/rowwise_tile.hpp"
 #include "ir/schedule_dialect.hpp"
 
 namespace tessera::passes {
@@ -42,11 +44,19 @@ std::unique_ptr<Module> schedule_to_tile(const Module& schedule) {
         b.create("return", operands).loc = op->loc;
         continue;
       }
-      if (op->name != "schedule.reduce") fail("E303", "no tile builder for '" + op->name + "'", op->loc);
       check_artifact_hash(*op);
       std::string sym = kernel_symbol(f->sym, index++);
-      families::reduce::Pass pass = families::reduce::read_pass(*op);
-      families::reduce::build_kernel(*out, sym, pass, string_attr(*op, "artifact_hash"));
+      if (op->name == "schedule.reduce") {
+        families::reduce::Pass pass = families::reduce::read_pass(*op);
+        families::reduce::build_kernel(*out, sym, pass, string_attr(*op, "artifact_hash"),
+                                       op->regions.empty() ? nullptr : op->regions[0].get());
+      } else if (op->name == "schedule.pointwise") {
+        families::pointwise::build_kernel(*out, sym, families::pointwise::read_plan(*op), *op);
+      } else if (op->name == "schedule.rowwise") {
+        families::rowwise::build_kernel(*out, sym, families::rowwise::read_plan(*op), *op);
+      } else {
+        fail("E303", "no tile builder for '" + op->name + "'", op->loc);
+      }
       Op& launch = b.create("tile.launch", operands);
       launch.sym = sym;
       launch.loc = op->loc;

@@ -124,6 +124,19 @@ void CLikeRenderer::render_op(const Op& op, int indent) {
     def("tsr::reduce_lanes_" + kind() + "(" + arg(0) + ")");
   } else if (n == "tile.divf") {
     def("tsr::divf(" + arg(0) + ", " + arg(1) + ")");
+  } else if (n == "tile.map") {
+    const std::string fn = *op.attr("fn")->as_string();
+    if (fn.rfind("round_", 0) == 0) {
+      auto to = parse_dtype(fn.substr(6));
+      def("tsr::round_to<" + storage(*to) + ">(" + arg(0) + ")");
+    } else {
+      def("tsr::fn_" + fn + "(" + arg(0) + (op.operands.size() > 1 ? ", " + arg(1) : "") + ")");
+    }
+  } else if (n == "tile.splat") {
+    const Type& t = op.result(0)->type;
+    def("tsr::full<" + storage(t.dtype) + ", " + std::to_string(t.numel()) + ">(" + arg(0) + ")");
+  } else if (n == "tile.mask") {
+    def("tsr::mask_lanes(" + arg(0) + ", " + arg(1) + ", " + value_attr("other", op.result(0)->type) + ")");
   } else if (n == "tile.for") {
     const Region& body = *op.regions[0];
     // carried values live in mutable variables named after the region args

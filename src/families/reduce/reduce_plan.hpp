@@ -31,6 +31,8 @@ struct Pass {
   std::string accumulator;                // columns: "scratch" (a row in memory) | "registers" (one tile)
   int64_t programs = 1;
   std::string nan_mode;  // propagate (max/min) | ieee
+  // A fused prologue (first pass only): per leaf, its stride per [outer, extent, inner].
+  std::vector<std::vector<int64_t>> leaf_strides;
 
   int64_t chunk_len() const { return chunks <= 1 ? extent : (extent + chunks - 1) / chunks; }
   int64_t tile_lanes() const { return threads * vector_width * unroll; }

@@ -1,5 +1,7 @@
 #include "families/reduce/reduce_schedule.hpp"
 
+#include "families/fused/expr_tile.hpp"
+#include "families/fused/leaf_map.hpp"
 #include "ir/graph_dialect.hpp"
 #include "ir/schedule_dialect.hpp"
 
@@ -7,11 +9,15 @@ namespace tessera::families::reduce {
 
 using namespace tessera::ir;
 
-ir::Value* emit_schedule(Builder& b, const Op& graph_op, const std::string& target) {
+ir::Value* emit_schedule(Builder& b, const fused::FusedRegion& region,
+                         const std::unordered_map<const Value*, Value*>& map, const std::string& target,
+                         const std::string& prefix) {
+  const Op& graph_op = *region.core;
   ReduceSpec spec = reduce_spec(graph_op);
-  Value* input = graph_op.operands[0];
+  const Value* input = graph_op.operands[0];
+  const bool prologue = region.ops.size() > 1;
   std::vector<Pass> passes = plan_passes(input->type, spec, target);
-  Value* current = input;
+  Value* current = prologue ? nullptr : map.at(input);
   for (size_t i = 0; i < passes.size(); ++i) {
     const Pass& p = passes[i];
     const bool last = i + 1 == passes.size();
@@ -48,7 +54,21 @@ ir::Value* emit_schedule(Builder& b, const Op& graph_op, const std::string& targ
     }
     a["programs"] = p.programs;
     a["nan_mode"] = p.nan_mode;
-    Op& op = b.create("schedule.reduce", {current}, std::move(a));
+    if (i == 0 && prologue) {  // the fused pointwise ops, read through their leaves
+      const int64_t first = spec.axes.front(), last = spec.axes.back();
+      const std::vector<int> groups = {static_cast<int>(first), static_cast<int>(last - first + 1),
+                                       static_cast<int>(input->type.rank() - 1 - last)};
+      AttrList strides;
+      for (const Value* leaf : region.leaves)
+        strides.push_back(Attr::ints(*fused::group_strides(leaf->type.shape, input->type.shape, groups)));
+      a["leaf_strides"] = Attr(strides);
+    }
+    Op& op = i == 0 && prologue
+                 ? fused::create_region_op(b, "schedule.reduce", region.leaves,
+                                           std::vector<const Op*>(region.ops.begin(), region.ops.end() - 1), input,
+                                           map, prefix)
+                 : b.create("schedule.reduce", {current});
+    op.attrs = std::move(a);
     op.loc = graph_op.loc;
     current = op.add_result(last ? graph_op.results[0]->name : b.fresh_name(), out);
     stamp_artifact_hash(op);
@@ -58,6 +78,17 @@ ir::Value* emit_schedule(Builder& b, const Op& graph_op, const std::string& targ
 
 Pass read_pass(const Op& op) {
   Pass p;
+  if (!op.regions.empty()) {
+    fused::verify_region(op);
+    const Attr* ls = op.attr("leaf_strides");
+    if (!ls || !ls->as_list() || ls->as_list()->size() != op.operands.size())
+      fail("E302", "a fused schedule.reduce needs 'leaf_strides', one [outer, extent, inner] per operand", op.loc);
+    for (const Attr& l : *ls->as_list()) {
+      auto st = l.as_ints();
+      if (!st || st->size() != 3) fail("E302", "each leaf stride is [outer, extent, inner]", op.loc);
+      p.leaf_strides.push_back(*st);
+    }
+  }
   p.combine = string_attr(op, "combine");
   p.finalize = string_attr(op, "finalize");
   p.mean_count = p.finalize == "mean" ? int_attr(op, "mean_count") : 1;
@@ -77,7 +108,7 @@ Pass read_pass(const Op& op) {
     return *d;
   };
   p.accum = dtype("accum");
-  p.in_dtype = op.operands.at(0)->type.dtype;
+  p.in_dtype = op.regions.empty() ? op.operands.at(0)->type.dtype : p.accum;
   p.out_dtype = op.results.at(0)->type.dtype;
   if (p.combine != "sum" && p.combine != "max" && p.combine != "min" && p.combine != "prod")
     fail("E302", "unknown combine '" + p.combine + "'", op.loc);
@@ -124,7 +155,7 @@ Pass read_pass(const Op& op) {
     fail("E302", "rows_in_flight must be 1 when a program has several threads", op.loc);
   if (p.strategy == "columns" && p.columns_per_program % p.tile_lanes())
     fail("E302", "columns_per_program must be a multiple of vector_width * unroll", op.loc);
-  if (op.operands[0]->type.numel() != p.outer * p.extent * p.inner)
+  if (op.regions.empty() && op.operands[0]->type.numel() != p.outer * p.extent * p.inner)
     fail("E302", "outer * extent * inner does not match the input size", op.loc);
   if (op.results[0]->type.numel() != p.outer * p.chunks * p.inner)
     fail("E302", "outer * chunks * inner does not match the output size", op.loc);

@@ -2,13 +2,18 @@
 #pragma once
 #include <string>
 
+#include "families/fused/region.hpp"
 #include "families/reduce/reduce_plan.hpp"
 #include "ir/ir.hpp"
 
 namespace tessera::families::reduce {
 
-// Emits one stamped schedule.reduce per pass; returns the final value.
-ir::Value* emit_schedule(ir::Builder& b, const ir::Op& graph_op, const std::string& target);
+// Emits one stamped schedule.reduce per pass; returns the final value. When
+// the region has a pointwise prologue, the first pass carries it as a region
+// and reads its leaves (strides in `leaf_strides`, per [outer, extent, inner]).
+ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
+                         const std::unordered_map<const ir::Value*, ir::Value*>& map, const std::string& target,
+                         const std::string& prefix);
 
 // The pass recorded on a schedule.reduce (validated, E302 on a missing or bad attribute).
 Pass read_pass(const ir::Op& schedule_op);

@@ -1,5 +1,6 @@
 #include "families/reduce/reduce_tile.hpp"
 
+#include "families/fused/expr_tile.hpp"
 #include "ir/tile_dialect.hpp"
 
 namespace tessera::families::reduce {
@@ -15,6 +16,24 @@ struct Kernel {
   Value* out;
   double identity;
   Type lanes_t;  // tile<lanes x accum>
+  const Region* prologue = nullptr;  // fused pointwise ops; `in` is unused then
+  std::vector<Value*> leaves;        // their inputs
+
+  // The input tile at [o, k, i] (k0 + lane along the extent for rows, i + lane
+  // along inner for columns), lanes at or past `count` (if given) holding the
+  // identity. Without a prologue this is a load at `flat`, the offset the
+  // caller already has.
+  Value* input(Value* flat, Value* o, Value* k, Value* i, Value* count) {
+    if (!prologue) return count ? tb.load_masked(in, flat, count, lanes_t, identity) : tb.load(in, flat, lanes_t);
+    fused::Env env;
+    const bool rows = p.strategy == "rows";
+    Value* v = fused::eval(tb, *prologue, prologue->ops.back()->operands[0], lanes_t, env, [&](size_t l) {
+      const std::vector<int64_t>& st = p.leaf_strides[l];
+      Value* base = tb.add(tb.add(tb.mul(o, tb.index(st[0])), tb.mul(k, tb.index(st[1]))), tb.mul(i, tb.index(st[2])));
+      return fused::read_leaf(tb, leaves[l], base, rows ? st[1] : st[2], count, lanes_t);
+    });
+    return count ? tb.mask(v, count, identity) : v;
+  }
 
   // Row `row` of the [outer, chunks] output grid reads extent range [k0, k1)
   // of outer index o.
@@ -60,12 +79,15 @@ struct Kernel {
 
   // Rows [row, row + count) have equal spans (count > 1 only when chunks == 1).
   void reduce_rows(Value* first, int64_t count, Value* lanes) {
-    std::vector<Value*> rows, starts;
+    std::vector<Value*> rows, starts, os, k0s;
     Span s{nullptr, nullptr, nullptr};
+    Value* zero = prologue ? tb.index(0) : nullptr;
     for (int64_t g = 0; g < count; ++g) {
       rows.push_back(g == 0 ? first : tb.add(first, tb.index(g)));
       s = span(rows.back());
       starts.push_back(tb.add(tb.mul(s.o, tb.index(p.extent)), s.k0));
+      os.push_back(s.o);
+      k0s.push_back(s.k0);
     }
     Value* n = tb.sub(s.k1, s.k0);
     Value* main_len = tb.sub(n, tb.rem(n, lanes));
@@ -74,11 +96,12 @@ struct Kernel {
         tb.index(0), main_len, lanes, init, [&](Value* k, const std::vector<Value*>& c) -> std::vector<Value*> {
           std::vector<Value*> next;
           for (int64_t g = 0; g < count; ++g)
-            next.push_back(tb.combine(p.combine, c[g], tb.load(in, tb.add(starts[g], k), lanes_t)));
+            next.push_back(tb.combine(p.combine, c[g], input(tb.add(starts[g], k), os[g], prologue ? tb.add(k0s[g], k) : nullptr, zero, nullptr)));
           return next;
         });
     for (int64_t g = 0; g < count; ++g) {
-      Value* tail = tb.load_masked(in, tb.add(starts[g], main_len), tb.rem(n, lanes), lanes_t, identity);
+      Value* tail = input(tb.add(starts[g], main_len), os[g], prologue ? tb.add(k0s[g], main_len) : nullptr, zero,
+                          tb.rem(n, lanes));
       Value* total = tb.reduce_lanes(p.combine, tb.combine(p.combine, accs[g], tail));
       tb.store(out, rows[g], finalize(total));
     }
@@ -128,7 +151,8 @@ struct Kernel {
       std::vector<Value*> vs;
       for (int64_t u = 0; u < rows; ++u) {
         Value* at = tb.add(tb.add(base, tb.index(u * p.inner)), j);
-        vs.push_back(masked ? tb.load_masked(in, at, tb.sub(ncols, j), lanes_t, identity) : tb.load(in, at, lanes_t));
+        vs.push_back(input(at, s.o, prologue ? tb.add(k, tb.index(u)) : nullptr, prologue ? tb.add(col0, j) : nullptr,
+                          masked ? tb.sub(ncols, j) : nullptr));
       }
       return vs;
     };
@@ -189,7 +213,8 @@ int64_t expected_programs(const Pass& p) {
 
 }  // namespace
 
-void build_kernel(Module& m, const std::string& sym, const Pass& p, const std::string& artifact_hash) {
+void build_kernel(Module& m, const std::string& sym, const Pass& p, const std::string& artifact_hash,
+                  const Region* prologue) {
   if (expected_programs(p) != p.programs)
     fail("E302", "schedule records " + std::to_string(p.programs) + " programs but its split gives " +
                      std::to_string(expected_programs(p)));
@@ -201,10 +226,15 @@ void build_kernel(Module& m, const std::string& sym, const Pass& p, const std::s
   k->attrs["vector_width"] = p.vector_width;
   k->attrs["artifact_hash"] = artifact_hash;
   Region& body = k->add_region();
-  Value* in = body.add_arg("in", Type::ptr(p.in_dtype));
+  std::vector<Value*> leaves;
+  Value* in = nullptr;
+  if (prologue)
+    for (auto& a : prologue->args) leaves.push_back(body.add_arg("in" + std::to_string(leaves.size()), Type::ptr(a->type.dtype)));
+  else
+    in = body.add_arg("in", Type::ptr(p.in_dtype));
   Value* out = body.add_arg("out", Type::ptr(p.out_dtype));
   TileBuilder tb(body);
-  Kernel kern{p, tb, in, out, combine_identity(p.combine), Type::tile(p.accum, {p.tile_lanes()})};
+  Kernel kern{p, tb, in, out, combine_identity(p.combine), Type::tile(p.accum, {p.tile_lanes()}), prologue, leaves};
   if (p.strategy == "rows") kern.rows();
   else kern.columns();
   m.ops.push_back(std::move(k));

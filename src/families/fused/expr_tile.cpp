@@ -1,0 +1,82 @@
+#include "families/fused/expr_tile.hpp"
+
+#include "ir/graph_dialect.hpp"
+
+namespace tessera::families::fused {
+
+using namespace tessera::ir;
+
+Value* eval(TileBuilder& tb, const Region& body, const Value* v, const Type& lanes, Env& env, const LeafFn& leaf) {
+  if (auto it = env.find(v); it != env.end()) return it->second;
+  Value* out = nullptr;
+  if (!v->def) {
+    for (size_t i = 0; i < body.args.size(); ++i)
+      if (body.args[i].get() == v) out = leaf(i);
+    if (!out) fail("E303", "fused region: %" + v->name + " is neither an argument nor computed in the region");
+  } else {
+    const Op& op = *v->def;
+    auto arg = [&](size_t i) { return eval(tb, body, op.operands[i], lanes, env, leaf); };
+    if (op.name == "tessera.constant") {
+      const Attr* a = op.attr("value");
+      double value = a->as_float() ? *a->as_float() : static_cast<double>(*a->as_int());
+      out = tb.full(value, lanes);
+    } else if (op.name == "tessera.cast") {
+      // f16/bf16/f32 results are rounded to their type, so a fused cast means
+      // what an unfused one does; a cast to the compute type is exact.
+      DType to = op.result()->type.dtype;
+      out = to == lanes.dtype ? arg(0) : tb.map("round_" + std::string(dtype_name(to)), {arg(0)});
+    } else if (is_unary_op(op.name)) {
+      out = tb.map(pointwise_fn(op), {arg(0)});
+    } else if (is_binary_op(op.name)) {
+      out = tb.map(pointwise_fn(op), {arg(0), arg(1)});
+    } else {
+      fail("E303", "fused region: '" + op.name + "' is not a pointwise op", op.loc);
+    }
+  }
+  env[v] = out;
+  return out;
+}
+
+DType compute_dtype(const Region& body) {
+  bool f64 = false;
+  for (auto& a : body.args) f64 = f64 || a->type.dtype == DType::F64;
+  for (auto& op : body.ops)
+    for (auto& r : op->results) f64 = f64 || r->type.dtype == DType::F64;
+  return f64 ? DType::F64 : DType::F32;
+}
+
+void verify_region(const Op& op) {
+  if (op.regions.size() != 1) fail("E302", "'" + op.name + "' needs one region (the fused Graph IR ops)", op.loc);
+  const Region& body = *op.regions[0];
+  if (body.args.size() != op.operands.size())
+    fail("E302", "'" + op.name + "': the region takes " + std::to_string(body.args.size()) +
+                     " arguments but the op has " + std::to_string(op.operands.size()) + " operands", op.loc);
+  for (size_t i = 0; i < body.args.size(); ++i)
+    if (!(body.args[i]->type == op.operands[i]->type))
+      fail("E302", "'" + op.name + "': region argument " + std::to_string(i) + " has type " +
+                       body.args[i]->type.str() + " but the operand is " + op.operands[i]->type.str(), op.loc);
+  if (body.ops.empty() || body.ops.back()->name != "schedule.yield" || body.ops.back()->operands.size() != 1)
+    fail("E302", "'" + op.name + "': the region must end in schedule.yield of one value", op.loc);
+  if (!(body.ops.back()->operands[0]->type == op.result()->type) && op.name != "schedule.reduce")
+    fail("E302", "'" + op.name + "': the region yields " + body.ops.back()->operands[0]->type.str() +
+                     " but the op produces " + op.result()->type.str(), op.loc);
+  for (size_t i = 0; i + 1 < body.ops.size(); ++i) {
+    const Op& inner = *body.ops[i];
+    if (is_pointwise_op(inner.name) || is_row_op(inner.name)) verify_pointwise_or_row_op(inner);
+    else fail("E302", "'" + inner.name + "' cannot appear in a fused region", inner.loc);
+  }
+}
+
+}  // namespace tessera::families::fused
+
+namespace tessera::families::fused {
+
+ir::Value* read_leaf(ir::TileBuilder& tb, ir::Value* ptr, ir::Value* base, int64_t lane_stride, ir::Value* count,
+                     const ir::Type& lanes) {
+  using ir::Type;
+  if (lane_stride == 0) return tb.splat(tb.load(ptr, base, Type::scalar(lanes.dtype)), lanes);
+  if (lane_stride != 1) fail("E302", "a leaf's lanes must be contiguous (stride 1) or broadcast (stride 0)");
+  return count ? tb.load_masked(ptr, base, count, lanes, 0.0) : tb.load(ptr, base, lanes);
+}
+
+}  // namespace tessera::families::fused

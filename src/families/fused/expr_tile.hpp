@@ -1,0 +1,41 @@
+// Lowers the Graph IR ops of a fused region (the body of a schedule op's
+// region) to Tile IR at one tile position: each op becomes tile.map on tiles of
+// the kernel's compute type. The caller supplies the tiles of the leaves
+// (region arguments), already loaded or splat, and of any value it computed
+// itself (a row op's output, for an epilogue).
+#pragma once
+#include <functional>
+#include <unordered_map>
+
+#include "ir/tile_dialect.hpp"
+
+namespace tessera::families::fused {
+
+using Env = std::unordered_map<const ir::Value*, ir::Value*>;
+using LeafFn = std::function<ir::Value*(size_t leaf_index)>;
+
+// The tile of region value `v` (a region argument or an op result of `body`),
+// computing what it needs; memoized in env. `lanes` is the tile type.
+ir::Value* eval(ir::TileBuilder& tb, const ir::Region& body, const ir::Value* v, const ir::Type& lanes, Env& env,
+                const LeafFn& leaf);
+
+// The compute (accumulation) type of a region whose values have these dtypes:
+// f64 if any is f64, else f32.
+DType compute_dtype(const ir::Region& body);
+
+// Verifies a fused region body: region arguments are tensors, the ops are
+// pointwise or row Graph IR ops, and it ends in schedule.yield of one value.
+void verify_region(const ir::Op& schedule_op);
+
+}  // namespace tessera::families::fused
+
+namespace tessera::families::fused {
+
+// The tile of a leaf whose first lane is element `base` of `ptr` and whose
+// lanes advance by `lane_stride` elements: 1 reads contiguous lanes (masked
+// to `count` lanes when count is non-null, other lanes 0), 0 splats one
+// element to every lane (a broadcast leaf).
+ir::Value* read_leaf(ir::TileBuilder& tb, ir::Value* ptr, ir::Value* base, int64_t lane_stride, ir::Value* count,
+                     const ir::Type& lanes);
+
+}  // namespace tessera::families::fused

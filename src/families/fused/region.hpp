@@ -1,0 +1,30 @@
+// A fused region: Graph IR ops that become one kernel (see passes/fusion.hpp),
+// and how it appears in Schedule IR: a schedule op whose operands are the
+// region's leaves and whose region holds the fused Graph IR ops, ending in
+// schedule.yield. `--emit schedule` shows exactly what was fused.
+#pragma once
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/ir.hpp"
+
+namespace tessera::families::fused {
+
+struct FusedRegion {
+  enum class Kind { Pointwise, Reduce, Row };
+  Kind kind = Kind::Pointwise;
+  const ir::Op* core = nullptr;           // the tessera.reduce or row op; null for pointwise
+  std::vector<const ir::Op*> ops;         // every op of the region, in program order (core included)
+  std::vector<const ir::Value*> leaves;   // values read from memory, in first-use order
+  const ir::Value* result = nullptr;      // the value the region writes
+};
+
+// Creates `name` with operands `leaves` (mapped through `outer`) and a region
+// holding clones of `ops` up to and including the one defining `yielded`;
+// region values are named "<prefix>.<original name>". No results yet.
+ir::Op& create_region_op(ir::Builder& b, const std::string& name, const std::vector<const ir::Value*>& leaves,
+                         const std::vector<const ir::Op*>& ops, const ir::Value* yielded,
+                         const std::unordered_map<const ir::Value*, ir::Value*>& outer, const std::string& prefix);
+
+}  // namespace tessera::families::fused

@@ -1,0 +1,124 @@
+#include "families/pointwise/pointwise_schedule.hpp"
+
+#include <algorithm>
+
+#include "families/fused/expr_tile.hpp"
+#include "families/fused/leaf_map.hpp"
+#include "ir/schedule_dialect.hpp"
+
+namespace tessera::families::pointwise {
+
+using namespace tessera::ir;
+
+int64_t Plan::rows() const {
+  int64_t r = 1;
+  for (size_t g = 0; g + 1 < view.size(); ++g) r *= view[g];
+  return r;
+}
+
+namespace {
+
+// CPU: a program is a few 16K-element stretches of 64-byte vectors; CUDA: a
+// block writes one tile (up to 256 threads x 4 lanes x 4), the smallest that
+// covers a short row.
+void choose(Plan& p, const std::string& target) {
+  const int64_t inner = p.view.back(), rows = p.rows();
+  if (target == "cpu") {
+    p.threads = 1;
+    p.vector_width = 64 / static_cast<int64_t>(dtype_size(p.compute));
+    p.unroll = 4;
+    const int64_t lanes = p.tile_lanes();
+    p.chunk = std::clamp<int64_t>((inner + lanes - 1) / lanes * lanes, lanes, 16384);
+    p.rows_per_program = std::clamp<int64_t>(16384 / std::max<int64_t>(inner, 1), 1, std::max<int64_t>(1, rows / 64));
+  } else if (target == "cuda") {
+    p.vector_width = 16 / static_cast<int64_t>(dtype_size(p.compute) < 4 ? 4 : dtype_size(p.compute));
+    static const std::pair<int64_t, int64_t> shapes[] = {{64, 1}, {128, 1}, {256, 1}, {256, 2}, {256, 4}};
+    for (auto [threads, unroll] : shapes) {
+      p.threads = threads;
+      p.unroll = unroll;
+      if (p.tile_lanes() >= inner) break;
+    }
+    p.chunk = p.tile_lanes();
+    p.rows_per_program = 1;
+  } else {
+    fail("E506", "target '" + target + "' has no pointwise schedule in this build (available: cpu, cuda)");
+  }
+  p.programs = (rows + p.rows_per_program - 1) / p.rows_per_program * p.chunks_per_row();
+}
+
+}  // namespace
+
+Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unordered_map<const Value*, Value*>& map,
+                     const std::string& target, const std::string& prefix) {
+  Plan p;
+  const Type& out = region.result->type;
+  std::vector<std::vector<int64_t>> leaf_shapes;
+  for (const Value* v : region.leaves) leaf_shapes.push_back(v->type.shape);
+  p.view = fused::coalesce_for_leaves(out.shape, leaf_shapes, p.leaf_strides);
+  Op& op = fused::create_region_op(b, "schedule.pointwise", region.leaves, region.ops, region.result, map, prefix);
+  p.compute = fused::compute_dtype(*op.regions[0]);
+  choose(p, target);
+  AttrDict& a = op.attrs;
+  a["family"] = "pointwise";
+  a["target"] = target;
+  a["view"] = Attr::ints(p.view);
+  AttrList strides;
+  for (auto& s : p.leaf_strides) strides.push_back(Attr::ints(s));
+  a["leaf_strides"] = Attr(strides);
+  a["compute"] = std::string(dtype_name(p.compute));
+  a["threads"] = p.threads;
+  a["vector_width"] = p.vector_width;
+  a["unroll"] = p.unroll;
+  a["chunk"] = p.chunk;
+  a["rows_per_program"] = p.rows_per_program;
+  a["programs"] = p.programs;
+  op.loc = region.result->def->loc;
+  Value* result = op.add_result(region.result->name, out);
+  stamp_artifact_hash(op);
+  return result;
+}
+
+Plan read_plan(const Op& op) {
+  fused::verify_region(op);
+  Plan p;
+  auto ints = [&](const char* key) {
+    const Attr* a = op.attr(key);
+    auto v = a ? a->as_ints() : std::nullopt;
+    if (!v || v->empty()) fail("E302", std::string("schedule.pointwise needs a non-empty integer list '") + key + "'", op.loc);
+    return *v;
+  };
+  p.view = ints("view");
+  const Attr* ls = op.attr("leaf_strides");
+  if (!ls || !ls->as_list() || ls->as_list()->size() != op.operands.size())
+    fail("E302", "schedule.pointwise needs 'leaf_strides', one list per operand", op.loc);
+  for (const Attr& l : *ls->as_list()) {
+    auto st = l.as_ints();
+    if (!st || st->size() != p.view.size()) fail("E302", "each leaf stride list has one entry per view group", op.loc);
+    if (st->back() != 0 && st->back() != 1) fail("E302", "a leaf's vector-dim stride must be 0 or 1", op.loc);
+    p.leaf_strides.push_back(*st);
+  }
+  auto d = parse_dtype(string_attr(op, "compute"));
+  if (!d || (*d != DType::F32 && *d != DType::F64)) fail("E302", "'compute' must be f32 or f64", op.loc);
+  p.compute = *d;
+  p.threads = int_attr(op, "threads");
+  p.vector_width = int_attr(op, "vector_width");
+  p.unroll = int_attr(op, "unroll");
+  p.chunk = int_attr(op, "chunk");
+  p.rows_per_program = int_attr(op, "rows_per_program");
+  p.programs = int_attr(op, "programs");
+  auto pow2 = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
+  if (!pow2(p.threads) || !pow2(p.vector_width) || !pow2(p.unroll) || p.threads > 1024 || p.chunk < 1 ||
+      p.chunk % p.tile_lanes() || p.rows_per_program < 1)
+    fail("E302", "schedule.pointwise: threads, vector_width, unroll must be powers of two and chunk a multiple of "
+                 "the tile", op.loc);
+  int64_t n = 1;
+  for (int64_t e : p.view) n *= e;
+  if (n != op.result()->type.numel()) fail("E302", "the view does not cover the result", op.loc);
+  const int64_t want = (p.rows() + p.rows_per_program - 1) / p.rows_per_program * p.chunks_per_row();
+  if (p.programs != want)
+    fail("E302", "schedule.pointwise records " + std::to_string(p.programs) + " programs but its split gives " +
+                     std::to_string(want), op.loc);
+  return p;
+}
+
+}  // namespace tessera::families::pointwise

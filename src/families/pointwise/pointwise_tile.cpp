@@ -1,0 +1,70 @@
+#include "families/pointwise/pointwise_tile.hpp"
+
+#include "families/fused/expr_tile.hpp"
+#include "ir/schedule_dialect.hpp"
+
+namespace tessera::families::pointwise {
+
+using namespace tessera::ir;
+
+void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& sop) {
+  auto k = std::make_unique<Op>();
+  k->name = "tile.kernel";
+  k->sym = sym;
+  k->attrs["grid"] = Attr::ints({p.programs});
+  k->attrs["threads"] = p.threads;
+  k->attrs["vector_width"] = p.vector_width;
+  k->attrs["artifact_hash"] = string_attr(sop, "artifact_hash");
+  const Region& region = *sop.regions[0];
+  Region& body = k->add_region();
+  std::vector<Value*> leaves;
+  for (auto& a : region.args) leaves.push_back(body.add_arg("in" + std::to_string(leaves.size()), Type::ptr(a->type.dtype)));
+  Value* out = body.add_arg("out", Type::ptr(sop.result()->type.dtype));
+  TileBuilder tb(body);
+  const Type lanes_t = Type::tile(p.compute, {p.tile_lanes()});
+  const Value* yielded = region.ops.back()->operands[0];
+  const int64_t nchunks = p.chunks_per_row(), inner = p.view.back();
+
+  Value* pid = tb.program_id();
+  Value* block = tb.div(pid, tb.index(nchunks));
+  Value* c0 = tb.mul(tb.rem(pid, tb.index(nchunks)), tb.index(p.chunk));
+  Value* c1 = tb.min(tb.add(c0, tb.index(p.chunk)), tb.index(inner));
+  Value* r0 = tb.mul(block, tb.index(p.rows_per_program));
+  Value* r1 = tb.min(tb.add(r0, tb.index(p.rows_per_program)), tb.index(p.rows()));
+  Value* lanes = tb.index(p.tile_lanes());
+  tb.for_loop(r0, r1, tb.index(1), {}, [&](Value* row, const std::vector<Value*>&) -> std::vector<Value*> {
+    // Leaf offsets of this row: its coordinate in each outer group, innermost first.
+    std::vector<Value*> base(leaves.size(), tb.index(0));
+    Value* rest = row;
+    for (size_t g = p.view.size() - 1; g-- > 0;) {
+      Value* coord = g == 0 ? rest : tb.rem(rest, tb.index(p.view[g]));
+      if (g > 0) rest = tb.div(rest, tb.index(p.view[g]));
+      for (size_t l = 0; l < leaves.size(); ++l)
+        if (p.leaf_strides[l][g]) base[l] = tb.add(base[l], tb.mul(coord, tb.index(p.leaf_strides[l][g])));
+    }
+    Value* out_base = tb.mul(row, tb.index(inner));
+    auto tile_at = [&](Value* c, Value* count) {
+      fused::Env env;
+      return fused::eval(tb, region, yielded, lanes_t, env, [&](size_t l) {
+        const int64_t vs = p.leaf_strides[l].back();
+        return fused::read_leaf(tb, leaves[l], vs ? tb.add(base[l], c) : base[l], vs, count, lanes_t);
+      });
+    };
+    Value* n = tb.sub(c1, c0);
+    Value* main_end = tb.sub(c1, tb.rem(n, lanes));
+    tb.for_loop(c0, main_end, lanes, {}, [&](Value* c, const std::vector<Value*>&) -> std::vector<Value*> {
+      tb.store(out, tb.add(out_base, c), tile_at(c, nullptr));
+      return {};
+    });
+    // the ragged end of the row (a loop of at most one step)
+    tb.for_loop(main_end, c1, lanes, {}, [&](Value* c, const std::vector<Value*>&) -> std::vector<Value*> {
+      Value* count = tb.sub(c1, c);
+      tb.store_masked(out, tb.add(out_base, c), count, tile_at(c, count));
+      return {};
+    });
+    return {};
+  });
+  m.ops.push_back(std::move(k));
+}
+
+}  // namespace tessera::families::pointwise

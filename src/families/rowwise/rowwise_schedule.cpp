@@ -1,0 +1,150 @@
+#include "families/rowwise/rowwise_schedule.hpp"
+
+#include <algorithm>
+
+#include "families/fused/expr_tile.hpp"
+#include "families/fused/leaf_map.hpp"
+#include "ir/graph_dialect.hpp"
+#include "ir/schedule_dialect.hpp"
+
+namespace tessera::families::rowwise {
+
+using namespace tessera::ir;
+
+namespace {
+
+// Rows on CUDA: the smallest block whose tile holds the whole row (up to
+// 1024 threads x 4 lanes x 4 = 16K f32 lanes, 16 registers a thread), else a
+// 256x4x4 tile streamed along the row. Columns: one lane per column, a block
+// as wide as the columns (at most 256 threads x 4).
+void choose(Plan& p, const std::string& target) {
+  const int64_t esize = static_cast<int64_t>(dtype_size(p.compute));
+  if (target == "cpu") {
+    p.threads = 1;
+    p.vector_width = 64 / esize;
+    p.unroll = 4;
+    p.resident = false;
+  } else if (target == "cuda") {
+    p.vector_width = 16 / std::max<int64_t>(esize, 4);
+    const int64_t want = p.strategy == "rows" ? p.extent : p.inner;
+    static const std::pair<int64_t, int64_t> row_shapes[] = {{32, 1},  {64, 1},  {128, 1}, {128, 2},
+                                                             {256, 2}, {256, 4}, {512, 4}, {1024, 4}};
+    static const std::pair<int64_t, int64_t> column_shapes[] = {{32, 1}, {64, 1}, {128, 1}, {256, 1}};
+    const auto& shapes = p.strategy == "rows" ? std::vector<std::pair<int64_t, int64_t>>(std::begin(row_shapes), std::end(row_shapes))
+                                              : std::vector<std::pair<int64_t, int64_t>>(std::begin(column_shapes), std::end(column_shapes));
+    p.resident = false;
+    for (auto [threads, unroll] : shapes) {
+      p.threads = threads;
+      p.unroll = unroll;
+      if (p.tile_lanes() >= want) {
+        p.resident = p.strategy == "rows";
+        break;
+      }
+    }
+    if (p.strategy == "rows" && !p.resident) {
+      p.threads = 256;
+      p.unroll = 4;
+    }
+  } else {
+    fail("E506", "target '" + target + "' has no rowwise schedule in this build (available: cpu, cuda)");
+  }
+  p.programs = p.strategy == "rows" ? p.outer : p.outer * p.column_blocks();
+}
+
+}  // namespace
+
+Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unordered_map<const Value*, Value*>& map,
+                     const std::string& target, const std::string& prefix) {
+  const Op& core = *region.core;
+  const Type& x = core.operands[0]->type;
+  Plan p;
+  p.op = core.name.substr(8);
+  const int64_t axis = row_op_axis(core);
+  p.eps = (p.op == "layer_norm" || p.op == "rms_norm") ? row_op_eps(core) : 0.0;
+  for (int64_t d = 0; d < x.rank(); ++d) (d < axis ? p.outer : d == axis ? p.extent : p.inner) *= x.shape[d];
+  const std::vector<int> groups = {static_cast<int>(axis), 1, static_cast<int>(x.rank() - 1 - axis)};
+  for (const Value* leaf : region.leaves) {
+    auto st = fused::group_strides(leaf->type.shape, x.shape, groups);
+    if (!st) fail("E303", "fused region: a leaf is not linear in the row view (a fusion bug)");
+    p.leaf_strides.push_back(*st);
+  }
+  p.strategy = p.inner == 1 ? "rows" : "columns";
+  Op& op = fused::create_region_op(b, "schedule.rowwise", region.leaves, region.ops, region.result, map, prefix);
+  p.compute = fused::compute_dtype(*op.regions[0]);
+  choose(p, target);
+  AttrDict& a = op.attrs;
+  a["family"] = "rowwise";
+  a["target"] = target;
+  a["op"] = p.op;
+  a["axis"] = axis;
+  if (p.op == "layer_norm" || p.op == "rms_norm") a["eps"] = p.eps;
+  a["outer"] = p.outer;
+  a["extent"] = p.extent;
+  a["inner"] = p.inner;
+  AttrList strides;
+  for (auto& s : p.leaf_strides) strides.push_back(Attr::ints(s));
+  a["leaf_strides"] = Attr(strides);
+  a["compute"] = std::string(dtype_name(p.compute));
+  a["strategy"] = p.strategy;
+  a["resident"] = p.resident;
+  a["threads"] = p.threads;
+  a["vector_width"] = p.vector_width;
+  a["unroll"] = p.unroll;
+  a["programs"] = p.programs;
+  op.loc = core.loc;
+  Value* result = op.add_result(region.result->name, region.result->type);
+  stamp_artifact_hash(op);
+  return result;
+}
+
+Plan read_plan(const Op& op) {
+  fused::verify_region(op);
+  Plan p;
+  p.op = string_attr(op, "op");
+  if (p.op != "softmax" && p.op != "log_softmax" && p.op != "layer_norm" && p.op != "rms_norm")
+    fail("E302", "schedule.rowwise: unknown op '" + p.op + "'", op.loc);
+  if (p.op == "layer_norm" || p.op == "rms_norm") {
+    const Attr* e = op.attr("eps");
+    if (!e || !e->as_float()) fail("E302", "schedule.rowwise needs a float 'eps'", op.loc);
+    p.eps = *e->as_float();
+  }
+  p.outer = int_attr(op, "outer");
+  p.extent = int_attr(op, "extent");
+  p.inner = int_attr(op, "inner");
+  const Attr* ls = op.attr("leaf_strides");
+  if (!ls || !ls->as_list() || ls->as_list()->size() != op.operands.size())
+    fail("E302", "schedule.rowwise needs 'leaf_strides', one [outer, extent, inner] per operand", op.loc);
+  p.strategy = string_attr(op, "strategy");
+  if (p.strategy != "rows" && p.strategy != "columns") fail("E302", "unknown strategy '" + p.strategy + "'", op.loc);
+  for (const Attr& l : *ls->as_list()) {
+    auto st = l.as_ints();
+    if (!st || st->size() != 3) fail("E302", "each leaf stride is [outer, extent, inner]", op.loc);
+    const int64_t lane = p.strategy == "rows" ? (*st)[1] : (*st)[2];
+    if (lane != 0 && lane != 1) fail("E302", "a leaf's lane stride must be 0 or 1", op.loc);
+    p.leaf_strides.push_back(*st);
+  }
+  auto d = parse_dtype(string_attr(op, "compute"));
+  if (!d || (*d != DType::F32 && *d != DType::F64)) fail("E302", "'compute' must be f32 or f64", op.loc);
+  p.compute = *d;
+  const Attr* r = op.attr("resident");
+  if (!r || !r->as_bool()) fail("E302", "schedule.rowwise needs a boolean 'resident'", op.loc);
+  p.resident = *r->as_bool();
+  p.threads = int_attr(op, "threads");
+  p.vector_width = int_attr(op, "vector_width");
+  p.unroll = int_attr(op, "unroll");
+  p.programs = int_attr(op, "programs");
+  auto pow2 = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
+  if (!pow2(p.threads) || !pow2(p.vector_width) || !pow2(p.unroll) || p.threads > 1024)
+    fail("E302", "threads, vector_width and unroll must be powers of two (threads <= 1024)", op.loc);
+  if (p.outer < 0 || p.extent < 0 || p.inner < 0 || p.outer * p.extent * p.inner != op.result()->type.numel())
+    fail("E302", "outer * extent * inner does not match the result", op.loc);
+  if (p.resident && (p.strategy != "rows" || p.tile_lanes() < p.extent))
+    fail("E302", "a resident row must fit in one tile", op.loc);
+  const int64_t want = p.strategy == "rows" ? p.outer : p.outer * p.column_blocks();
+  if (p.programs != want)
+    fail("E302", "schedule.rowwise records " + std::to_string(p.programs) + " programs but its view gives " +
+                     std::to_string(want), op.loc);
+  return p;
+}
+
+}  // namespace tessera::families::rowwise

@@ -1,0 +1,44 @@
+// The rowwise family: softmax, log_softmax, layer_norm and rms_norm, with a
+// fused pointwise prologue (on the input x) and epilogue (on the result), as
+// one kernel. The op's axis splits x into an [outer, extent, inner] view:
+//   rows     (inner == 1): a program normalizes one row; its statistics
+//            (max, sums) are lane reductions. `resident`: the whole row is one
+//            tile, read from memory once (CUDA, rows up to 16K elements);
+//            otherwise the row is streamed once per statistic and once more
+//            to write (re-reads hit L1/L2 on the CPU).
+//   columns  (inner > 1): a program owns a tile of columns of one outer index
+//            and walks down the extent; statistics are per lane.
+// Statistics are computed in the compute type (f32, or f64 for f64) in fixed
+// order: results are bitwise deterministic.
+#pragma once
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "families/fused/region.hpp"
+#include "ir/ir.hpp"
+
+namespace tessera::families::rowwise {
+
+struct Plan {
+  std::string op;  // softmax | log_softmax | layer_norm | rms_norm
+  double eps = 0;
+  int64_t outer = 1, extent = 1, inner = 1;
+  std::vector<std::vector<int64_t>> leaf_strides;  // per leaf: [outer, extent, inner]
+  DType compute = DType::F32;
+  std::string strategy;  // rows | columns
+  bool resident = false;
+  int64_t threads = 1, vector_width = 16, unroll = 4;
+  int64_t programs = 0;
+
+  int64_t tile_lanes() const { return threads * vector_width * unroll; }
+  int64_t column_blocks() const { return (inner + tile_lanes() - 1) / tile_lanes(); }
+};
+
+ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
+                         const std::unordered_map<const ir::Value*, ir::Value*>& map, const std::string& target,
+                         const std::string& prefix);
+
+Plan read_plan(const ir::Op& schedule_op);
+
+}  // namespace tessera::families::rowwise

@@ -1,0 +1,199 @@
+#include "families/rowwise/rowwise_tile.hpp"
+
+#include "families/fused/expr_tile.hpp"
+#include "ir/schedule_dialect.hpp"
+
+namespace tessera::families::rowwise {
+
+using namespace tessera::ir;
+
+namespace {
+
+struct RowKernel {
+  const Plan& p;
+  TileBuilder& tb;
+  const Region& region;
+  const Op& core;
+  std::vector<Value*> leaves;
+  Value* out;
+  Type lanes_t;
+  bool rows;      // rows strategy: lanes along the extent; else along inner (columns)
+  Value* o;       // outer index of this program
+  Value* col0 = nullptr, *ncols = nullptr;  // columns: first column and how many are real
+
+  // A statistic is a scalar (rows) or a tile of per-column values (columns).
+  Value* lift(Value* stat) { return stat->type.kind == TypeKind::Scalar ? tb.splat(stat, lanes_t) : stat; }
+  Value* constant(double v, Value* like) {
+    return like->type.kind == TypeKind::Scalar ? tb.fconst(v, lanes_t.dtype) : tb.full(v, lanes_t);
+  }
+
+  // Tiles of region values at extent position k; lanes at or past `count` are
+  // not read (0). Memoized per position in env.
+  Value* at(const Value* v, Value* k, Value* count, fused::Env& env) {
+    return fused::eval(tb, region, v, lanes_t, env, [&](size_t l) {
+      const std::vector<int64_t>& st = p.leaf_strides[l];
+      Value* base = tb.add(tb.mul(o, tb.index(st[0])), tb.mul(k, tb.index(st[1])));
+      if (!rows) base = tb.add(base, tb.mul(col0, tb.index(st[2])));
+      return fused::read_leaf(tb, leaves[l], base, rows ? st[1] : st[2], count, lanes_t);
+    });
+  }
+  Value* x_at(Value* k, Value* count, fused::Env& env) { return at(core.operands[0], k, count, env); }
+  // columns: only a ragged last block of columns needs masked reads
+  Value* column_count() { return p.inner % p.tile_lanes() ? ncols : nullptr; }
+
+  // combine-reduction over the extent of term(x, env) (rows: to a scalar).
+  // Resident rows reuse the one tile env0 holds.
+  using Term = std::function<Value*(Value* x, fused::Env& env)>;
+  Value* stat(const std::string& kind, const Term& term, fused::Env* env0) {
+    const double id = combine_identity(kind);
+    if (!rows) {  // per-column statistics: lanes are independent, no masking needed
+      return tb.for_loop(tb.index(0), tb.index(p.extent), tb.index(1), {tb.full(id, lanes_t)},
+                         [&](Value* k, const std::vector<Value*>& c) -> std::vector<Value*> {
+                           fused::Env env;
+                           return {tb.combine(kind, c[0], term(x_at(k, column_count(), env), env))};
+                         })[0];
+    }
+    Value* n = tb.index(p.extent);
+    if (env0) return tb.reduce_lanes(kind, tb.mask(term(x_at(tb.index(0), n, *env0), *env0), n, id));
+    Value* lanes = tb.index(p.tile_lanes());
+    Value* main_end = tb.sub(n, tb.rem(n, lanes));
+    Value* acc = tb.for_loop(tb.index(0), main_end, lanes, {tb.full(id, lanes_t)},
+                             [&](Value* k, const std::vector<Value*>& c) -> std::vector<Value*> {
+                               fused::Env env;
+                               return {tb.combine(kind, c[0], term(x_at(k, nullptr, env), env))};
+                             })[0];
+    fused::Env env;
+    Value* count = tb.sub(n, main_end);
+    Value* tail = tb.mask(term(x_at(main_end, count, env), env), count, id);
+    return tb.reduce_lanes(kind, tb.combine(kind, acc, tail));
+  }
+
+  void build() {
+    const bool resident = rows && p.resident;
+    fused::Env env0;  // the resident row
+    fused::Env* res = resident ? &env0 : nullptr;
+    auto sub = [&](Value* a, Value* b) { return tb.map("sub", {a, b}); };
+    auto mul = [&](Value* a, Value* b) { return tb.map("mul", {a, b}); };
+    auto div = [&](Value* a, Value* b) { return tb.map("div", {a, b}); };
+    const Value* w = core.operands.size() > 1 ? core.operands[1] : nullptr;
+    const Value* bias = core.operands.size() > 2 ? core.operands[2] : nullptr;
+
+    // Statistics, then a function from (x, env at k) to the op's output tile.
+    std::function<Value*(Value*, fused::Env&, Value*, Value*)> output;
+    if (p.op == "softmax" || p.op == "log_softmax") {
+      Value* m = stat("max", [&](Value* x, fused::Env&) { return x; }, res);
+      Value* mt = lift(m);
+      Value* e_res = nullptr;  // resident: exp(x - m) once, for the sum and the output
+      Value* s = stat("sum", [&](Value* x, fused::Env&) {
+        Value* e = tb.map("exp", {sub(x, mt)});
+        if (resident) e_res = e;
+        return e;
+      }, res);
+      if (p.op == "softmax") {
+        Value* st = lift(s);
+        output = [&, st, mt, e_res](Value* x, fused::Env&, Value*, Value*) {
+          return div(e_res ? e_res : tb.map("exp", {sub(x, mt)}), st);
+        };
+      } else {
+        Value* ls = lift(tb.map("log", {s}));
+        output = [&, ls, mt](Value* x, fused::Env&, Value*, Value*) { return sub(sub(x, mt), ls); };
+      }
+    } else if (p.op == "layer_norm") {
+      Value* probe = stat("sum", [&](Value* x, fused::Env&) { return x; }, res);
+      Value* mean = div(probe, constant(static_cast<double>(p.extent), probe));
+      Value* mt = lift(mean);
+      Value* var_sum = stat("sum", [&](Value* x, fused::Env&) {
+        Value* d = sub(x, mt);
+        return mul(d, d);
+      }, res);
+      Value* var = div(var_sum, constant(static_cast<double>(p.extent), var_sum));
+      Value* r = lift(tb.map("rsqrt", {tb.map("add", {var, constant(p.eps, var)})}));
+      output = [&, mt, r](Value* x, fused::Env& env, Value* k, Value* count) {
+        Value* y = mul(mul(sub(x, mt), r), at(w, k, count, env));
+        return tb.map("add", {y, at(bias, k, count, env)});
+      };
+    } else {  // rms_norm
+      Value* ss = stat("sum", [&](Value* x, fused::Env&) { return mul(x, x); }, res);
+      Value* ms = div(ss, constant(static_cast<double>(p.extent), ss));
+      Value* r = lift(tb.map("rsqrt", {tb.map("add", {ms, constant(p.eps, ms)})}));
+      output = [&, r](Value* x, fused::Env& env, Value* k, Value* count) {
+        return mul(mul(x, r), at(w, k, count, env));
+      };
+    }
+
+    // The output pass: the op's result, then the fused epilogue, stored.
+    const Value* yielded = region.ops.back()->operands[0];
+    auto result_at = [&](Value* k, Value* count, fused::Env& env) {
+      env[core.result()] = output(x_at(k, count, env), env, k, count);
+      return at(yielded, k, count, env);
+    };
+    Value* n = tb.index(p.extent);
+    if (!rows) {
+      Value* base = tb.add(tb.mul(o, tb.index(p.extent * p.inner)), col0);
+      const bool ragged = p.inner % p.tile_lanes() != 0;
+      tb.for_loop(tb.index(0), n, tb.index(1), {}, [&](Value* k, const std::vector<Value*>&) -> std::vector<Value*> {
+        fused::Env env;
+        Value* at_k = tb.add(base, tb.mul(k, tb.index(p.inner)));
+        Value* y = result_at(k, column_count(), env);
+        if (ragged) tb.store_masked(out, at_k, ncols, y);
+        else tb.store(out, at_k, y);
+        return {};
+      });
+      return;
+    }
+    Value* row_base = tb.mul(o, n);
+    if (resident) {
+      Value* y = result_at(tb.index(0), n, env0);
+      if (p.extent == p.tile_lanes()) tb.store(out, row_base, y);
+      else tb.store_masked(out, row_base, n, y);
+      return;
+    }
+    Value* lanes = tb.index(p.tile_lanes());
+    Value* main_end = tb.sub(n, tb.rem(n, lanes));
+    tb.for_loop(tb.index(0), main_end, lanes, {}, [&](Value* k, const std::vector<Value*>&) -> std::vector<Value*> {
+      fused::Env env;
+      tb.store(out, tb.add(row_base, k), result_at(k, nullptr, env));
+      return {};
+    });
+    fused::Env env;
+    Value* count = tb.sub(n, main_end);
+    tb.store_masked(out, tb.add(row_base, main_end), count, result_at(main_end, count, env));
+  }
+};
+
+}  // namespace
+
+void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& sop) {
+  auto k = std::make_unique<Op>();
+  k->name = "tile.kernel";
+  k->sym = sym;
+  k->attrs["grid"] = Attr::ints({p.programs});
+  k->attrs["threads"] = p.threads;
+  k->attrs["vector_width"] = p.vector_width;
+  k->attrs["artifact_hash"] = string_attr(sop, "artifact_hash");
+  const Region& region = *sop.regions[0];
+  const Op* core = nullptr;
+  for (auto& op : region.ops)
+    if (op->name == "tessera." + p.op) core = op.get();
+  if (!core) fail("E302", "schedule.rowwise: the region has no tessera." + p.op, sop.loc);
+  Region& body = k->add_region();
+  std::vector<Value*> leaves;
+  for (auto& a : region.args) leaves.push_back(body.add_arg("in" + std::to_string(leaves.size()), Type::ptr(a->type.dtype)));
+  Value* out = body.add_arg("out", Type::ptr(sop.result()->type.dtype));
+  TileBuilder tb(body);
+  RowKernel kern{p, tb, region, *core, leaves, out, Type::tile(p.compute, {p.tile_lanes()}), p.strategy == "rows",
+                 nullptr};
+  Value* pid = tb.program_id();
+  if (kern.rows) {
+    kern.o = pid;
+  } else {
+    const int64_t blocks = p.column_blocks();
+    kern.o = tb.div(pid, tb.index(blocks));
+    kern.col0 = tb.mul(tb.rem(pid, tb.index(blocks)), tb.index(p.tile_lanes()));
+    kern.ncols = tb.min(tb.index(p.tile_lanes()), tb.sub(tb.index(p.inner), kern.col0));
+  }
+  kern.build();
+  m.ops.push_back(std::move(k));
+}
+
+}  // namespace tessera::families::rowwise

@@ -1,0 +1,149 @@
+#include "passes/fusion.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "families/fused/leaf_map.hpp"
+#include "ir/graph_dialect.hpp"
+
+namespace tessera::passes {
+
+using namespace tessera::ir;
+
+namespace {
+
+// The groups a reduce or row op iterates over: [before, axes, after] dims of
+// its input; the leaves of its region must be linear in each.
+std::vector<int> view_groups(const Op& core) {
+  const Type& x = core.operands[0]->type;
+  int64_t first = 0, last = 0;
+  if (core.name == "tessera.reduce") {
+    ReduceSpec spec = reduce_spec(core);
+    if (spec.axes.empty()) return {};
+    // Fusable only when the reduced axes are contiguous once unit dims are ignored (one pass).
+    first = spec.axes.front();
+    last = spec.axes.back();
+    for (int64_t d = first; d <= last; ++d)
+      if (x.shape[d] != 1 && !std::binary_search(spec.axes.begin(), spec.axes.end(), d)) return {};
+  } else {
+    first = last = row_op_axis(core);
+  }
+  return {static_cast<int>(first), static_cast<int>(last - first + 1), static_cast<int>(x.rank() - 1 - last)};
+}
+
+struct State {
+  std::vector<FusedRegion> regions;
+  std::map<const Op*, int> region_of;
+  std::map<const Value*, int> uses;
+  std::set<const Value*> returned;
+
+  bool single_use(const Value* v) const { return uses.count(v) && uses.at(v) == 1 && !returned.count(v); }
+};
+
+// The values `op` would add as leaves of region r if it joined it.
+bool leaves_fit(const State& s, const FusedRegion& r, const Op& op) {
+  if (r.kind == FusedRegion::Kind::Pointwise) return true;  // pointwise kernels address any broadcast
+  std::vector<int> groups = view_groups(*r.core);
+  if (groups.empty()) return false;
+  const Type& space = r.core->operands[0]->type;
+  for (Value* v : op.operands) {
+    const bool internal = v->def && s.region_of.count(v->def) && s.region_of.at(v->def) == s.region_of.at(r.ops[0]);
+    if (internal) continue;
+    if (!families::fused::group_strides(v->type.shape, space.shape, groups)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<FusedRegion> partition(const Op& func) {
+  const Region& body = *func.regions[0];
+  State s;
+  std::vector<const Op*> ops;
+  for (auto& op : body.ops) {
+    for (Value* v : op->operands) ++s.uses[v];
+    if (op->name == "return") s.returned.insert(op->operands.begin(), op->operands.end());
+    else ops.push_back(op.get());
+  }
+  auto join = [&](const Op* op, int r) {
+    s.region_of[op] = r;
+    s.regions[r].ops.push_back(op);
+  };
+  auto open = [&](const Op* op, FusedRegion::Kind kind) {
+    FusedRegion r;
+    r.kind = kind;
+    if (kind != FusedRegion::Kind::Pointwise) r.core = op;
+    r.result = op->result();
+    s.regions.push_back(r);
+    join(op, static_cast<int>(s.regions.size()) - 1);
+  };
+  for (const Op* op : ops)
+    if (!is_pointwise_op(op->name)) open(op, is_row_op(op->name) ? FusedRegion::Kind::Row : FusedRegion::Kind::Reduce);
+
+  // Epilogues, in program order: a pointwise op joins the row region whose
+  // result it consumes, if that result has no other use and keeps its shape.
+  for (const Op* op : ops) {
+    if (!is_pointwise_op(op->name)) continue;
+    for (Value* v : op->operands) {
+      if (!v->def || !s.region_of.count(v->def)) continue;
+      int r = s.region_of.at(v->def);
+      FusedRegion& reg = s.regions[r];
+      if (reg.kind != FusedRegion::Kind::Row || reg.result != v || !s.single_use(v)) continue;
+      if (op->result()->type.shape != v->type.shape) continue;
+      // the other operands become leaves (or are absorbed below)
+      s.region_of[op] = r;  // provisional, so leaves_fit sees v as internal
+      if (!leaves_fit(s, reg, *op)) {
+        s.region_of.erase(op);
+        continue;
+      }
+      reg.ops.push_back(op);
+      reg.result = op->result();
+      break;
+    }
+  }
+
+  // Prologues and pointwise chains, users before producers: a single-use
+  // pointwise op joins its user's region.
+  for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+    const Op* op = *it;
+    if (s.region_of.count(op)) continue;
+    const Value* v = op->result();
+    const Op* user = nullptr;
+    if (s.single_use(v))
+      for (const Op* u : ops)
+        if (std::find(u->operands.begin(), u->operands.end(), v) != u->operands.end()) user = u;
+    int r = user && s.region_of.count(user) ? s.region_of.at(user) : -1;
+    if (r >= 0) {
+      const FusedRegion& reg = s.regions[r];
+      // into a core only as its input x (not a norm's weight or bias)
+      const bool ok_slot = user != reg.core || user->operands[0] == v;
+      s.region_of[op] = r;
+      if (ok_slot && leaves_fit(s, reg, *op)) {
+        s.regions[r].ops.push_back(op);
+        continue;
+      }
+      s.region_of.erase(op);
+    }
+    open(op, FusedRegion::Kind::Pointwise);
+  }
+
+  // Program order inside each region; leaves; regions in dependency order
+  // (a region's result is its last op, after every op it reads).
+  std::map<const Op*, size_t> position;
+  for (size_t i = 0; i < ops.size(); ++i) position[ops[i]] = i;
+  for (FusedRegion& r : s.regions) {
+    std::sort(r.ops.begin(), r.ops.end(), [&](const Op* a, const Op* b) { return position[a] < position[b]; });
+    std::set<const Op*> inside(r.ops.begin(), r.ops.end());
+    for (const Op* op : r.ops)
+      for (const Value* v : op->operands)
+        if ((!v->def || !inside.count(v->def)) && std::find(r.leaves.begin(), r.leaves.end(), v) == r.leaves.end())
+          r.leaves.push_back(v);
+  }
+  std::sort(s.regions.begin(), s.regions.end(), [&](const FusedRegion& a, const FusedRegion& b) {
+    return position[a.result->def] < position[b.result->def];
+  });
+  return s.regions;
+}
+
+}  // namespace tessera::passes

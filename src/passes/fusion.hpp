@@ -1,0 +1,27 @@
+// Fusion: which Graph IR ops become one kernel. graph_to_schedule asks this
+// pass for regions and gives each region to its family's scheduler.
+//
+//   - A pointwise op whose result has exactly one use is absorbed by its user
+//     when that user is pointwise, a tessera.reduce (its input), or a row op
+//     (its input x) — a "prologue" — provided every value it reads can be
+//     addressed from the user's iteration space (see leaf_map.hpp).
+//   - Pointwise ops that consume a row op's result (its only use) and keep its
+//     shape join the row op's region as an "epilogue": rms_norm(x, w) * g then
+//     silu is one kernel.
+//   - Everything else starts a region of its own, materialized in memory.
+// A value used twice, or returned, is always materialized: fusion never
+// computes a value twice.
+#pragma once
+#include <vector>
+
+#include "families/fused/region.hpp"
+
+namespace tessera::passes {
+
+using families::fused::FusedRegion;
+
+// Regions of a Graph IR func in an order where every leaf is a func argument
+// or the result of an earlier region.
+std::vector<FusedRegion> partition(const ir::Op& func);
+
+}  // namespace tessera::passes

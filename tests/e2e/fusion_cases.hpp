@@ -1,0 +1,230 @@
+// The pointwise, fused-reduction and row-op (softmax, log_softmax, layer_norm,
+// rms_norm) test matrix, shared by the CPU (tests/e2e) and CUDA (tests/gpu)
+// end-to-end suites. Each case builds a Graph IR program and names its inputs.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tessera/tessera.hpp"
+
+namespace tessera::test {
+namespace {
+
+struct FusionCase {
+  std::string name;
+  std::vector<std::string> inputs;  // generator spec per func input, in order
+  std::function<void(GraphBuilder&)> build;
+};
+
+inline std::string shape_name(const std::vector<int64_t>& s) {
+  std::string out;
+  for (int64_t d : s) out += (out.empty() ? "" : "x") + std::to_string(d);
+  return out.empty() ? "scalar" : out;
+}
+
+inline ir::Type T(DType dt, std::vector<int64_t> s) { return ir::Type::tensor(dt, std::move(s)); }
+
+std::vector<FusionCase> row_op_cases() {
+  struct ShapeAxis {
+    std::vector<int64_t> shape;
+    int64_t axis;
+  };
+  const std::vector<ShapeAxis> shapes = {
+      {{37, 129}, -1},   // odd rows, a tail tile
+      {{16, 4096}, 1},   // a row that fills whole tiles (resident on CUDA)
+      {{3, 70000}, -1},  // long rows: streamed on every target
+      {{1000}, 0},       // rank 1
+      {{64, 100}, 0},    // a leading axis: columns
+      {{3, 5, 7}, 1},    // an interior axis: columns with a ragged tile
+      {{6, 0}, -1},      // empty rows
+      {{0, 6}, -1},      // no rows
+  };
+  const std::vector<std::string> ops = {"softmax", "log_softmax", "layer_norm", "rms_norm"};
+  const std::vector<DType> dtypes = {DType::F32, DType::BF16, DType::F16, DType::F64};
+  std::vector<FusionCase> out;
+  int seed = 100;
+  for (const auto& sa : shapes)
+    for (const auto& op : ops)
+      for (DType dt : dtypes) {
+        const bool norm = op == "layer_norm" || op == "rms_norm";
+        const int64_t rank = static_cast<int64_t>(sa.shape.size());
+        if (norm && sa.axis != -1 && sa.axis != rank - 1) continue;  // norms are over the last axis
+        for (bool special : {false, true}) {
+          if (special && dt != DType::F32 && dt != DType::BF16) continue;
+          ++seed;
+          FusionCase c;
+          c.name = op + "_" + std::string(dtype_name(dt)) + "_" + shape_name(sa.shape) + "_a" +
+                   std::to_string(sa.axis < 0 ? sa.axis + rank : sa.axis) + (special ? "_special" : "_random");
+          c.inputs.push_back((special ? "special:seed=" : "random:seed=") + std::to_string(seed) +
+                             (special ? ",rate=0.01" : ",lo=-4,hi=4"));
+          const int64_t n = sa.shape.back();
+          if (norm) c.inputs.push_back("random:seed=" + std::to_string(seed + 1000) + ",lo=0.5,hi=1.5");
+          if (op == "layer_norm") c.inputs.push_back("random:seed=" + std::to_string(seed + 2000));
+          const std::vector<int64_t> shape = sa.shape;
+          const int64_t axis = sa.axis;
+          c.build = [=](GraphBuilder& g) {
+            ir::Value* x = g.input("x", T(dt, shape));
+            if (op == "softmax") g.output(g.softmax(x, axis));
+            if (op == "log_softmax") g.output(g.log_softmax(x, axis));
+            if (op == "rms_norm") g.output(g.rms_norm(x, g.input("w", T(dt, {n}))));
+            if (op == "layer_norm") {
+              ir::Value* w = g.input("w", T(dt, {n}));
+              g.output(g.layer_norm(x, w, g.input("b", T(dt, {n}))));
+            }
+          };
+          out.push_back(std::move(c));
+        }
+      }
+  return out;
+}
+
+std::vector<FusionCase> pointwise_cases() {
+  std::vector<FusionCase> out;
+  int seed = 5000;
+  const std::vector<std::string> unary = {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh",
+                                          "sigmoid", "relu", "gelu", "gelu_tanh", "silu"};
+  for (const auto& fn : unary)
+    for (DType dt : {DType::F32, DType::BF16, DType::F64})
+      for (bool special : {false, true}) {
+        if (special && dt == DType::F64) continue;
+        ++seed;
+        out.push_back({fn + "_" + std::string(dtype_name(dt)) + (special ? "_special" : "_random"),
+                       {(special ? "special:seed=" : "random:seed=") + std::to_string(seed) +
+                        (special ? ",rate=0.02" : ",lo=-30,hi=30")},
+                       [=](GraphBuilder& g) { g.output(g.unary(fn, g.input("x", T(dt, {37, 129})))); }});
+      }
+  // binary ops over several broadcasts
+  struct Pair {
+    std::vector<int64_t> a, b;
+  };
+  const std::vector<Pair> pairs = {{{4, 1, 8}, {3, 1}}, {{2, 3, 40}, {3, 40}}, {{37, 129}, {}}, {{5, 1}, {1, 300}}};
+  for (const auto& fn : {"add", "sub", "mul", "div", "max", "min", "pow"})
+    for (const auto& pr : pairs)
+      for (DType dt : {DType::F32, DType::F16}) {
+        ++seed;
+        const std::string f = fn;
+        const std::string range = f == "pow" ? ",lo=0.1,hi=3" : ",lo=-5,hi=5";
+        out.push_back({f + "_" + std::string(dtype_name(dt)) + "_" + shape_name(pr.a) + "_" + shape_name(pr.b),
+                       {"special:seed=" + std::to_string(seed) + ",rate=0.01" + range,
+                        "random:seed=" + std::to_string(seed + 1) + range},
+                       [=](GraphBuilder& g) {
+                         ir::Value* a = g.input("a", T(dt, pr.a));
+                         g.output(g.binary(f, a, g.input("b", T(dt, pr.b))));
+                       }});
+      }
+  // chains, casts and constants: one kernel each
+  out.push_back({"chain_bias_scale_f32", {"random:seed=1", "random:seed=2", "random:seed=3"}, [](GraphBuilder& g) {
+                   ir::Value* x = g.input("x", T(DType::F32, {64, 300}));
+                   ir::Value* b = g.input("b", T(DType::F32, {300}));
+                   ir::Value* s = g.input("s", T(DType::F32, {64, 1}));
+                   g.output(g.unary("gelu", g.binary("mul", g.binary("add", x, b), s)));
+                 }});
+  out.push_back({"batch_broadcast_bf16", {"random:seed=4", "random:seed=5"}, [](GraphBuilder& g) {
+                   ir::Value* x = g.input("x", T(DType::BF16, {3, 17, 33}));
+                   ir::Value* y = g.input("y", T(DType::BF16, {17, 33}));
+                   g.output(g.unary("tanh", g.binary("sub", x, y)));
+                 }});
+  out.push_back({"cast_chain_f32_bf16", {"random:seed=6,lo=-3,hi=3"}, [](GraphBuilder& g) {
+                   ir::Value* x = g.input("x", T(DType::F32, {37, 129}));
+                   ir::Value* h = g.cast(x, DType::BF16);
+                   g.output(g.cast(g.unary("exp", h), DType::F32));
+                 }});
+  out.push_back({"cast_f32_to_f16_overflow", {"random:seed=7,lo=-1e5,hi=1e5"}, [](GraphBuilder& g) {
+                   g.output(g.cast(g.input("x", T(DType::F32, {1000})), DType::F16));
+                 }});
+  out.push_back({"constant_scale_f32", {"random:seed=8"}, [](GraphBuilder& g) {
+                   ir::Value* x = g.input("x", T(DType::F32, {37, 129}));
+                   g.output(g.binary("mul", x, g.constant(0.125, T(DType::F32, {}))));
+                 }});
+  out.push_back({"returned_twice_materialized", {"random:seed=9"}, [](GraphBuilder& g) {
+                   ir::Value* x = g.input("x", T(DType::F32, {100, 33}));
+                   ir::Value* sq = g.binary("mul", x, x);  // used twice: computed once, in memory
+                   g.output(g.reduce(sq, "sum", {1}));
+                   g.output(g.unary("sqrt", sq));
+                 }});
+  out.push_back({"rank0_all", {"random:seed=10"}, [](GraphBuilder& g) {
+                   g.output(g.unary("exp", g.input("x", T(DType::F32, {}))));
+                 }});
+  out.push_back({"empty_pointwise", {"random:seed=11"}, [](GraphBuilder& g) {
+                   g.output(g.unary("exp", g.input("x", T(DType::F32, {0, 7}))));
+                 }});
+  return out;
+}
+
+// Pointwise prologues fused into reductions, and epilogues into row ops.
+std::vector<FusionCase> fused_cases() {
+  std::vector<FusionCase> out;
+  for (DType dt : {DType::F32, DType::BF16}) {
+    const std::string d(dtype_name(dt));
+    out.push_back({"sum_of_squares_rows_" + d, {"special:seed=20,rate=0.001"}, [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {37, 1290}));
+                     g.output(g.reduce(g.binary("mul", x, x), "sum", {1}));
+                   }});
+    out.push_back({"max_abs_columns_" + d, {"special:seed=21,rate=0.001"}, [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {640, 100}));
+                     g.output(g.reduce(g.unary("abs", x), "max", {0}));
+                   }});
+    out.push_back({"mean_exp_shifted_all_" + d, {"random:seed=22", "const:0.5"}, [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {37, 129}));
+                     ir::Value* c = g.input("c", T(dt, {}));
+                     g.output(g.reduce(g.unary("exp", g.binary("sub", x, c)), "mean", {0, 1}));
+                   }});
+    out.push_back({"weighted_row_sum_" + d, {"random:seed=23", "random:seed=24"}, [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {300, 70}));
+                     g.output(g.reduce(g.binary("mul", x, g.input("w", T(dt, {70}))), "sum", {-1}));
+                   }});
+    out.push_back({"centered_var_keepdims_" + d, {"random:seed=25", "random:seed=26"}, [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {50, 333}));
+                     ir::Value* m = g.input("m", T(dt, {50, 1}));
+                     ir::Value* d0 = g.binary("sub", x, m);
+                     g.output(g.reduce(g.binary("mul", d0, d0), "mean", {1}, true));
+                   }});
+    out.push_back({"interior_axis_scaled_" + d, {"random:seed=27", "random:seed=28"}, [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {4, 5, 600}));
+                     ir::Value* s = g.input("s", T(dt, {5, 1}));
+                     g.output(g.reduce(g.binary("mul", x, s), "sum", {1}));
+                   }});
+    out.push_back({"long_split_sum_sq_" + d, {"random:seed=29"}, [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {2, 400000}));
+                     g.output(g.reduce(g.binary("mul", x, x), "sum", {1}));
+                   }});
+    out.push_back({"rms_norm_scale_silu_" + d, {"special:seed=30,rate=0.001", "random:seed=31,lo=0.5,hi=1.5",
+                                                "random:seed=32"},
+                   [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {33, 1000}));
+                     ir::Value* w = g.input("w", T(dt, {1000}));
+                     ir::Value* gate = g.input("g", T(dt, {33, 1000}));
+                     g.output(g.unary("silu", g.binary("mul", g.rms_norm(x, w), gate)));
+                   }});
+    out.push_back({"softmax_of_scaled_" + d, {"random:seed=33,lo=-20,hi=20"}, [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {40, 777}));
+                     g.output(g.softmax(g.binary("mul", x, g.constant(0.125, T(dt, {}))), -1));
+                   }});
+    out.push_back({"layer_norm_residual_" + d, {"random:seed=34", "random:seed=35", "random:seed=36",
+                                                "random:seed=37"},
+                   [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {24, 520}));
+                     ir::Value* r = g.input("r", T(dt, {24, 520}));
+                     ir::Value* w = g.input("w", T(dt, {520}));
+                     ir::Value* b = g.input("b", T(dt, {520}));
+                     g.output(g.layer_norm(g.binary("add", x, r), w, b));
+                   }});
+    out.push_back({"softmax_columns_prologue_" + d, {"random:seed=38", "random:seed=39"}, [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {200, 30}));
+                     ir::Value* bias = g.input("bias", T(dt, {200, 1}));
+                     g.output(g.unary("neg", g.softmax(g.binary("add", x, bias), 0)));
+                   }});
+  }
+  return out;
+}
+
+std::vector<FusionCase> all_fusion_cases() {
+  std::vector<FusionCase> out = row_op_cases();
+  for (auto* more : {&pointwise_cases, &fused_cases})
+    for (auto& c : more()) out.push_back(std::move(c));
+  return out;
+}
+
+}  // namespace
+}  // namespace tessera::test
