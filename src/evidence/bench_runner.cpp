@@ -80,8 +80,17 @@ json schedule_summary(const ir::Module& schedule) {
     for (auto& op : f->regions[0]->ops) {
       if (op->name == "return") continue;
       json p;
-      for (const char* k : {"strategy", "threads", "vector_width", "unroll", "chunks", "programs", "accumulator"})
-        if (const ir::Attr* a = op->attr(k)) p[k] = a->as_int() ? json(*a->as_int()) : json(*a->as_string());
+      p["op"] = op->name;
+      for (const char* k : {"family", "strategy", "threads", "vector_width", "unroll", "chunks", "chunk", "programs",
+                            "accumulator", "resident"})
+        if (const ir::Attr* a = op->attr(k))
+          p[k] = a->as_int() ? json(*a->as_int()) : a->as_bool() ? json(*a->as_bool()) : json(*a->as_string());
+      if (!op->regions.empty()) {  // what was fused into this kernel
+        json fused = json::array();
+        for (auto& inner : op->regions[0]->ops)
+          if (inner->name != "schedule.yield") fused.push_back(inner->name);
+        p["fused_ops"] = fused;
+      }
       p["artifact_hash"] = *op->attr("artifact_hash")->as_string();
       passes.push_back(p);
     }
@@ -159,7 +168,13 @@ json run_bench(const BenchOptions& o) {
 
     json row;
     row["name"] = name;
-    row["family"] = "reduce";
+    std::string families;  // of the schedule ops, in order: "rowwise", "pointwise+reduce", ...
+    for (ir::Op* sf : schedule->funcs())
+      for (auto& op : sf->regions[0]->ops)
+        if (const ir::Attr* fam = op->attr("family"))
+          if (families.find(*fam->as_string()) == std::string::npos)
+            families += (families.empty() ? "" : "+") + *fam->as_string();
+    row["family"] = families;
     row["program"] = ir::print(*prog.graph);
     row["inputs"] = prog.input_specs;
     row["schedule"] = schedule_summary(*schedule);

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 
+#include "../e2e/fusion_cases.hpp"
 #include "../e2e/reduce_cases.hpp"
 #include "ir/parser.hpp"
 #include "oracle/reference.hpp"
@@ -81,6 +82,26 @@ TEST_P(CudaMatrix, MatchesOracleBitwiseRunToRun) {
 
 INSTANTIATE_TEST_SUITE_P(All, CudaMatrix, ::testing::ValuesIn(all_cases()),
                          [](const ::testing::TestParamInfo<Case>& i) { return name_of(i.param); });
+
+// Pointwise ops, fused reductions and row ops: the CPU suite's cases, on the GPU.
+class CudaFusion : public ::testing::TestWithParam<FusionCase> {};
+
+TEST_P(CudaFusion, MatchesUnfusedOracleBitwiseRunToRun) {
+  const FusionCase& c = GetParam();
+  GraphBuilder g("gpu");
+  c.build(g);
+  GpuProgram p = compile_cuda(g.module());
+  std::vector<Tensor> xs;
+  const ir::Region& body = *g.module().funcs()[0]->regions[0];
+  for (size_t i = 0; i < body.args.size(); ++i)
+    xs.push_back(generate_input(c.inputs.at(i), body.args[i]->type.dtype, body.args[i]->type.shape));
+  std::vector<Tensor> first = run_and_check(p, xs);
+  std::vector<Tensor> again = p.exe->run(xs).outputs;
+  for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(same_bytes(first[i], again[i])) << "output " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, CudaFusion, ::testing::ValuesIn(all_fusion_cases()),
+                         [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
