@@ -6,15 +6,13 @@
 #include <limits>
 #include <unordered_map>
 
+#include "oracle/ops.hpp"
 #include "oracle/tolerance.hpp"
 #include "support/diagnostic.hpp"
 
 namespace tessera::oracle {
 
-namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
+namespace detail {
 
 std::string type_string(const std::vector<int64_t>& shape, DType dt) {
   std::string s = "tensor<";
@@ -28,18 +26,54 @@ int64_t product(const std::vector<int64_t>& shape) {
   return n;
 }
 
-// An operand during evaluation: a func argument (a Tensor, exact, tolerance 0)
-// or an earlier op's result (values in double with their own tolerances).
-// Reading a Tensor in place avoids a double copy of possibly huge inputs.
-struct Source {
-  const Tensor* tensor = nullptr;
-  const Expected* computed = nullptr;
+void bad_op(const ir::Op& op, const std::string& msg) { fail("E802", "oracle: " + op.name + ": " + msg, op.loc); }
 
-  const std::vector<int64_t>& shape() const { return tensor ? tensor->shape() : computed->shape; }
-  DType dtype() const { return tensor ? tensor->dtype() : computed->dtype; }
-  double at(int64_t i) const { return tensor ? tensor->get(i) : computed->value[i]; }
-  double tol(int64_t i) const { return tensor ? 0.0 : computed->tolerance[i]; }
-};
+// Anything unexpected is E802: guessing what an unknown attribute means would
+// make the oracle agree with a wrong compiler.
+void only_attrs(const ir::Op& op, std::initializer_list<const char*> allowed) {
+  for (const auto& [key, _] : op.attrs) {
+    bool ok = false;
+    for (const char* a : allowed) ok = ok || key == a;
+    if (!ok) bad_op(op, "unknown attribute '" + key + "'");
+  }
+}
+
+void expect_arity(const ir::Op& op, size_t n) {
+  if (op.operands.size() != n)
+    bad_op(op, "takes " + std::to_string(n) + " operand" + (n == 1 ? "" : "s") + ", got " +
+                   std::to_string(op.operands.size()));
+  if (op.results.size() != 1 || !op.results[0]->type.is_tensor()) bad_op(op, "has one tensor result");
+}
+
+double float_attr(const ir::Op& op, const char* key, double fallback) {
+  const ir::Attr* a = op.attr(key);
+  if (!a) return fallback;
+  if (const double* d = a->as_float()) return *d;
+  if (const int64_t* i = a->as_int()) return static_cast<double>(*i);
+  bad_op(op, std::string("'") + key + "' must be a number");
+}
+
+Expected result_like(const ir::Op& op) {
+  const ir::Type& t = op.results[0]->type;
+  Expected e;
+  e.shape = t.shape;
+  e.dtype = t.dtype;
+  const int64_t n = product(t.shape);
+  e.value.assign(n, 0.0);
+  e.tolerance.assign(n, 0.0);
+  return e;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::Source;
+using detail::product;
+using detail::type_string;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 enum class Kind { Sum, Mean, Max, Min, Prod };
 
@@ -277,11 +311,18 @@ std::vector<Expected> evaluate(const ir::Module& graph, const std::string& func,
       }
       return out;
     }
-    if (op->name != "tessera.reduce")
-      fail("E802", "oracle: cannot evaluate op '" + op->name + "' (it knows tessera.reduce)", op->loc);
-    if (op->operands.size() != 1 || op->results.size() != 1)
-      fail("E802", "oracle: tessera.reduce takes one operand and has one result", op->loc);
-    computed[op->result()] = reduce(*op, source(op->operands[0], *op));
+    std::vector<Source> in;
+    for (const ir::Value* v : op->operands) in.push_back(source(v, *op));
+    Expected result;
+    if (op->name == "tessera.reduce") {
+      detail::expect_arity(*op, 1);
+      result = reduce(*op, in[0]);
+    } else if (!detail::evaluate_pointwise(*op, in, result) && !detail::evaluate_row_op(*op, in, result)) {
+      fail("E802", "oracle: cannot evaluate op '" + op->name +
+                       "' (it knows tessera.reduce, the pointwise ops, softmax, log_softmax, layer_norm, rms_norm)",
+           op->loc);
+    }
+    computed[op->result()] = std::move(result);
   }
   fail("E802", "oracle: func @" + f.sym + " has no return", f.loc);
 }

@@ -99,3 +99,232 @@ double extremum_tolerance(double carried, double value, DType in, DType out) {
 }
 
 }  // namespace tessera::oracle
+
+// ---- pointwise, softmax and norm ops ------------------------------------------
+// Formulas and their reasons: the header comment of tolerance.hpp.
+
+namespace tessera::oracle {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kCt = 2 * kTranscendentalUlps;  // c_t: K ulp <= 2K u relative
+
+// u in the policy: the kernel's rounding unit plus the reference's own.
+double u_pw(DType in) { return u_acc(in) + kURef; }
+DType acc_of(DType in) { return default_accumulation(in); }
+
+// 0 * inf in a bound means "unbounded", never "no information".
+double sane(double x) { return std::isnan(x) ? kInf : x; }
+
+// One rounding in the accumulation type (gradual underflow included).
+double one_rounding(double m, DType in) { return u_pw(in) * m + min_subnormal(acc_of(in)) / 2; }
+// T(M): K ulp of a transcendental function plus absolute accuracy below the
+// smallest normal.
+double transcendental(double m, DType in) { return kCt * u_pw(in) * m + min_normal(acc_of(in)); }
+
+// Derivative bounds over [x - t, x + t] (mean value theorem: P = t * sup |f'|).
+// sigmoid' and tanh' peak at 0 and fall off monotonically: take them at the
+// point of the interval closest to 0. silu', gelu' (both forms) are bounded by
+// 1.1 / 1.13 everywhere, and on (-inf, -3] |f'| increases with y: take it at
+// x + t there. Each derivative is written without cancellation.
+double nearest_to_zero(double x, double t) { return std::max(0.0, std::fabs(x) - t); }
+double sigmoid_slope(double y) {  // sigma(y)(1 - sigma(y)) at |y|
+  const double e = std::exp(-std::fabs(y));
+  return e / ((1 + e) * (1 + e));
+}
+double tanh_slope(double y) { return 4 * sigmoid_slope(2 * y); }  // sech^2(y)
+double tail_slope(Pointwise op, double x, double t) {
+  const double hi = x + t;
+  if (!(hi <= -3)) return op == Pointwise::Silu ? 1.1 : 1.13;
+  if (op == Pointwise::Silu) {  // sigma(y)(1 + y(1 - sigma(y)))
+    const double s = 1 / (1 + std::exp(-hi));
+    return std::fabs(s * (1 + hi * (1 - s)));
+  }
+  if (op == Pointwise::Gelu)  // Phi(y) + y phi(y)
+    return std::fabs(0.5 * std::erfc(-hi * M_SQRT1_2) + hi * std::exp(-0.5 * hi * hi) / std::sqrt(2 * M_PI));
+  // 0.5(1 + tanh w) + 0.5 y sech^2(w) w',  w = k(y + c y^3), w' = k(1 + 3c y^2)
+  const double k = std::sqrt(2 / M_PI), c = 0.044715, w = k * (hi + c * hi * hi * hi);
+  return std::fabs(1 / (1 + std::exp(-2 * w)) + 0.5 * hi * tanh_slope(w) * k * (1 + 3 * c * hi * hi));
+}
+
+// tol = P + I + R(M + I, out); `exact` ops (I = 0 by construction) skip R when
+// nothing was carried: their result is an input, representable in `out`.
+double assemble(double value, double p, double i, DType out, bool exact = false) {
+  p = sane(p);
+  i = sane(i);
+  if (exact && p == 0) return 0.0;
+  const double m = std::fabs(value) + p + i;
+  return finish(value, sane(p + i + rounding_error(m, out)));
+}
+
+}  // namespace
+
+double binary_tolerance(Pointwise op, double a, double ta, double b, double tb, double value, DType in, DType out) {
+  const double aa = std::fabs(a), ab = std::fabs(b), av = std::fabs(value);
+  const bool carried = ta > 0 || tb > 0;
+  double p = 0;
+  switch (op) {
+    case Pointwise::Add:
+    case Pointwise::Sub: p = ta + tb; return assemble(value, p, one_rounding(av + p, in), out);
+    case Pointwise::Mul:
+      p = carried ? aa * tb + ab * ta + ta * tb : 0.0;
+      return assemble(value, p, one_rounding(av + sane(p), in), out);
+    case Pointwise::Div:
+      p = !carried ? 0.0 : ab > tb ? (ta + av * tb) / (ab - tb) : kInf;
+      return assemble(value, p, one_rounding(av + sane(p), in), out);
+    case Pointwise::Max:
+    case Pointwise::Min: return assemble(value, std::max(ta, tb), 0.0, out, /*exact=*/true);
+    case Pointwise::Pow: {
+      if (!carried || (b == 0 && tb == 0) || (a == 1 && ta == 0)) {
+        p = 0;
+      } else if (aa > ta) {
+        if (a < 0 && tb > 0) {
+          p = kInf;  // a non-integer exponent within reach gives NaN
+        } else {
+          const double dl = (ab + tb) * (ta > 0 ? -std::log1p(-ta / aa) : 0.0) + tb * std::fabs(std::log(aa));
+          p = av * std::expm1(dl);
+        }
+      } else {
+        const double big = aa + ta;
+        p = b - tb > 0 ? av + std::max(std::pow(big, b - tb), std::pow(big, b + tb)) : kInf;
+      }
+      return assemble(value, p, transcendental(av + sane(p), in), out);
+    }
+    default: break;
+  }
+  return kInf;  // not a binary op: accept nothing specific (callers never get here)
+}
+
+double unary_tolerance(Pointwise op, double x, double t, double value, DType in, DType out) {
+  const double u = u_pw(in), av = std::fabs(value), ax = std::fabs(x) + t;
+  double p = 0;
+  switch (op) {
+    case Pointwise::Neg:
+    case Pointwise::Abs:
+    case Pointwise::Relu: return assemble(value, t, 0.0, out, /*exact=*/true);
+    case Pointwise::Cast: return assemble(value, t, 0.0, out);
+    case Pointwise::Sqrt:
+      p = t > 0 ? std::sqrt(x) - std::sqrt(std::max(x - t, 0.0)) : 0.0;
+      return assemble(value, p, one_rounding(av + sane(p), in), out);
+    case Pointwise::Exp:
+      p = t > 0 ? av * std::expm1(t) : 0.0;
+      return assemble(value, p, transcendental(av + sane(p), in), out);
+    case Pointwise::Log:
+      p = t == 0 ? 0.0 : x - t > 0 ? -std::log1p(-t / x) : kInf;
+      return assemble(value, p, transcendental(av + sane(p), in) + kCt * u, out);
+    case Pointwise::Rsqrt:
+      p = t == 0 ? 0.0 : x - t > 0 ? 1 / std::sqrt(x - t) - 1 / std::sqrt(x) : kInf;
+      return assemble(value, p, transcendental(av + sane(p), in), out);
+    case Pointwise::Tanh:
+      p = std::min(t * tanh_slope(nearest_to_zero(x, t)), 2.0);
+      return assemble(value, p, transcendental(av + p, in), out);
+    case Pointwise::Sigmoid:
+      p = std::min(t * sigmoid_slope(nearest_to_zero(x, t)), 1.0);
+      return assemble(value, p, transcendental(av + p, in), out);
+    case Pointwise::Silu:
+      p = t * tail_slope(op, x, t);
+      return assemble(value, p, transcendental(av + p, in) + kCt * u * ax, out);
+    case Pointwise::Gelu:
+    case Pointwise::GeluTanh:
+      p = t * tail_slope(op, x, t);
+      return assemble(value, p, transcendental(av + p, in) + kCt * u * ax, out);
+    default: break;
+  }
+  return kInf;
+}
+
+double constant_tolerance(double value, DType out) { return finish(value, rounding_error(value, out)); }
+
+void softmax_row_tolerance(bool log, const double* x, const double* t, const double* y, int64_t n, DType in,
+                           DType out, double* tol) {
+  const double u = u_pw(in), tiny = min_normal(acc_of(in));
+  double m = -kInf, tmax = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    if (std::isnan(x[j]) || x[j] > m) m = x[j];
+    tmax = std::max(tmax, t[j]);
+  }
+  if (!std::isfinite(m)) {  // NaN, -inf or +inf in the row: every value is NaN
+    for (int64_t j = 0; j < n; ++j) tol[j] = finish(y[j], 0.0);
+    return;
+  }
+  // eta_j: relative error of the kernel's exp(x_j - m); sigma: of the sum.
+  auto eta = [&](double d) { return std::expm1(u * (std::fabs(d) + 2 * tmax)) + kCt * u; };
+  double s = 0, se = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    const double e = std::exp(x[j] - m);
+    s += e;
+    if (e > 0) se += e * eta(x[j] - m);  // e = 0: x = -inf (exact 0 in the kernel too) or underflow (below)
+  }
+  const double g = accum_gamma(n, in);
+  const double sigma = sane(std::exp(2 * tmax) * (se / s) * (1 + g) + g + static_cast<double>(n) * tiny);
+  for (int64_t j = 0; j < n; ++j) {
+    const double d = x[j] - m;
+    double p = 0, i = 0;
+    if (!log) {
+      p = tmax > 0 ? y[j] * std::expm1(2 * tmax) : 0.0;
+      const double mag = y[j] + sane(p);
+      const double rel = sigma < 1 ? (1 + eta(d)) * (1 + 2 * u) / (1 - sigma) - 1 : kInf;
+      i = (mag > 0 ? mag * rel : 0.0) + tiny;
+    } else {
+      p = t[j] + tmax;
+      const double log_s_err = sigma < 1 ? -std::log1p(-sigma) : kInf;
+      i = u * (std::fabs(d) + 2 * tmax) + u * (std::fabs(m) + tmax) + log_s_err +
+          kCt * u * (std::log(s) + 2 * tmax + 1) + u * (std::fabs(y[j]) + p);
+    }
+    tol[j] = assemble(y[j], p, i, out);
+  }
+}
+
+void norm_row_tolerance(bool rms, const double* x, const double* tx, const double* w, const double* tw,
+                        const double* tb, int64_t n, double eps, const double* y, DType in,
+                        DType out, double* tol) {
+  if (n == 0) return;
+  const double u = u_pw(in), nd = static_cast<double>(n), g = accum_gamma(n, in);
+  // Row statistics in double: mean (0 for rms_norm), second moment about it,
+  // mean |x|+t, mean t, rms of t.
+  double mu = 0, abs_in = 0, tm = 0, t2 = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    if (!rms) mu += x[j];
+    abs_in += std::fabs(x[j]) + tx[j];
+    tm += tx[j];
+    t2 += tx[j] * tx[j];
+  }
+  mu /= nd;
+  abs_in /= nd;
+  tm /= nd;
+  double var = 0;
+  for (int64_t j = 0; j < n; ++j) var += (x[j] - mu) * (x[j] - mu);
+  var /= nd;
+  if (!std::isfinite(var)) {
+    // An infinity (or NaN) in the row: every y is NaN except, for rms_norm,
+    // x/inf*w = 0 and, for a layer_norm variance that overflows double, y = b;
+    // both are exact in the kernel too.
+    for (int64_t j = 0; j < n; ++j) tol[j] = assemble(y[j], rms ? 0.0 : tb[j], 0.0, out, /*exact=*/true);
+    return;
+  }
+  const double tau = std::sqrt(t2 / nd), sd = std::sqrt(var);
+  const double r = 1 / std::sqrt(var + eps);
+  const double lo = std::max(sd - tau, 0.0), var_lo = lo * lo, var_hi = (sd + tau) * (sd + tau);
+  const double r_max = 1 / std::sqrt(var_lo + eps);
+  const double e_mu = rms ? 0.0 : g * abs_in + 2 * u * (std::fabs(mu) + tm);
+  const double rho = g + (rms ? 3 : 6) * u;
+  const double k_hi = sane((rho * var_hi + (1 + rho) * e_mu * e_mu) / (var_lo + eps) + u);
+  const double k_lo = sane(rho * var_hi / (var_lo + eps) + u);
+  const double rho_r = (k_lo < 1 ? 1 / std::sqrt(1 - k_lo) - 1 : kInf);
+  const double rho_rsqrt = std::max(rho_r, 1 - 1 / std::sqrt(1 + k_hi)) + kCt * u;
+  for (int64_t j = 0; j < n; ++j) {
+    const double d = x[j] - mu, nj = std::fabs(d) * r;
+    const double twj = tw[j], tbj = rms ? 0.0 : tb[j];
+    const double dn = r_max * (tx[j] + (rms ? 0.0 : tm) + nj * tau);
+    const double wabs = std::fabs(w[j]) + twj;
+    const double p = sane(dn * wabs + nj * twj + tbj);
+    const double big_n = nj + dn;
+    const double e_d = rms ? 0.0 : e_mu + u * (std::fabs(d) + tx[j] + tm + e_mu);
+    const double e_n = sane(e_d * r_max * (1 + rho_rsqrt) + big_n * rho_rsqrt);
+    const double i = wabs * e_n * (1 + 3 * u) + 3 * u * wabs * big_n + u * (std::fabs(y[j]) + p);
+    tol[j] = assemble(y[j], p, i, out);
+  }
+}
+
+}  // namespace tessera::oracle

@@ -352,7 +352,7 @@ TEST(Oracle, InputMismatchIsE801) {
 
 TEST(Oracle, UnknownOpsAndAttributesAreE802) {
   auto m = ir::parse(R"(func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
-  %y = tessera.softmax %x : tensor<2xf32> -> tensor<2xf32>
+  %y = tessera.matmul %x : tensor<2xf32> -> tensor<2xf32>
   return %y : tensor<2xf32>
 }
 )");

@@ -1,0 +1,52 @@
+// Internal to the oracle (src/oracle/*.cpp): the operand view shared by the op
+// evaluators, and the evaluators of the pointwise (pointwise.cpp) and row
+// (rows.cpp) ops. Like the rest of the oracle it reads op attributes itself and
+// shares no code with the compiler.
+#pragma once
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "ir/ir.hpp"
+#include "oracle/reference.hpp"
+#include "runtime/tensor.hpp"
+
+namespace tessera::oracle::detail {
+
+// An operand during evaluation: a func argument (a Tensor, exact, tolerance 0)
+// or an earlier op's result (values in double with their own tolerances).
+// Reading a Tensor in place avoids a double copy of possibly huge inputs.
+struct Source {
+  const Tensor* tensor = nullptr;
+  const Expected* computed = nullptr;
+
+  const std::vector<int64_t>& shape() const { return tensor ? tensor->shape() : computed->shape; }
+  DType dtype() const { return tensor ? tensor->dtype() : computed->dtype; }
+  double at(int64_t i) const { return tensor ? tensor->get(i) : computed->value[i]; }
+  double tol(int64_t i) const { return tensor ? 0.0 : computed->tolerance[i]; }
+};
+
+std::string type_string(const std::vector<int64_t>& shape, DType dt);
+int64_t product(const std::vector<int64_t>& shape);
+
+// E802 "oracle: <op name>: msg" at the op.
+[[noreturn]] void bad_op(const ir::Op& op, const std::string& msg);
+// E802 unless every attribute key is in `allowed`.
+void only_attrs(const ir::Op& op, std::initializer_list<const char*> allowed);
+// E802 unless the op has `n` operands and one tensor result.
+void expect_arity(const ir::Op& op, size_t n);
+// A numeric attribute (float, or an integer written without a point), or
+// `fallback` when it is absent.
+double float_attr(const ir::Op& op, const char* key, double fallback);
+
+// An empty Expected of the declared result type (shape, dtype, sized arrays).
+Expected result_like(const ir::Op& op);
+
+// tessera.{add,...,pow}, {neg,...,silu}, cast, constant; false if `op` is none
+// of them (then `out` is untouched).
+bool evaluate_pointwise(const ir::Op& op, const std::vector<Source>& in, Expected& out);
+// tessera.softmax, log_softmax, layer_norm, rms_norm; false if none of them.
+bool evaluate_row_op(const ir::Op& op, const std::vector<Source>& in, Expected& out);
+
+}  // namespace tessera::oracle::detail
