@@ -8,38 +8,19 @@ cases), and a device-to-device copy as the bandwidth ceiling.
 """
 import argparse
 import json
-import statistics
+import os
 import subprocess
 import sys
 
 import torch
 import triton
-import triton.language as tl
 
-
-@triton.jit
-def row_sum_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for k in range(0, n, BLOCK):
-        offs = k + tl.arange(0, BLOCK)
-        acc += tl.load(x_ptr + row * n + offs, mask=offs < n, other=0.0)
-    tl.store(y_ptr + row, tl.sum(acc, axis=0))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from anchors import cuda_event_median_ns, row_sum_kernel  # noqa: E402 - the shared Triton kernel and event timer
 
 
 def time_cuda(fn, reps):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    samples = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) * 1e3)  # us
-    return statistics.median(samples)
+    return cuda_event_median_ns(fn, reps) / 1e3  # us
 
 
 def main():
