@@ -5,16 +5,22 @@
 // A tile<T, N> is N lanes of T held in native 64-byte SIMD vectors (4 x zmm
 // for 64 floats with AVX-512; GCC emulates the width on smaller ISAs). Storage
 // types f16/bf16 are widened to f32 on load and rounded (to nearest even) on
-// store. max/min propagate NaN, unlike maxps/fmaxf, which drop it.
+// store. max/min propagate NaN, unlike maxps/fmaxf, which drop it. Pointwise
+// math (fn_*) calls glibc's libmvec (see there).
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
 namespace tsr {
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"  // 64-byte parts passed between inline functions: no ABI involved
 
 struct f16_t { uint16_t bits; };
 struct bf16_t { uint16_t bits; };
@@ -104,6 +110,24 @@ template <> inline f16_t narrow<f16_t>(float x) {
   if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
   return f16_t{uint16_t(sign | h)};
 }
+
+// Narrowing from f64 (round_to on f64 lanes). Rounding to float with round-to-odd
+// first keeps the final rounding to f16/bf16 a single correct one (24 >= 11 + 2 bits).
+inline float to_float_odd(double x) {
+  float f = float(x);
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if (double(f) != x && x == x) {
+    if (double(f) > x ? x >= 0 : x < 0) --u;  // truncate toward zero (inf -> max finite)
+    u |= 1u;                                   // sticky bit
+  }
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+template <> inline float narrow<float>(double x) { return float(x); }
+template <> inline double narrow<double>(float x) { return x; }
+template <> inline bf16_t narrow<bf16_t>(double x) { return narrow<bf16_t>(to_float_odd(x)); }
+template <> inline f16_t narrow<f16_t>(double x) { return narrow<f16_t>(to_float_odd(x)); }
 
 // ---- loads -----------------------------------------------------------------
 // Part by part: a whole-tile memcpy makes GCC keep a stack copy of every tile.
@@ -222,6 +246,330 @@ template <class T, int N> inline tile<T, N> divf(tile<T, N> a, tile<T, N> b) {
 }
 template <class T> inline T divf(T a, T b) { return a / b; }
 
+// ---- pointwise math --------------------------------------------------------
+// exp/log/tanh/erfc/pow of a part go to glibc's libmvec (vector variants of
+// libm, <= 4 ulp, IEEE special cases kept) through its _ZGV entry points,
+// called directly: glibc declares them only under -ffast-math, and GCC's
+// auto-vectorizer would pick the 256-bit variants on AVX-512 machines that
+// prefer 256-bit vectors. Widest variant the ISA allows; scalar libm otherwise.
+// The kernel links -lmvec (runtime/cpu_module_cache.cpp).
+#if defined(__x86_64__) && defined(__GLIBC__) && !defined(TSR_NO_LIBMVEC)
+#if defined(__AVX512F__)
+#define TSR_MV_BYTES 64
+#elif defined(__AVX2__)
+#define TSR_MV_BYTES 32
+#else
+#define TSR_MV_BYTES 16
+#endif
+#else
+#define TSR_MV_BYTES 0
+#endif
+
+// B bytes of T as one GCC vector (a member typedef: see lanes).
+template <class T, int B>
+struct vchunk {
+  typedef T type __attribute__((vector_size(B)));
+};
+template <class V, class = void>
+struct lane_of {
+  typedef V type;  // a scalar
+};
+template <class V>
+struct lane_of<V, std::void_t<decltype(std::declval<V>()[0])>> {
+  typedef std::remove_cv_t<std::remove_reference_t<decltype(std::declval<V>()[0])>> type;
+};
+
+namespace mv {
+typedef vchunk<float, 16>::type f4;
+typedef vchunk<double, 16>::type d2;
+typedef vchunk<float, 32>::type f8;
+typedef vchunk<double, 32>::type d4;
+typedef vchunk<float, 64>::type f16;
+typedef vchunk<double, 64>::type d8;
+
+// One op: its scalar libm form and (below) its vector variants.
+// kVecScalar: scalars too go through the vector variant (glibc's scalar
+// erfc errs up to 3.8 ulp near 1.2, libmvec's < 2).
+#define TSR_MV_OP1(F, VS)                                    \
+  struct F##_op {                                            \
+    static constexpr bool kVecScalar = VS;                   \
+    static float s(float x) { return std::F(x); }            \
+    static double s(double x) { return std::F(x); }          \
+  };
+#define TSR_MV_OP2(F)                                                  \
+  struct F##_op {                                                      \
+    static constexpr bool kVecScalar = false;                          \
+    static float s(float x, float y) { return std::F(x, y); }          \
+    static double s(double x, double y) { return std::F(x, y); }       \
+  };
+TSR_MV_OP1(exp, false)
+TSR_MV_OP1(log, false)
+TSR_MV_OP1(tanh, false)
+TSR_MV_OP1(erfc, true)
+TSR_MV_OP2(pow)
+#undef TSR_MV_OP1
+#undef TSR_MV_OP2
+
+// ISA letter (b: SSE, d: AVX2, e: AVX-512), lanes of f32 / f64, types.
+#define TSR_MV_ISA1(F, I, NF, ND, TF, TD)                                        \
+  extern "C" TF _ZGV##I##N##NF##v_##F##f(TF);                                    \
+  extern "C" TD _ZGV##I##N##ND##v_##F(TD);                                       \
+  inline TF call(F##_op, TF x) { return _ZGV##I##N##NF##v_##F##f(x); }           \
+  inline TD call(F##_op, TD x) { return _ZGV##I##N##ND##v_##F(x); }
+#define TSR_MV_ISA2(F, I, NF, ND, TF, TD)                                        \
+  extern "C" TF _ZGV##I##N##NF##vv_##F##f(TF, TF);                               \
+  extern "C" TD _ZGV##I##N##ND##vv_##F(TD, TD);                                  \
+  inline TF call(F##_op, TF x, TF y) { return _ZGV##I##N##NF##vv_##F##f(x, y); } \
+  inline TD call(F##_op, TD x, TD y) { return _ZGV##I##N##ND##vv_##F(x, y); }
+#define TSR_MV_ISA(I, NF, ND, TF, TD) \
+  TSR_MV_ISA1(exp, I, NF, ND, TF, TD) \
+  TSR_MV_ISA1(log, I, NF, ND, TF, TD) \
+  TSR_MV_ISA1(tanh, I, NF, ND, TF, TD) \
+  TSR_MV_ISA1(erfc, I, NF, ND, TF, TD) \
+  TSR_MV_ISA2(pow, I, NF, ND, TF, TD)
+#if TSR_MV_BYTES >= 16
+TSR_MV_ISA(b, 4, 2, f4, d2)
+#endif
+#if TSR_MV_BYTES >= 32
+TSR_MV_ISA(d, 8, 4, f8, d4)
+#endif
+#if TSR_MV_BYTES >= 64
+TSR_MV_ISA(e, 16, 8, f16, d8)
+#endif
+#undef TSR_MV_ISA
+#undef TSR_MV_ISA1
+#undef TSR_MV_ISA2
+
+// Op applied to a scalar or to every lane of a GCC vector of any width.
+template <class Op, class V, class... W> inline V apply(V x, W... y) {
+  if constexpr (std::is_arithmetic_v<V> && Op::kVecScalar && TSR_MV_BYTES >= 16) {
+    typename vchunk<V, 16>::type c = {x};
+    return call(Op{}, c)[0];
+  } else if constexpr (std::is_arithmetic_v<V>) {
+    return Op::s(x, y...);
+  } else {
+    typedef typename lane_of<V>::type T;
+    constexpr int B = TSR_MV_BYTES < int(sizeof(V)) ? TSR_MV_BYTES : int(sizeof(V));
+    if constexpr (B >= 16) {
+      typedef typename vchunk<T, B>::type C;
+      C c[sizeof(V) / B], d[sizeof(V) / B];
+      std::memcpy(c, &x, sizeof x);
+      ((std::memcpy(d, &y, sizeof x)), ...);
+      for (int i = 0; i < int(sizeof(V) / B); ++i) c[i] = call(Op{}, c[i], (void(y), d[i])...);
+      std::memcpy(&x, c, sizeof x);
+    } else {
+      for (int i = 0; i < int(sizeof(V) / sizeof(T)); ++i) x[i] = Op::s(x[i], y[i]...);
+    }
+    return x;
+  }
+}
+}  // namespace mv
+
+template <class V> inline V bcast(double c) {
+  if constexpr (std::is_arithmetic_v<V>) return V(c);
+  else return V{} + typename lane_of<V>::type(c);
+}
+template <class V> inline V vsqrt(V x) {
+  if constexpr (std::is_arithmetic_v<V>) {
+    return __builtin_sqrt(x);
+  } else {
+    for (int i = 0; i < int(sizeof(V) / sizeof(x[0])); ++i) x[i] = __builtin_sqrt(x[i]);
+    return x;
+  }
+}
+template <class V> inline V vfma(V a, V b, V c) {
+  if constexpr (std::is_arithmetic_v<V>) {
+    return __builtin_fma(a, b, c);
+  } else {
+    for (int i = 0; i < int(sizeof(V) / sizeof(a[0])); ++i) a[i] = __builtin_fma(a[i], b[i], c[i]);
+    return a;
+  }
+}
+template <class V> inline V vabs(V x) {
+  if constexpr (std::is_arithmetic_v<V>) {
+    return __builtin_fabs(x);
+  } else {
+    typedef typename lane_of<V>::type T;
+    typedef std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t> U;
+    typename vchunk<U, sizeof(V)>::type u;
+    std::memcpy(&u, &x, sizeof x);
+    u &= ~(U(1) << (8 * sizeof(T) - 1));
+    std::memcpy(&x, &u, sizeof x);
+    return x;
+  }
+}
+
+// sigmoid, silu, gelu and gelu_tanh: f32 lanes run in f64 with libmvec and
+// round once (< 0.51 ulp); f64 lanes take exp from scalar libm (kLibm):
+// libmvec's f64 exp errs up to ~3 ulp, which the formulas' roundings pushed
+// past 4 ulp (measured 4.6); glibc's scalar exp stays < 0.51 ulp.
+template <class Op, bool kLibm, class V> inline V math(V x) {
+  if constexpr (kLibm && !std::is_arithmetic_v<V>) {
+    for (int i = 0; i < int(sizeof(V) / sizeof(x[0])); ++i) x[i] = Op::s(x[i]);
+    return x;
+  } else {
+    return mv::apply<Op>(x);
+  }
+}
+
+// f64 lanes: x * sigmoid(a + a_lo), a_lo a small correction of a (first
+// order: d sigmoid / sigmoid = (1-s) da). sigmoid = 1/(1+e) for a >= 0 and
+// e/(1+e) below, e = e^-|a|: never overflows, and a tiny result is e^a itself.
+// x*(1 or e) and 1+e are carried exactly (fma, two-sum) into one corrected
+// division, so only exp's error and one rounding remain. Where e^a is
+// subnormal but the result is not (a in [-745, -708]), e^(a+C) with
+// C = 64 ln 2 rounded to 2^-43 (a + C exact for a in [-1024, -512]) is scaled
+// back by M 2^-64, M = e^(64 ln 2 - C).
+template <bool kLibm, class V> inline V k_xsigmoid(V x, V a, V a_lo) {
+  constexpr double kC = 0x1.62e42fefa39f0p+5, kM = 0x1.fffffffffffcdp-1;
+  a_lo = (vabs(a_lo) <= 1) ? a_lo : bcast<V>(0);  // NaN from inf arguments
+  const V e = math<mv::exp_op, kLibm>(-vabs(a)), one = bcast<V>(1);
+  const V d = 1 + e, d_lo = (1 - d) + e;  // e <= 1
+  const V n = a >= 0 ? x : x * e, s = (a >= 0 ? one : e) / d;
+  const V n_lo = (a >= 0 ? bcast<V>(0) : vfma(x, e, -n)) + n * ((1 - s) * a_lo);
+  const V q = n / d, fix = ((vfma(-q, d, n) + n_lo) - q * d_lo) / d;
+  V r = q + (fix == fix ? fix : bcast<V>(0));  // NaN where q is inf
+  const V tail = ((x * math<mv::exp_op, kLibm>(a + kC)) * (kM + kM * a_lo)) * 0x1p-64;
+  r = (a < -512) ? tail : r;
+  return (x == -std::numeric_limits<double>::infinity()) ? bcast<V>(-0.0) : r;  // not -inf * 0
+}
+
+// f64 lanes: gelu(x) = x/2 erfc(-x/sqrt2). t = -x/sqrt2 is carried as t + t_lo
+// (erfc's relative condition number is ~2t^2, up to 1500 in f64), corrected
+// to first order: erfc(t + d) = erfc(t) - 2/sqrt(pi) e^-t^2 d. Limit: for
+// x in [-38.6, -37.55] erfc(t) itself is subnormal, so the result (< 2^-1017)
+// is good to ~2^-1069 absolute, not to 4 ulp.
+template <class V> inline V k_gelu(V x) {
+  constexpr double kR = 0x1.6a09e667f3bcdp-1, kRlo = -0x1.bdd3413b26456p-55, kK = 0x1.20dd750429b6dp+0;
+  const V t = x * -kR;
+  V t_lo = vfma(x, bcast<V>(-kR), -t) + x * -kRlo;
+  t_lo = (vabs(t_lo) <= 1) ? t_lo : bcast<V>(0);  // NaN from inf
+  const V c = mv::apply<mv::erfc_op>(t) - (kK * mv::apply<mv::exp_op>(-(t * t))) * t_lo;
+  const V r = x < 0 ? (x * c) * 0.5 : x * (c * 0.5);  // no overflow at x = max; no lost bit in subnormals
+  return (x == -std::numeric_limits<double>::infinity()) ? bcast<V>(-0.0) : r;
+}
+
+// f64 lanes: gelu_tanh(x) = x sigmoid(2u), u = c (x + k x^3) (0.5 (1 + tanh u)
+// = sigmoid(2u), no cancellation for x < 0); u in double-double, since the
+// tail's relative condition number is 2|u| (up to ~700).
+template <bool kLibm, class V> inline V k_gelu_tanh(V x) {
+  constexpr double kC = 0x1.9884533d43651p-1, kClo = -0x1.cbc0d30ebfd15p-55;
+  constexpr double kK = 0x1.6e4e26d4801f7p-5, kKlo = 0x1.441355475a31ap-59;
+  const V x2 = x * x, x2_lo = vfma(x, x, -x2);
+  const V p = kK * x2, p_lo = vfma(bcast<V>(kK), x2, -p) + (kK * x2_lo + kKlo * x2);
+  const V w = 1 + p, b = w - 1, w_lo = ((1 - (w - b)) + (p - b)) + p_lo;  // two-sum
+  const V y = x * w, y_lo = vfma(x, w, -y) + x * w_lo;
+  const V u = kC * y, u_lo = vfma(bcast<V>(kC), y, -u) + (kC * y_lo + kClo * y);
+  return k_xsigmoid<kLibm>(x, 2 * u, 2 * u_lo);
+}
+
+// f32 lanes in f64 (chunks of <= 8 lanes, one zmm) with libmvec, rounded once;
+// f64 lanes with libm (kLibm).
+template <class V, class F> inline V via_f64(V x, F f) {
+  if constexpr (std::is_same_v<typename lane_of<V>::type, double>) {
+    return f(x, std::true_type{});
+  } else if constexpr (std::is_arithmetic_v<V>) {
+    return float(f(double(x), std::false_type{}));
+  } else {
+    constexpr int n = sizeof(V) / 4, k = n < 8 ? n : 8;
+    typedef typename vchunk<float, 4 * k>::type FC;
+    typedef typename vchunk<double, 8 * k>::type DC;
+    FC c[n / k];
+    std::memcpy(c, &x, sizeof x);
+    for (int i = 0; i < n / k; ++i) c[i] = __builtin_convertvector(f(__builtin_convertvector(c[i], DC), std::false_type{}), FC);
+    std::memcpy(&x, c, sizeof x);
+    return x;
+  }
+}
+
+// Unary functions on float, double and tiles; K(x) works on scalars and parts.
+#define TSR_UNARY(NAME, K)                                               \
+  template <class V> inline V NAME##_k(V x) { return K; }                \
+  inline float NAME(float x) { return NAME##_k(x); }                     \
+  inline double NAME(double x) { return NAME##_k(x); }                   \
+  template <class T, int N> inline tile<T, N> NAME(tile<T, N> t) {       \
+    TSR_PARTS t.v[q] = NAME##_k(t.v[q]);                                 \
+    return t;                                                            \
+  }
+TSR_UNARY(fn_neg, -x)
+TSR_UNARY(fn_abs, vabs(x))
+TSR_UNARY(fn_exp, mv::apply<mv::exp_op>(x))
+TSR_UNARY(fn_log, mv::apply<mv::log_op>(x))
+TSR_UNARY(fn_sqrt, vsqrt(x))
+TSR_UNARY(fn_rsqrt, 1 / vsqrt(x))
+TSR_UNARY(fn_tanh, mv::apply<mv::tanh_op>(x))
+TSR_UNARY(fn_sigmoid, via_f64(x, [](auto d, auto libm) { return k_xsigmoid<decltype(libm)::value>(decltype(d){} + 1, d, decltype(d){}); }))
+TSR_UNARY(fn_relu, x < 0 ? bcast<V>(0) : x)  // NaN < 0 is false: NaN stays
+TSR_UNARY(fn_silu, via_f64(x, [](auto d, auto libm) { return k_xsigmoid<decltype(libm)::value>(d, d, decltype(d){}); }))
+TSR_UNARY(fn_gelu, via_f64(x, [](auto d, auto) { return k_gelu(d); }))
+TSR_UNARY(fn_gelu_tanh, via_f64(x, [](auto d, auto libm) { return k_gelu_tanh<decltype(libm)::value>(d); }))
+#undef TSR_UNARY
+
+#define TSR_BINARY(NAME, K)                                                        \
+  template <class V> inline V NAME##_k(V a, V b) { return K; }                     \
+  inline float NAME(float a, float b) { return NAME##_k(a, b); }                   \
+  inline double NAME(double a, double b) { return NAME##_k(a, b); }               \
+  template <class T, int N> inline tile<T, N> NAME(tile<T, N> a, tile<T, N> b) {   \
+    TSR_PARTS a.v[q] = NAME##_k(a.v[q], b.v[q]);                                   \
+    return a;                                                                      \
+  }
+TSR_BINARY(fn_add, a + b)
+TSR_BINARY(fn_sub, a - b)
+TSR_BINARY(fn_mul, a * b)
+TSR_BINARY(fn_div, a / b)
+TSR_BINARY(fn_pow, mv::apply<mv::pow_op>(a, b))
+#undef TSR_BINARY
+// NaN in either operand gives NaN (combine_max/min keep a NaN accumulator and
+// take a NaN operand).
+inline float fn_max(float a, float b) { return combine_max(a, b); }
+inline double fn_max(double a, double b) { return combine_max(a, b); }
+inline float fn_min(float a, float b) { return combine_min(a, b); }
+inline double fn_min(double a, double b) { return combine_min(a, b); }
+template <class T, int N> inline tile<T, N> fn_max(tile<T, N> a, tile<T, N> b) { return combine_max(a, b); }
+template <class T, int N> inline tile<T, N> fn_min(tile<T, N> a, tile<T, N> b) { return combine_min(a, b); }
+
+// Lanes at index >= count (the tile's own lane order) become other.
+template <class T, int N> inline tile<T, N> mask_lanes(tile<T, N> t, int64_t count, T other) {
+  constexpr int L = tile<T, N>::L;
+  typedef std::conditional_t<sizeof(T) == 4, int32_t, int64_t> I;
+  typename vchunk<I, L * sizeof(T)>::type idx;
+  for (int i = 0; i < L; ++i) idx[i] = i;
+  const I c = I(count < 0 ? 0 : count > N ? N : count);
+  TSR_PARTS t.v[q] = (idx + I(q * L) < c) ? t.v[q] : typename tile<T, N>::vec{} + other;
+  return t;
+}
+
+// x rounded to storage type S (nearest even) and widened back: a cast to S
+// inside a fused kernel.
+template <class S, class T> inline T round_to(T x) { return T(widen(narrow<S>(x))); }
+template <class S, class T, int N> inline tile<T, N> round_to(tile<T, N> t) {
+  if constexpr (std::is_same_v<S, T>) {
+    return t;
+  } else {
+    T a[N];
+    std::memcpy(a, &t.v, sizeof a);
+    for (int i = 0; i < N; ++i) a[i] = round_to<S>(a[i]);
+    std::memcpy(&t.v, a, sizeof a);
+    return t;
+  }
+}
+
+// Compute-type conversion (f32 <-> f64), lane order kept.
+template <class U, class T> inline U convert(T x) { return U(x); }
+template <class U, class T, int N> inline tile<U, N> convert(tile<T, N> t) {
+  if constexpr (std::is_same_v<U, T>) {
+    return t;
+  } else {
+    T a[N];
+    U b[N];
+    std::memcpy(a, &t.v, sizeof a);
+    for (int i = 0; i < N; ++i) b[i] = U(a[i]);
+    tile<U, N> r;
+    std::memcpy(&r.v, b, sizeof b);
+    return r;
+  }
+}
+
 // Fixed pairwise tree over the lanes: the same order on every run.
 #define TSR_REDUCE_LANES(NAME)                                 \
   template <class T, int N> inline T reduce_lanes_##NAME(tile<T, N> t) { \
@@ -237,5 +585,7 @@ TSR_REDUCE_LANES(max)
 TSR_REDUCE_LANES(min)
 #undef TSR_REDUCE_LANES
 #undef TSR_PARTS
+
+#pragma GCC diagnostic pop
 
 }  // namespace tsr

@@ -91,6 +91,18 @@ template <> __device__ __forceinline__ f16_t narrow<f16_t>(float x) {
   return f16_t{u16(sign | h)};
 }
 
+// Narrowing from f64 (round_to on f64 lanes): to float rounding toward zero
+// plus a sticky bit (round-to-odd), so the final f16/bf16 rounding is a single
+// correct one (24 >= 11 + 2 bits).
+__device__ __forceinline__ float to_float_odd(double x) {
+  float f = __double2float_rz(x);
+  return double(f) != x && x == x ? __uint_as_float(__float_as_uint(f) | 1u) : f;
+}
+template <> __device__ __forceinline__ float narrow<float>(double x) { return float(x); }
+template <> __device__ __forceinline__ double narrow<double>(float x) { return x; }
+template <> __device__ __forceinline__ bf16_t narrow<bf16_t>(double x) { return narrow<bf16_t>(to_float_odd(x)); }
+template <> __device__ __forceinline__ f16_t narrow<f16_t>(double x) { return narrow<f16_t>(to_float_odd(x)); }
+
 // ---- vector access ---------------------------------------------------------------
 template <int BYTES> struct raw;
 template <> struct raw<16> { typedef uint4 type; };
@@ -142,18 +154,40 @@ template <class T, int N, class S> __device__ __forceinline__ tile<T, N> load_ma
 template <class S, class T> __device__ __forceinline__ void store(S* p, T x) {
   if (threadIdx.x == 0) *p = narrow<S>(x);
 }
+// TSR_VEC lanes narrowed to S at q, one vector store when aligned (2-byte
+// element stores of bf16 outputs are otherwise a sixth of the write bandwidth).
+template <class S, class T> __device__ __forceinline__ void store_part(S* q, const T* in) {
+  constexpr int B = sizeof(S) * TSR_VEC;
+  if constexpr (B <= 16 && (B & (B - 1)) == 0) {
+    if ((reinterpret_cast<u64>(q) & (B - 1)) == 0) {  // uniform across the block
+      union {
+        typename raw<B>::type r;
+        S s[TSR_VEC];
+      } u;
+#pragma unroll
+      for (int v = 0; v < TSR_VEC; ++v) u.s[v] = narrow<S>(in[v]);
+      *reinterpret_cast<typename raw<B>::type*>(q) = u.r;
+      return;
+    }
+  }
+#pragma unroll
+  for (int v = 0; v < TSR_VEC; ++v) q[v] = narrow<S>(in[v]);
+}
 template <class S, class T, int N> __device__ __forceinline__ void store(S* p, const tile<T, N>& t) {
 #pragma unroll
-  for (int c = 0; c < tile<T, N>::P; ++c)
-#pragma unroll
-    for (int v = 0; v < TSR_VEC; ++v) p[lane0<N>(c) + v] = narrow<S>(t.v[c * TSR_VEC + v]);
+  for (int c = 0; c < tile<T, N>::P; ++c) store_part(p + lane0<N>(c), &t.v[c * TSR_VEC]);
 }
 template <class S, class T, int N> __device__ __forceinline__ void store_masked(S* p, i64 count, const tile<T, N>& t) {
 #pragma unroll
-  for (int c = 0; c < tile<T, N>::P; ++c)
+  for (int c = 0; c < tile<T, N>::P; ++c) {
+    if (lane0<N>(c) + TSR_VEC <= count) {
+      store_part(p + lane0<N>(c), &t.v[c * TSR_VEC]);
+      continue;
+    }
 #pragma unroll
     for (int v = 0; v < TSR_VEC; ++v)
       if (lane0<N>(c) + v < count) p[lane0<N>(c) + v] = narrow<S>(t.v[c * TSR_VEC + v]);
+  }
 }
 
 // ---- combines ----------------------------------------------------------------------
@@ -186,6 +220,124 @@ TSR_TILE_OP(combine_max)
 TSR_TILE_OP(combine_min)
 TSR_TILE_OP(divf)
 #undef TSR_TILE_OP
+
+// ---- pointwise math ------------------------------------------------------------
+// The CUDA math library (expf ... powf and the f64 forms; no __expf-style
+// intrinsics, whose error is large). Same names and semantics as the CPU
+// library; sigmoid/silu/gelu/gelu_tanh are built the same way (see there):
+// in f64, f32 lanes rounded once at the end. CUDA's erfc errs up to 5 ulp
+// (CUDA C Programming Guide), so f64 gelu may exceed 4 ulp on the GPU.
+
+// x * sigmoid(a + a_lo) in f64, a_lo a small correction of a (d sigmoid /
+// sigmoid = (1-s) da). sigmoid = 1/(1+e) for a >= 0 and e/(1+e) below,
+// e = e^-|a|: never overflows, and a tiny result is e^a itself. x*(1 or e)
+// and 1+e are carried exactly into one corrected division. Where e^a is
+// subnormal but the result is not, e^(a+C) with C = 64 ln 2 rounded to 2^-43
+// (a + C exact for a in [-1024, -512]) is scaled back by M 2^-64,
+// M = e^(64 ln 2 - C).
+__device__ __forceinline__ double k_xsigmoid(double x, double a, double a_lo) {
+  const double kC = 0x1.62e42fefa39f0p+5, kM = 0x1.fffffffffffcdp-1;
+  a_lo = fabs(a_lo) <= 1 ? a_lo : 0.0;  // NaN from inf arguments
+  const double e = exp(-fabs(a)), d = 1 + e, d_lo = (1 - d) + e;  // e <= 1
+  const double n = a >= 0 ? x : x * e, s = (a >= 0 ? 1.0 : e) / d;
+  const double n_lo = (a >= 0 ? 0.0 : fma(x, e, -n)) + n * ((1 - s) * a_lo);
+  const double q = n / d, fix = ((fma(-q, d, n) + n_lo) - q * d_lo) / d;
+  double r = q + (fix == fix ? fix : 0.0);  // NaN where q is inf
+  if (a < -512) r = ((x * exp(a + kC)) * (kM + kM * a_lo)) * 0x1p-64;
+  return x == -inf<double>() ? -0.0 : r;  // not -inf * 0
+}
+
+// gelu(x) = x/2 erfc(-x/sqrt2) in f64, t = -x/sqrt2 carried as t + t_lo
+// (erfc's relative condition number is ~2t^2), corrected to first order.
+__device__ __forceinline__ double k_gelu(double x) {
+  const double kR = 0x1.6a09e667f3bcdp-1, kRlo = -0x1.bdd3413b26456p-55, kK = 0x1.20dd750429b6dp+0;
+  const double t = x * -kR;
+  double t_lo = fma(x, -kR, -t) + x * -kRlo;
+  t_lo = fabs(t_lo) <= 1 ? t_lo : 0.0;  // NaN from inf
+  const double c = erfc(t) - (kK * exp(-(t * t))) * t_lo;
+  const double r = x < 0 ? (x * c) * 0.5 : x * (c * 0.5);  // no overflow at x = max; no lost bit in subnormals
+  return x == -inf<double>() ? -0.0 : r;
+}
+
+// gelu_tanh(x) = x sigmoid(2u), u = c (x + k x^3) in double-double.
+__device__ __forceinline__ double k_gelu_tanh(double x) {
+  const double kC = 0x1.9884533d43651p-1, kClo = -0x1.cbc0d30ebfd15p-55;
+  const double kK = 0x1.6e4e26d4801f7p-5, kKlo = 0x1.441355475a31ap-59;
+  const double x2 = x * x, x2_lo = fma(x, x, -x2);
+  const double p = kK * x2, p_lo = fma(kK, x2, -p) + (kK * x2_lo + kKlo * x2);
+  const double w = 1 + p, b = w - 1, w_lo = ((1 - (w - b)) + (p - b)) + p_lo;  // two-sum
+  const double y = x * w, y_lo = fma(x, w, -y) + x * w_lo;
+  const double u = kC * y, u_lo = fma(kC, y, -u) + (kC * y_lo + kClo * y);
+  return k_xsigmoid(x, 2 * u, 2 * u_lo);
+}
+
+#define TSR_UNARY(NAME, F32, F64)                                                          \
+  __device__ __forceinline__ float NAME(float x) { return F32; }                           \
+  __device__ __forceinline__ double NAME(double x) { return F64; }                         \
+  template <class T, int N> __device__ __forceinline__ tile<T, N> NAME(tile<T, N> t) {      \
+    _Pragma("unroll") for (int i = 0; i < tile<T, N>::E; ++i) t.v[i] = NAME(t.v[i]);        \
+    return t;                                                                              \
+  }
+TSR_UNARY(fn_neg, -x, -x)
+TSR_UNARY(fn_abs, fabsf(x), fabs(x))
+TSR_UNARY(fn_exp, expf(x), exp(x))
+TSR_UNARY(fn_log, logf(x), log(x))
+TSR_UNARY(fn_sqrt, sqrtf(x), sqrt(x))
+TSR_UNARY(fn_rsqrt, rsqrtf(x), rsqrt(x))
+TSR_UNARY(fn_tanh, tanhf(x), tanh(x))
+TSR_UNARY(fn_relu, x < 0 ? 0.0f : x, x < 0 ? 0.0 : x)  // NaN < 0 is false: NaN stays
+TSR_UNARY(fn_sigmoid, float(k_xsigmoid(1.0, x, 0.0)), k_xsigmoid(1.0, x, 0.0))
+TSR_UNARY(fn_silu, float(k_xsigmoid(x, x, 0.0)), k_xsigmoid(x, x, 0.0))
+TSR_UNARY(fn_gelu, float(k_gelu(x)), k_gelu(x))
+TSR_UNARY(fn_gelu_tanh, float(k_gelu_tanh(x)), k_gelu_tanh(x))
+#undef TSR_UNARY
+
+__device__ __forceinline__ float m_pow(float x, float y) { return powf(x, y); }
+__device__ __forceinline__ double m_pow(double x, double y) { return pow(x, y); }
+#define TSR_BINARY(NAME, EXPR)                                                             \
+  __device__ __forceinline__ float NAME(float a, float b) { return EXPR; }                 \
+  __device__ __forceinline__ double NAME(double a, double b) { return EXPR; }              \
+  template <class T, int N> __device__ __forceinline__ tile<T, N> NAME(tile<T, N> a, const tile<T, N>& b) { \
+    _Pragma("unroll") for (int i = 0; i < tile<T, N>::E; ++i) a.v[i] = NAME(a.v[i], b.v[i]); \
+    return a;                                                                              \
+  }
+TSR_BINARY(fn_add, a + b)
+TSR_BINARY(fn_sub, a - b)
+TSR_BINARY(fn_mul, a * b)
+TSR_BINARY(fn_div, a / b)
+TSR_BINARY(fn_pow, m_pow(a, b))
+// NaN in either operand gives NaN (combine_max/min: max.NaN for f32).
+TSR_BINARY(fn_max, combine_max(a, b))
+TSR_BINARY(fn_min, combine_min(a, b))
+#undef TSR_BINARY
+
+// Lanes at index >= count (the tile's lane numbering) become other.
+template <class T, int N> __device__ __forceinline__ tile<T, N> mask_lanes(tile<T, N> t, i64 count, T other) {
+#pragma unroll
+  for (int c = 0; c < tile<T, N>::P; ++c)
+#pragma unroll
+    for (int v = 0; v < TSR_VEC; ++v)
+      if (lane0<N>(c) + v >= count) t.v[c * TSR_VEC + v] = other;
+  return t;
+}
+
+// x rounded to storage type S (nearest even) and widened back: a cast to S
+// inside a fused kernel.
+template <class S, class T> __device__ __forceinline__ T round_to(T x) { return T(widen(narrow<S>(x))); }
+template <class S, class T, int N> __device__ __forceinline__ tile<T, N> round_to(tile<T, N> t) {
+#pragma unroll
+  for (int i = 0; i < tile<T, N>::E; ++i) t.v[i] = round_to<S>(t.v[i]);
+  return t;
+}
+
+// Compute-type conversion (f32 <-> f64); every thread keeps its lanes.
+template <class U, class T> __device__ __forceinline__ U convert(T x) { return U(x); }
+template <class U, class T, int N> __device__ __forceinline__ tile<U, N> convert(const tile<T, N>& t) {
+  tile<U, N> r;
+#pragma unroll
+  for (int i = 0; i < tile<T, N>::E; ++i) r.v[i] = U(t.v[i]);
+  return r;
+}
 
 // Block reduction in a fixed order: a running fold over each thread's lanes
 // (fully unrolled: a tree over a register array spilled it to the stack),

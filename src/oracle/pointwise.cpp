@@ -49,7 +49,11 @@ double binary_value(Pointwise op, double a, double b) {
 
 // The mathematical definitions, written so double evaluation does not cancel:
 // 0.5x(1 + erf(x/sqrt2)) = 0.5x erfc(-x/sqrt2), and 0.5(1 + tanh w) = 1/(1 + e^-2w).
+// silu and both gelus at -inf are their limit, -0 (the formulas would give
+// -inf * 0 = NaN); at +inf they are +inf.
 double unary_value(Pointwise op, double x) {
+  if (std::isinf(x) && (op == Pointwise::Silu || op == Pointwise::Gelu || op == Pointwise::GeluTanh))
+    return x > 0 ? x : -0.0;
   switch (op) {
     case Pointwise::Neg: return -x;
     case Pointwise::Abs: return std::fabs(x);

@@ -23,6 +23,9 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kFlags = "-std=c++20 -O3 -march=native -fPIC -shared -fno-math-errno -ffp-contract=off";
+// After the source, so the linker records them: the tile library calls
+// libmvec's vector math entry points (_ZGV...), which dlopen must resolve.
+constexpr const char* kLibs = "-lmvec -lm";
 
 // Runs argv without a shell; stdout+stderr go to log. Returns the exit status.
 int run_process(const std::vector<std::string>& argv, const std::string& log) {
@@ -77,7 +80,7 @@ CpuModuleCache::CpuModuleCache(std::string dir) : disk_((fs::path(dir) / "cpu").
   const char* cxx = std::getenv("TESSERA_CXX");
   compiler_ = cxx && *cxx ? cxx : "g++";
   compiler_id_ = first_line_of_output({compiler_, "--version"});
-  flags_ = kFlags;
+  flags_ = std::string(kFlags) + " " + kLibs;
   cpu_features_ = cpu_features();
 }
 
@@ -114,8 +117,9 @@ CpuKernelFn CpuModuleCache::load(const ir::KernelDesc& k) {
         src << k.source;
       }
       std::vector<std::string> argv = {compiler_};
-      for (auto& f : split_flags(flags_)) argv.push_back(f);
+      for (auto& f : split_flags(kFlags)) argv.push_back(f);
       argv.insert(argv.end(), {"-o", (fs::path(tmp) / "kernel.so").string(), (fs::path(tmp) / "kernel.cpp").string()});
+      for (auto& f : split_flags(kLibs)) argv.push_back(f);
       std::string log = (fs::path(tmp) / "compile.log").string();
       if (run_process(argv, log) != 0)
         fail("E703", "host compiler failed on kernel @" + k.sym + ":\n" + read_text_file(log).substr(0, 4000));

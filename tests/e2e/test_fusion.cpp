@@ -144,7 +144,7 @@ TEST(FusionSemantics, LogSoftmaxOfFiniteInputsIsFinite) {
   g.output(g.log_softmax(g.input("x", T(DType::F32, {2, 4})), -1));
   Program p = Program::compile(g.module(), "cpu");
   Tensor x = Tensor::empty(DType::F32, {2, 4});
-  const float vals[8] = {0, -1e30f, -1e30f, -1e30f, 3e38f, -3e38f, 0, 1};
+  const float vals[8] = {0, -1e30f, -1e30f, -1e30f, 1e38f, -1e38f, 0, 1};  // differences fit f32
   for (int i = 0; i < 8; ++i) x.set(i, vals[i]);
   Tensor y = run_and_check(p, {x})[0];
   for (int i = 0; i < 8; ++i) EXPECT_TRUE(std::isfinite(y.get(i))) << i << " " << y.get(i);

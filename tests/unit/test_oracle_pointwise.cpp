@@ -106,6 +106,8 @@ float k_unary(const std::string& fn, float x) {
   if (fn == "rsqrt") return 1.0f / std::sqrt(x);
   if (fn == "tanh") return std::tanh(x);
   if (fn == "sigmoid") return 1.0f / (1.0f + std::exp(-x));
+  // silu and gelu at -inf are their limit, -0 (semantics.md)
+  if ((fn == "silu" || fn == "gelu" || fn == "gelu_tanh") && std::isinf(x)) return x > 0 ? x : -0.0f;
   if (fn == "silu") return x / (1.0f + std::exp(-x));
   if (fn == "gelu") return 0.5f * x * (1.0f + std::erf(x * 0.70710678f));
   if (fn == "gelu_tanh") return 0.5f * x * (1.0f + std::tanh(0.79788456f * (x + 0.044715f * x * x * x)));
