@@ -45,5 +45,40 @@ TEST(CudaRender, EveryStrategyCompilesWithNvrtc) {
   EXPECT_GE(compiled, 10);
 }
 
+// The fused families' strategies (pointwise, reduce with a prologue, rowwise
+// resident / streamed / columns, f32 and bf16) compile too.
+TEST(CudaRender, FusedStrategiesCompileWithNvrtc) {
+  try {
+    runtime::cuda::nvrtc();
+  } catch (const Error& e) {
+    GTEST_SKIP() << "NVRTC not available: " << e.what();
+  }
+  int compiled = 0;
+  for (DType dt : {DType::F32, DType::BF16}) {
+    GraphBuilder g("nv");
+    auto T = [&](std::vector<int64_t> s) { return ir::Type::tensor(dt, s); };
+    ir::Value* x = g.input("x", T({64, 4096}));
+    ir::Value* l = g.input("l", T({4, 70000}));
+    ir::Value* c = g.input("c", T({300, 50}));
+    ir::Value* w = g.input("w", T({4096}));
+    ir::Value* b = g.input("b", T({4096}));
+    g.output(g.unary("silu", g.rms_norm(x, w)));                  // resident rows + epilogue
+    g.output(g.layer_norm(x, w, b));                               // resident rows
+    g.output(g.log_softmax(l, -1));                                // streamed rows
+    g.output(g.softmax(c, 0));                                     // columns
+    g.output(g.reduce(g.binary("mul", l, l), "sum", {1}));         // prologue, split rows
+    g.output(g.reduce(g.unary("abs", c), "max", {0}));             // prologue, columns
+    g.output(g.unary("gelu_tanh", g.binary("add", x, w)));         // pointwise, broadcast
+    auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
+    for (auto& op : target->ops) {
+      if (op->name != "target.kernel") continue;
+      ir::KernelDesc k = ir::read_kernel_desc(*op);
+      EXPECT_GT(runtime::cuda::nvrtc_compile(k.source, k.sym, "sm_90a").size(), 1000u) << k.sym;
+      ++compiled;
+    }
+  }
+  EXPECT_GE(compiled, 16);
+}
+
 }  // namespace
 }  // namespace tessera
