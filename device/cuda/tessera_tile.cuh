@@ -151,6 +151,9 @@ template <class T, int N, class S> __device__ __forceinline__ tile<T, N> load_ma
   return r;
 }
 
+// One element, widened; every thread loads it (a broadcast operand).
+template <class T, class S> __device__ __forceinline__ T load1(const S* p) { return T(widen(*p)); }
+
 template <class S, class T> __device__ __forceinline__ void store(S* p, T x) {
   if (threadIdx.x == 0) *p = narrow<S>(x);
 }

@@ -69,6 +69,9 @@ TEST(CudaRender, FusedStrategiesCompileWithNvrtc) {
     g.output(g.reduce(g.binary("mul", l, l), "sum", {1}));         // prologue, split rows
     g.output(g.reduce(g.unary("abs", c), "max", {0}));             // prologue, columns
     g.output(g.unary("gelu_tanh", g.binary("add", x, w)));         // pointwise, broadcast
+    ir::Value* s = g.input("s", T({64, 1}));
+    g.output(g.binary("mul", x, s));                               // pointwise, a splat per row
+    g.output(g.reduce(g.binary("sub", x, s), "sum", {1}));         // prologue, a splat per row
     auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
     for (auto& op : target->ops) {
       if (op->name != "target.kernel") continue;
