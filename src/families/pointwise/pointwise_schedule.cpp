@@ -21,7 +21,7 @@ namespace {
 // CPU: a program is a few 16K-element stretches of 64-byte vectors; CUDA: a
 // block writes one tile (up to 256 threads x 4 lanes x 4), the smallest that
 // covers a short row.
-void choose(Plan& p, const std::string& target) {
+void choose(Plan& p, const std::string& target, int64_t storage_bytes) {
   const int64_t inner = p.view.back(), rows = p.rows();
   if (target == "cpu") {
     p.threads = 1;
@@ -31,7 +31,7 @@ void choose(Plan& p, const std::string& target) {
     p.chunk = std::clamp<int64_t>((inner + lanes - 1) / lanes * lanes, lanes, 16384);
     p.rows_per_program = std::clamp<int64_t>(16384 / std::max<int64_t>(inner, 1), 1, std::max<int64_t>(1, rows / 64));
   } else if (target == "cuda") {
-    p.vector_width = 16 / static_cast<int64_t>(dtype_size(p.compute) < 4 ? 4 : dtype_size(p.compute));
+    p.vector_width = 16 / std::max<int64_t>(storage_bytes, 2);  // 16-byte loads of the narrowest storage
     static const std::pair<int64_t, int64_t> shapes[] = {{64, 1}, {128, 1}, {256, 1}, {256, 2}, {256, 4}};
     for (auto [threads, unroll] : shapes) {
       p.threads = threads;
@@ -57,7 +57,9 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   p.view = fused::coalesce_for_leaves(out.shape, leaf_shapes, p.leaf_strides);
   Op& op = fused::create_region_op(b, "schedule.pointwise", region.leaves, region.ops, region.result, map, prefix);
   p.compute = fused::compute_dtype(*op.regions[0]);
-  choose(p, target);
+  int64_t storage_bytes = static_cast<int64_t>(dtype_size(out.dtype));
+  for (const Value* leaf : region.leaves) storage_bytes = std::min<int64_t>(storage_bytes, dtype_size(leaf->type.dtype));
+  choose(p, target, std::min<int64_t>(storage_bytes, dtype_size(p.compute)));
   AttrDict& a = op.attrs;
   a["family"] = "pointwise";
   a["target"] = target;

@@ -26,6 +26,7 @@ struct Plan {
   int64_t outer = 1, extent = 1, inner = 1;
   std::vector<std::vector<int64_t>> leaf_strides;  // per leaf: [outer, extent, inner]
   DType compute = DType::F32;
+  int64_t storage_bytes = 4;  // narrowest element the kernel reads (planning only)
   std::string strategy;  // rows | columns
   bool resident = false;
   int64_t threads = 1, vector_width = 16, unroll = 4;
