@@ -123,6 +123,34 @@ TEST(FusionCrossCheck, AWrongFusionIsCaught) {
   EXPECT_TRUE(oracle::compare(expected[0], right.run(xs).outputs[0]).pass);
 }
 
+// The online (one-read) softmax statistics are what CUDA uses for long rows.
+// The CPU schedule does not pick them, so switch them on in the schedule here
+// and check the tile program against the oracle, NaN and -inf rows included.
+TEST(FusionSemantics, OnlineSoftmaxStatisticsMatchTheOracle) {
+  for (const char* op : {"softmax", "log_softmax"}) {
+    GraphBuilder g("f");
+    ir::Value* x = g.input("x", T(DType::F32, {6, 3001}));
+    g.output(std::string(op) == "softmax" ? g.softmax(x, -1) : g.log_softmax(x, -1));
+    auto schedule = passes::lower(g.module(), ir::Layer::Schedule, "cpu");
+    ir::Op& sop = *schedule->funcs()[0]->regions[0]->ops.front();
+    ASSERT_EQ(sop.name, "schedule.rowwise");
+    sop.attrs["online"] = ir::Attr(true);
+    ir::stamp_artifact_hash(sop);
+    Program online = Program::compile(*schedule, "cpu");
+    EXPECT_NE(online.emit("tile").find("fn = \"max\""), std::string::npos);
+    Tensor in = generate_input("special:seed=4,rate=0.0005,lo=-30,hi=30", DType::F32, {6, 3001});
+    const double inf = std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < 3001; ++j) in.set(3 * 3001 + j, -inf);          // an all -inf row
+    for (int64_t j = 0; j < 3001; ++j) in.set(4 * 3001 + j, j % 7 ? -inf : 1.0 * j);  // mostly -inf, rising
+    for (int64_t j = 0; j < 3001; ++j) in.set(5 * 3001 + j, 0.01 * j);       // sorted: rescales every step
+    runtime::RunResult r = online.run({in});
+    auto expected = oracle::evaluate(g.module(), "", {in});
+    oracle::Comparison c = oracle::compare(expected[0], r.outputs[0]);
+    EXPECT_TRUE(c.pass) << op << ": " << c.first_failure;
+    for (int64_t j = 0; j < 3001; ++j) ASSERT_TRUE(std::isnan(r.outputs[0].get(3 * 3001 + j))) << j;
+  }
+}
+
 TEST(FusionSemantics, SoftmaxRowsWithNaNOrAllMinusInfAreNaN) {
   GraphBuilder g("f");
   g.output(g.softmax(g.input("x", T(DType::F32, {3, 5})), -1));

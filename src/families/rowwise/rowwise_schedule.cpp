@@ -50,6 +50,7 @@ void choose(Plan& p, const std::string& target) {
   } else {
     fail("E506", "target '" + target + "' has no rowwise schedule in this build (available: cpu, cuda)");
   }
+  p.online = target == "cuda" && p.strategy == "rows" && !p.resident && (p.op == "softmax" || p.op == "log_softmax");
   p.programs = p.strategy == "rows" ? p.outer : p.outer * p.column_blocks();
 }
 
@@ -91,6 +92,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   a["compute"] = std::string(dtype_name(p.compute));
   a["strategy"] = p.strategy;
   a["resident"] = p.resident;
+  a["online"] = p.online;
   a["threads"] = p.threads;
   a["vector_width"] = p.vector_width;
   a["unroll"] = p.unroll;
@@ -133,6 +135,11 @@ Plan read_plan(const Op& op) {
   const Attr* r = op.attr("resident");
   if (!r || !r->as_bool()) fail("E302", "schedule.rowwise needs a boolean 'resident'", op.loc);
   p.resident = *r->as_bool();
+  const Attr* on = op.attr("online");
+  if (!on || !on->as_bool()) fail("E302", "schedule.rowwise needs a boolean 'online'", op.loc);
+  p.online = *on->as_bool();
+  if (p.online && (p.resident || p.strategy != "rows" || (p.op != "softmax" && p.op != "log_softmax")))
+    fail("E302", "'online' applies to streamed softmax rows only", op.loc);
   p.threads = int_attr(op, "threads");
   p.vector_width = int_attr(op, "vector_width");
   p.unroll = int_attr(op, "unroll");

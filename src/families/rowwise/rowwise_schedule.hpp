@@ -5,7 +5,8 @@
 //            (max, sums) are lane reductions. `resident`: the whole row is one
 //            tile, read from memory once (CUDA, rows up to 16K elements);
 //            otherwise the row is streamed once per statistic and once more
-//            to write (re-reads hit L1/L2 on the CPU).
+//            to write (re-reads hit L1/L2 on the CPU); `online` folds the
+//            max and the sum of a softmax into one read (CUDA).
 //   columns  (inner > 1): a program owns a tile of columns of one outer index
 //            and walks down the extent; statistics are per lane.
 // Statistics are computed in the compute type (f32, or f64 for f64) in fixed
@@ -29,6 +30,10 @@ struct Plan {
   int64_t storage_bytes = 4;  // narrowest element the kernel reads (planning only)
   std::string strategy;  // rows | columns
   bool resident = false;
+  // softmax/log_softmax on streamed rows: max and sum in one read (online).
+  // CUDA only: CPU rows are re-read from cache, and the online form costs a
+  // second exp per element, which the CPU pays in time (it is compute-bound).
+  bool online = false;
   int64_t threads = 1, vector_width = 16, unroll = 4;
   int64_t programs = 0;
 

@@ -1,5 +1,7 @@
 #include "families/rowwise/rowwise_tile.hpp"
 
+#include <limits>
+
 #include "families/fused/expr_tile.hpp"
 #include "ir/schedule_dialect.hpp"
 
@@ -54,7 +56,10 @@ struct RowKernel {
                          })[0];
     }
     Value* n = tb.index(p.extent);
-    if (env0) return tb.reduce_lanes(kind, tb.mask(term(x_at(tb.index(0), n, *env0), *env0), n, id));
+    if (env0) {  // a full tile needs no mask
+      Value* t = term(x_at(tb.index(0), n, *env0), *env0);
+      return tb.reduce_lanes(kind, p.extent == p.tile_lanes() ? t : tb.mask(t, n, id));
+    }
     Value* lanes = tb.index(p.tile_lanes());
     Value* main_end = tb.sub(n, tb.rem(n, lanes));
     Value* acc = tb.for_loop(tb.index(0), main_end, lanes, {tb.full(id, lanes_t)},
@@ -66,6 +71,40 @@ struct RowKernel {
     Value* count = tb.sub(n, main_end);
     Value* tail = tb.mask(term(x_at(main_end, count, env), env), count, id);
     return tb.reduce_lanes(kind, tb.combine(kind, acc, tail));
+  }
+
+  // Online softmax statistics of a streamed row: per lane a running max m
+  // and a sum s of exp(x - m), rescaled when m grows; then the lanes merged.
+  // Exponents subtract max(m, -MAX) (the most negative finite value), so lanes
+  // that have seen only -inf keep s = 0 instead of exp(-inf + inf) = NaN; a
+  // NaN or +inf still poisons the row, as the semantics say.
+  std::pair<Value*, Value*> online_max_sum() {
+    const double lowest = lanes_t.dtype == DType::F64 ? -1.7976931348623157e308 : -3.4028234663852886e38;
+    const double inf = std::numeric_limits<double>::infinity();
+    Value* floor_t = tb.full(lowest, lanes_t);
+    auto step = [&](Value* m, Value* s, Value* x) -> std::pair<Value*, Value*> {
+      Value* m_new = tb.map("max", {m, x});
+      Value* base = tb.map("max", {m_new, floor_t});
+      Value* scaled = tb.map("mul", {s, tb.map("exp", {tb.map("sub", {m, base})})});
+      return {m_new, tb.map("add", {scaled, tb.map("exp", {tb.map("sub", {x, base})})})};
+    };
+    Value* n = tb.index(p.extent);
+    Value* lanes = tb.index(p.tile_lanes());
+    Value* main_end = tb.sub(n, tb.rem(n, lanes));
+    std::vector<Value*> ms = tb.for_loop(
+        tb.index(0), main_end, lanes, {tb.full(-inf, lanes_t), tb.full(0.0, lanes_t)},
+        [&](Value* k, const std::vector<Value*>& c) -> std::vector<Value*> {
+          fused::Env env;
+          auto [m, s] = step(c[0], c[1], x_at(k, nullptr, env));
+          return {m, s};
+        });
+    fused::Env env;
+    Value* count = tb.sub(n, main_end);
+    auto [m, s] = step(ms[0], ms[1], tb.mask(x_at(main_end, count, env), count, -inf));
+    Value* row_max = tb.reduce_lanes("max", m);
+    Value* base = tb.splat(tb.map("max", {row_max, tb.fconst(lowest, lanes_t.dtype)}), lanes_t);
+    Value* row_sum = tb.reduce_lanes("sum", tb.map("mul", {s, tb.map("exp", {tb.map("sub", {m, base})})}));
+    return {row_max, row_sum};
   }
 
   void build() {
@@ -80,7 +119,18 @@ struct RowKernel {
 
     // Statistics, then a function from (x, env at k) to the op's output tile.
     std::function<Value*(Value*, fused::Env&, Value*, Value*)> output;
-    if (p.op == "softmax" || p.op == "log_softmax") {
+    if (p.online) {
+      // Streamed rows: max and sum in one read (online), then the write pass.
+      auto [m, s] = online_max_sum();
+      Value* mt = lift(m);
+      if (p.op == "softmax") {
+        Value* rs = lift(tb.map("div", {tb.fconst(1.0, lanes_t.dtype), s}));
+        output = [&, mt, rs](Value* x, fused::Env&, Value*, Value*) { return mul(tb.map("exp", {sub(x, mt)}), rs); };
+      } else {
+        Value* ls = lift(tb.map("log", {s}));
+        output = [&, ls, mt](Value* x, fused::Env&, Value*, Value*) { return sub(sub(x, mt), ls); };
+      }
+    } else if (p.op == "softmax" || p.op == "log_softmax") {
       Value* m = stat("max", [&](Value* x, fused::Env&) { return x; }, res);
       Value* mt = lift(m);
       Value* e_res = nullptr;  // resident: exp(x - m) once, for the sum and the output
@@ -89,10 +139,10 @@ struct RowKernel {
         if (resident) e_res = e;
         return e;
       }, res);
-      if (p.op == "softmax") {
-        Value* st = lift(s);
-        output = [&, st, mt, e_res](Value* x, fused::Env&, Value*, Value*) {
-          return div(e_res ? e_res : tb.map("exp", {sub(x, mt)}), st);
+      if (p.op == "softmax") {  // times 1/s: one division a row, not one an element
+        Value* rs = lift(tb.map("div", {constant(1.0, s), s}));
+        output = [&, rs, mt, e_res](Value* x, fused::Env&, Value*, Value*) {
+          return mul(e_res ? e_res : tb.map("exp", {sub(x, mt)}), rs);
         };
       } else {
         Value* ls = lift(tb.map("log", {s}));
