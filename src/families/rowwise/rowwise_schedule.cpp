@@ -51,6 +51,7 @@ void choose(Plan& p, const std::string& target) {
     fail("E506", "target '" + target + "' has no rowwise schedule in this build (available: cpu, cuda)");
   }
   p.online = target == "cuda" && p.strategy == "rows" && !p.resident && (p.op == "softmax" || p.op == "log_softmax");
+  p.stash_exp = target == "cpu" && p.strategy == "rows" && p.op == "softmax" && p.out_dtype == p.compute;
   p.programs = p.strategy == "rows" ? p.outer : p.outer * p.column_blocks();
 }
 
@@ -75,6 +76,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   Op& op = fused::create_region_op(b, "schedule.rowwise", region.leaves, region.ops, region.result, map, prefix);
   p.compute = fused::compute_dtype(*op.regions[0]);
   p.storage_bytes = static_cast<int64_t>(dtype_size(x.dtype));
+  p.out_dtype = region.result->type.dtype;
   for (const Value* leaf : region.leaves) p.storage_bytes = std::min<int64_t>(p.storage_bytes, dtype_size(leaf->type.dtype));
   choose(p, target);
   AttrDict& a = op.attrs;
@@ -93,6 +95,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   a["strategy"] = p.strategy;
   a["resident"] = p.resident;
   a["online"] = p.online;
+  a["stash_exp"] = p.stash_exp;
   a["threads"] = p.threads;
   a["vector_width"] = p.vector_width;
   a["unroll"] = p.unroll;
@@ -140,6 +143,12 @@ Plan read_plan(const Op& op) {
   p.online = *on->as_bool();
   if (p.online && (p.resident || p.strategy != "rows" || (p.op != "softmax" && p.op != "log_softmax")))
     fail("E302", "'online' applies to streamed softmax rows only", op.loc);
+  const Attr* st = op.attr("stash_exp");
+  if (!st || !st->as_bool()) fail("E302", "schedule.rowwise needs a boolean 'stash_exp'", op.loc);
+  p.stash_exp = *st->as_bool();
+  if (p.stash_exp && (p.resident || p.online || p.strategy != "rows" || p.op != "softmax" ||
+                      op.result()->type.dtype != p.compute))
+    fail("E302", "'stash_exp' applies to streamed softmax rows whose output is the compute type", op.loc);
   p.threads = int_attr(op, "threads");
   p.vector_width = int_attr(op, "vector_width");
   p.unroll = int_attr(op, "unroll");

@@ -27,13 +27,18 @@ struct Plan {
   int64_t outer = 1, extent = 1, inner = 1;
   std::vector<std::vector<int64_t>> leaf_strides;  // per leaf: [outer, extent, inner]
   DType compute = DType::F32;
-  int64_t storage_bytes = 4;  // narrowest element the kernel reads (planning only)
+  int64_t storage_bytes = 4;       // narrowest element the kernel reads (planning only)
+  DType out_dtype = DType::F32;    // the region's result (planning only)
   std::string strategy;  // rows | columns
   bool resident = false;
   // softmax/log_softmax on streamed rows: max and sum in one read (online).
   // CUDA only: CPU rows are re-read from cache, and the online form costs a
   // second exp per element, which the CPU pays in time (it is compute-bound).
   bool online = false;
+  // softmax on streamed rows whose output type is the compute type: the sum
+  // pass keeps exp(x - m) in the output row and the write pass only scales it
+  // (one exp an element instead of two; CPU, where exp is the cost).
+  bool stash_exp = false;
   int64_t threads = 1, vector_width = 16, unroll = 4;
   int64_t programs = 0;
 

@@ -46,6 +46,8 @@ struct RowKernel {
   // combine-reduction over the extent of term(x, env) (rows: to a scalar).
   // Resident rows reuse the one tile env0 holds.
   using Term = std::function<Value*(Value* x, fused::Env& env)>;
+  Value* term_k = nullptr;      // rows, streamed: the position stat() is evaluating a term at
+  Value* term_count = nullptr;  // and its lane count (null: a full tile)
   Value* stat(const std::string& kind, const Term& term, fused::Env* env0) {
     const double id = combine_identity(kind);
     if (!rows) {  // per-column statistics: lanes are independent, no masking needed
@@ -65,10 +67,14 @@ struct RowKernel {
     Value* acc = tb.for_loop(tb.index(0), main_end, lanes, {tb.full(id, lanes_t)},
                              [&](Value* k, const std::vector<Value*>& c) -> std::vector<Value*> {
                                fused::Env env;
+                               term_k = k;
+                               term_count = nullptr;
                                return {tb.combine(kind, c[0], term(x_at(k, nullptr, env), env))};
                              })[0];
     fused::Env env;
     Value* count = tb.sub(n, main_end);
+    term_k = main_end;
+    term_count = count;
     Value* tail = tb.mask(term(x_at(main_end, count, env), env), count, id);
     return tb.reduce_lanes(kind, tb.combine(kind, acc, tail));
   }
@@ -134,15 +140,26 @@ struct RowKernel {
       Value* m = stat("max", [&](Value* x, fused::Env&) { return x; }, res);
       Value* mt = lift(m);
       Value* e_res = nullptr;  // resident: exp(x - m) once, for the sum and the output
+      Value* row_base = tb.mul(o, tb.index(p.extent));
       Value* s = stat("sum", [&](Value* x, fused::Env&) {
         Value* e = tb.map("exp", {sub(x, mt)});
         if (resident) e_res = e;
+        if (p.stash_exp) {  // keep exp(x - m) in the output row; the write pass scales it
+          Value* at_k = tb.add(row_base, term_k);
+          if (term_count) tb.store_masked(out, at_k, term_count, e);
+          else tb.store(out, at_k, e);
+        }
         return e;
       }, res);
       if (p.op == "softmax") {  // times 1/s: one division a row, not one an element
         Value* rs = lift(tb.map("div", {constant(1.0, s), s}));
-        output = [&, rs, mt, e_res](Value* x, fused::Env&, Value*, Value*) {
-          return mul(e_res ? e_res : tb.map("exp", {sub(x, mt)}), rs);
+        output = [&, rs, mt, e_res, row_base](Value* x, fused::Env&, Value* k, Value* count) {
+          Value* e = e_res;
+          if (!e && p.stash_exp)
+            e = count ? tb.load_masked(out, tb.add(row_base, k), count, lanes_t, 0.0)
+                      : tb.load(out, tb.add(row_base, k), lanes_t);
+          if (!e) e = tb.map("exp", {sub(x, mt)});
+          return mul(e, rs);
         };
       } else {
         Value* ls = lift(tb.map("log", {s}));
