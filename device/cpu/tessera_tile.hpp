@@ -137,6 +137,15 @@ template <class T, int N> inline tile<T, N> load(const T* p) {
   TSR_PARTS r.v[q] = *reinterpret_cast<const typename tile<T, N>::uvec*>(p + q * tile<T, N>::L);
   return r;
 }
+// f32 storage into an f64 tile (a cast from f32 to f64 computes in f64).
+template <class T, int N, class = std::enable_if_t<std::is_same_v<T, double>>>
+inline tile<T, N> load(const float* p) {
+  constexpr int L = tile<T, N>::L;
+  typedef float fvec __attribute__((vector_size(L * 4), aligned(4), may_alias));
+  tile<T, N> r;
+  TSR_PARTS r.v[q] = __builtin_convertvector(*reinterpret_cast<const fvec*>(p + q * L), typename tile<T, N>::vec);
+  return r;
+}
 template <class T, int N> inline tile<T, N> load(const bf16_t* p) {
   static_assert(sizeof(T) == 4, "bf16 widens to f32");
   constexpr int L = tile<T, N>::L;

@@ -133,6 +133,15 @@ std::vector<FusionCase> pointwise_cases() {
   out.push_back({"cast_f32_to_f16_overflow", {"random:seed=7,lo=-1e5,hi=1e5"}, [](GraphBuilder& g) {
                    g.output(g.cast(g.input("x", T(DType::F32, {1000})), DType::F16));
                  }});
+  // between compute types: f32 <-> f64 (computed in f64), f64 -> bf16 (rounded once)
+  out.push_back({"cast_f32_to_f64_after_exp", {"special:seed=12,rate=0.02"}, [](GraphBuilder& g) {
+                   g.output(g.cast(g.unary("exp", g.input("x", T(DType::F32, {37, 5}))), DType::F64));
+                 }});
+  out.push_back({"cast_f64_to_f32_and_bf16", {"special:seed=13,rate=0.02,lo=-1e39,hi=1e39"}, [](GraphBuilder& g) {
+                   ir::Value* d = g.input("d", T(DType::F64, {300}));
+                   g.output(g.cast(d, DType::F32));
+                   g.output(g.cast(d, DType::BF16));
+                 }});
   out.push_back({"constant_scale_f32", {"random:seed=8"}, [](GraphBuilder& g) {
                    ir::Value* x = g.input("x", T(DType::F32, {37, 129}));
                    g.output(g.binary("mul", x, g.constant(0.125, T(DType::F32, {}))));
