@@ -34,9 +34,15 @@ AttrList buffer_descs(const Op& kernel, const Op& launch) {
 
 std::unique_ptr<Module> tile_to_target(const Module& tile, const std::string& target) {
   verify_tile(tile);
-  if (target != "cpu" && target != "cuda")
-    fail("E506", "target '" + target + "' has no renderer in this build (available: cpu, cuda)");
-  const bool cuda = target == "cuda";
+  if (target != "cpu" && target != "cuda" && target != "hip")
+    fail("E506", "target '" + target + "' has no renderer in this build (available: cpu, cuda, hip)");
+  auto render = [&](const Op& k) {
+    if (target == "cuda") return render::render_cuda_kernel(k);
+    if (target == "hip") return render::render_hip_kernel(k);
+    return render::render_cpp_kernel(k);
+  };
+  const char* abi = target == "cuda" ? render::kCudaKernelAbi : target == "hip" ? render::kHipKernelAbi
+                                                                                : render::kCpuKernelAbi;
   auto out = clone(tile);
   // The host schedule: tile.launch -> target.launch, keyed by kernel.
   std::map<std::string, const Op*> launch_of;
@@ -48,13 +54,13 @@ std::unique_ptr<Module> tile_to_target(const Module& tile, const std::string& ta
       }
   for (auto& op : out->ops) {
     if (op->name != "tile.kernel") continue;
-    std::string source = cuda ? render::render_cuda_kernel(*op) : render::render_cpp_kernel(*op);
+    std::string source = render(*op);
     auto k = std::make_unique<Op>();
     k->name = "target.kernel";
     k->sym = op->sym;
     k->loc = op->loc;
     k->attrs["target"] = target;
-    k->attrs["abi"] = cuda ? render::kCudaKernelAbi : render::kCpuKernelAbi;
+    k->attrs["abi"] = abi;
     k->attrs["grid"] = *op->attr("grid");
     if (const Attr* t = op->attr("threads")) k->attrs["threads"] = *t;
     k->attrs["artifact_hash"] = *op->attr("artifact_hash");

@@ -12,4 +12,8 @@ inline constexpr const char* kCudaKernelAbi = "tessera.cuda.v1(buffer pointers i
 
 std::string render_cuda_kernel(const ir::Op& kernel);
 
+// The HIP lane: the same kernel as HIP C++ (hipcc, AMD wavefronts of 64).
+inline constexpr const char* kHipKernelAbi = "tessera.hip.v1(buffer pointers in order; grid.x = programs)";
+std::string render_hip_kernel(const ir::Op& kernel);
+
 }  // namespace tessera::render

@@ -1,20 +1,14 @@
 #include "runtime/cpu_module_cache.hpp"
 
 #include <dlfcn.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <sstream>
 #include <vector>
 
+#include "runtime/process.hpp"
 #include "support/sha256.hpp"
-
-extern char** environ;
 
 namespace tessera::runtime {
 
@@ -27,36 +21,6 @@ constexpr const char* kFlags = "-std=c++20 -O3 -march=native -fPIC -shared -fno-
 // libmvec's vector math entry points (_ZGV...), which dlopen must resolve.
 constexpr const char* kLibs = "-lmvec -lm";
 
-// Runs argv without a shell; stdout+stderr go to log. Returns the exit status.
-int run_process(const std::vector<std::string>& argv, const std::string& log) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  std::vector<char*> args;
-  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid;
-  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-std::string first_line_of_output(const std::vector<std::string>& argv) {
-  std::random_device rd;
-  std::string log =
-      (fs::temp_directory_path() / ("tessera-id-" + std::to_string(getpid()) + "-" + std::to_string(rd()))).string();
-  int rc = run_process(argv, log);
-  std::string out = read_text_file(log);
-  fs::remove(log);
-  if (rc != 0) return "";
-  return out.substr(0, out.find('\n'));
-}
-
 std::string cpu_features() {
   std::ifstream in("/proc/cpuinfo");
   std::string line, model, flags;
@@ -65,13 +29,6 @@ std::string cpu_features() {
     if (flags.empty() && line.rfind("flags", 0) == 0) flags = line;
   }
   return model + "|" + flags;
-}
-
-std::vector<std::string> split_flags(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
 }
 
 }  // namespace

@@ -642,7 +642,7 @@ TEST(DeviceMath, CudaEveryFunctionCompilesWithNvrtc) {
     GTEST_SKIP() << "NVRTC not available: " << e.what();
   }
   const std::string src = "#define TSR_THREADS 256\n#define TSR_VEC 4\n" +
-                          runtime::read_text_file(repo_file("device/cuda/tessera_tile.cuh")) + kCudaEval;
+                          runtime::read_text_file(repo_file("device/gpu/tessera_tile.cuh")) + kCudaEval;
   std::string log;
   const std::string cubin = runtime::cuda::nvrtc_compile(src, "tsr_device_math", "sm_90a", &log);
   EXPECT_GT(cubin.size(), 10000u);

@@ -62,6 +62,9 @@ void add_run_options(CLI::App& run, RunOptions& o) {
 int run_cmd(const RunOptions& o) {
   if (o.target == "metal")
     fail("E720", "native Metal execution needs a Darwin host with an Apple GPU; this is Linux");
+  if (o.target == "hip")
+    fail("E722", "the HIP lane is compile-checked only (hipcc, gfx90a): there is no AMD GPU here and no HIP "
+                 "runtime in this build (see `tessera package --target hip`)");
   if (o.target != "cpu" && o.target != "cuda")
     fail("E721", "target '" + o.target + "' cannot execute in this build (native execution: cpu, cuda)");
   auto m = ir::parse_file(o.file);

@@ -1,5 +1,6 @@
 // The tessera command line: compile (print any layer), run (execute natively,
-// check against the oracle), verify (parse + verify any layer's text).
+// check against the oracle), verify (parse + verify any layer's text),
+// package (AOT packages), bench and evidence.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -8,6 +9,7 @@
 #include <iostream>
 
 #include "cli_evidence.hpp"
+#include "cli_package.hpp"
 #include "cli_run.hpp"
 #include "ir/parser.hpp"
 #include "ir/printer.hpp"
@@ -76,6 +78,9 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "run a program natively; --check compares with the oracle");
   cli::add_run_options(*run, ro);
 
+  cli::PackageOptions po;
+  auto* package = cli::add_package_command(app, po);
+
   cli::EvidenceCommands evidence = cli::add_evidence_commands(app);
 
   try {
@@ -87,6 +92,7 @@ int main(int argc, char** argv) {
     if (compile->parsed()) return compile_cmd(file, target, emit, out);
     if (verify->parsed()) return verify_cmd(file);
     if (run->parsed()) return cli::run_cmd(ro);
+    if (package->parsed()) return cli::package_cmd(*package, po);
     return cli::run_evidence_commands(evidence);
   } catch (const Error& e) {
     std::cerr << e.what() << "\n";

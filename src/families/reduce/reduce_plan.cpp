@@ -45,8 +45,8 @@ constexpr Machine kCuda{true, 16, 264, 1024, 1 << 16, 0, 0, 1, 8};
 
 const Machine& machine_for(const std::string& target) {
   if (target == "cpu") return kCpu;
-  if (target == "cuda") return kCuda;
-  fail("E506", "target '" + target + "' has no reduce schedule in this build (available: cpu, cuda)");
+  if (target == "cuda" || target == "hip") return kCuda;  // HIP: the H200's schedule, untuned for AMD
+  fail("E506", "target '" + target + "' has no reduce schedule in this build (available: cpu, cuda, hip)");
 }
 
 void choose_cpu(Pass& p, const Machine& m) {

@@ -24,7 +24,7 @@ void choose(Plan& p, const std::string& target) {
     p.vector_width = 64 / esize;
     p.unroll = 4;
     p.resident = false;
-  } else if (target == "cuda") {
+  } else if (target == "cuda" || target == "hip") {  // HIP: the CUDA schedule, untuned for AMD
     // 16-byte loads of the narrowest storage type: f16/bf16 rows with 4 lanes
     // a load moved half the bytes per instruction and reached half the bandwidth.
     p.vector_width = 16 / std::max<int64_t>(std::min(esize, p.storage_bytes), 2);
@@ -48,9 +48,9 @@ void choose(Plan& p, const std::string& target) {
       p.unroll = 4;
     }
   } else {
-    fail("E506", "target '" + target + "' has no rowwise schedule in this build (available: cpu, cuda)");
+    fail("E506", "target '" + target + "' has no rowwise schedule in this build (available: cpu, cuda, hip)");
   }
-  p.online = target == "cuda" && p.strategy == "rows" && !p.resident && (p.op == "softmax" || p.op == "log_softmax");
+  p.online = target != "cpu" && p.strategy == "rows" && !p.resident && (p.op == "softmax" || p.op == "log_softmax");
   p.stash_exp = target == "cpu" && p.strategy == "rows" && p.op == "softmax" && p.out_dtype == p.compute;
   p.programs = p.strategy == "rows" ? p.outer : p.outer * p.column_blocks();
 }

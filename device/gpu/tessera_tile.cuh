@@ -1,7 +1,9 @@
-// Tessera CUDA device tile library. Rendered CUDA kernels call only these
-// functions; the renderer embeds this file (after defining TSR_THREADS and
-// TSR_VEC for the kernel) at the top of every kernel source, so the kernel's
-// SHA-256 covers every line NVRTC sees.
+// Tessera GPU device tile library, for CUDA (NVRTC) and HIP (hipcc, with
+// TSR_HIP defined). Rendered kernels call only these functions; the renderer
+// embeds this file (after defining TSR_THREADS and TSR_VEC for the kernel) at
+// the top of every kernel source, so the kernel's SHA-256 covers every line
+// the GPU compiler sees. The HIP differences are a few #ifdef TSR_HIP blocks:
+// 64-lane wavefronts, shuffles without masks, no PTX.
 //
 // A program is one thread block of TSR_THREADS threads. A tile<T, N> is N
 // lanes spread over the block: thread t holds, for each part c, the TSR_VEC
@@ -199,6 +201,7 @@ template <class T> __device__ __forceinline__ T combine_prod(T a, T b) { return 
 // A NaN accumulator stays NaN; a NaN operand replaces it.
 template <class T> __device__ __forceinline__ T combine_max(T a, T b) { return (a < b || b != b) ? b : a; }
 template <class T> __device__ __forceinline__ T combine_min(T a, T b) { return (b < a || b != b) ? b : a; }
+#ifndef TSR_HIP
 // f32: PTX's max.NaN/min.NaN (sm_80+) return NaN when either input is NaN.
 template <> __device__ __forceinline__ float combine_max<float>(float a, float b) {
   float r;
@@ -210,6 +213,7 @@ template <> __device__ __forceinline__ float combine_min<float>(float a, float b
   asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
   return r;
 }
+#endif  // HIP: the generic NaN-propagating selects above
 template <class T> __device__ __forceinline__ T divf(T a, T b) { return a / b; }
 
 #define TSR_TILE_OP(NAME)                                                                   \
@@ -357,6 +361,28 @@ template <class U, class T, int N> __device__ __forceinline__ tile<U, N> convert
 // (fully unrolled: a tree over a register array spilled it to the stack),
 // a butterfly across the warp, then warp 0..W-1 results combined in order by
 // every thread (so all threads hold the same value). Deterministic.
+#ifdef TSR_HIP
+// HIP: the same order over wavefronts of min(TSR_THREADS, 64) lanes.
+#define TSR_WAVE (TSR_THREADS < 64 ? TSR_THREADS : 64)
+#define TSR_REDUCE_LANES(NAME)                                                         \
+  template <class T, int N> __device__ __forceinline__ T reduce_lanes_##NAME(tile<T, N> t) { \
+    T x = t.v[0];                                                                     \
+    _Pragma("unroll") for (int i = 1; i < tile<T, N>::E; ++i) x = combine_##NAME(x, t.v[i]); \
+    _Pragma("unroll") for (int off = TSR_WAVE / 2; off >= 1; off /= 2)                   \
+        x = combine_##NAME(x, __shfl_xor(x, off, TSR_WAVE));                            \
+    if constexpr (TSR_THREADS > TSR_WAVE) {                                           \
+      __shared__ T wave_result[TSR_THREADS / TSR_WAVE];                               \
+      __syncthreads();                                                                \
+      if ((threadIdx.x % TSR_WAVE) == 0) wave_result[threadIdx.x / TSR_WAVE] = x;      \
+      __syncthreads();                                                                \
+      x = wave_result[0];                                                             \
+      for (int w = 1; w < TSR_THREADS / TSR_WAVE; ++w) x = combine_##NAME(x, wave_result[w]); \
+    } else {                                                                          \
+      x = __shfl(x, 0, TSR_WAVE);                                                     \
+    }                                                                                 \
+    return x;                                                                         \
+  }
+#else
 #define TSR_REDUCE_LANES(NAME)                                                         \
   template <class T, int N> __device__ __forceinline__ T reduce_lanes_##NAME(tile<T, N> t) { \
     T x = t.v[0];                                                                     \
@@ -375,6 +401,7 @@ template <class U, class T, int N> __device__ __forceinline__ tile<U, N> convert
     }                                                                                 \
     return x;                                                                         \
   }
+#endif
 TSR_REDUCE_LANES(sum)
 TSR_REDUCE_LANES(prod)
 TSR_REDUCE_LANES(max)

@@ -1,0 +1,35 @@
+// Ahead-of-time packages: what a host with the target's hardware (a ROCm box,
+// later a Mac) would load. A package directory holds
+//   manifest.json       format, target, func, ABI, every kernel's digest and
+//                       launch descriptor, the digests of every file, and the
+//                       manifest's own digest
+//   <func>.target.tsr   the Target IR, kernel sources embedded
+//   kernels/<sym>.<ext> each kernel's source (.cpp, .cu, .hip)
+//   kernels/<sym>.<arch>.co   HIP only: the code object from the compile check
+// verify() re-derives every digest, so an edited source, code object or
+// manifest is caught, as the runtime does for kernels it loads.
+#pragma once
+#include <string>
+
+#include "ir/ir.hpp"
+
+namespace tessera::package {
+
+inline constexpr const char* kPackageFormat = "tessera.aot-package.v1";
+
+struct WriteResult {
+  int kernels = 0;
+  std::string compile_check;  // e.g. "hipcc (HIP version: 5.2...) gfx90a", or "none"
+};
+
+// Lowers `m` (any layer) for `target` and writes the package into `dir`.
+WriteResult write(const ir::Module& m, const std::string& target, const std::string& func, const std::string& dir);
+
+enum class Verdict { Intact = 0, Tampered = 20, Invalid = 21 };
+struct Verification {
+  Verdict verdict = Verdict::Invalid;
+  std::string detail;
+};
+Verification verify(const std::string& dir);
+
+}  // namespace tessera::package

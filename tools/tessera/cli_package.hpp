@@ -1,0 +1,12 @@
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace tessera::cli {
+struct PackageOptions {
+  std::string file, target = "cpu", func, out, verify_dir;
+};
+// `tessera package FILE --target T --out DIR` and `tessera package verify DIR`.
+CLI::App* add_package_command(CLI::App& app, PackageOptions& o);
+int package_cmd(const CLI::App& cmd, const PackageOptions& o);
+}  // namespace tessera::cli
