@@ -146,8 +146,17 @@ inline tile<T, N> load(const float* p) {
   TSR_PARTS r.v[q] = __builtin_convertvector(*reinterpret_cast<const fvec*>(p + q * L), typename tile<T, N>::vec);
   return r;
 }
+// f16/bf16 storage into an f64 tile (a cast to f64 in a fused region): lane
+// by lane, through the exact widening to f32.
+template <class T, int N, class S> inline tile<T, N> load_widened(const S* p) {
+  T lanes[N];
+  for (int i = 0; i < N; ++i) lanes[i] = T(widen(p[i]));
+  tile<T, N> r;
+  std::memcpy(&r.v, lanes, sizeof r.v);
+  return r;
+}
 template <class T, int N> inline tile<T, N> load(const bf16_t* p) {
-  static_assert(sizeof(T) == 4, "bf16 widens to f32");
+  if constexpr (sizeof(T) == 8) return load_widened<T, N>(p);
   constexpr int L = tile<T, N>::L;
   tile<T, N> r;
   TSR_PARTS {
@@ -159,7 +168,7 @@ template <class T, int N> inline tile<T, N> load(const bf16_t* p) {
   return r;
 }
 template <class T, int N> inline tile<T, N> load(const f16_t* p) {
-  static_assert(sizeof(T) == 4, "f16 widens to f32");
+  if constexpr (sizeof(T) == 8) return load_widened<T, N>(p);
   constexpr int L = tile<T, N>::L;
   tile<T, N> r;
   TSR_PARTS {

@@ -270,7 +270,8 @@ class Parser {
     if (peek() != '%') error("E100", "expected a value ('%name'), found " + describe_next());
     ++pos_;
     size_t start = pos_;
-    while (!at_end() && (std::isalnum(static_cast<unsigned char>(peek())) || peek() == '_')) ++pos_;
+    // letters, digits, '_' and '.' (as MLIR; fused regions name their values "f0.x")
+    while (!at_end() && (std::isalnum(static_cast<unsigned char>(peek())) || peek() == '_' || peek() == '.')) ++pos_;
     if (start == pos_) error("E100", "expected a value name after '%'");
     return s_.substr(start, pos_ - start);
   }

@@ -24,8 +24,13 @@ std::vector<int> view_groups(const Op& core) {
     // Fusable only when the reduced axes are contiguous once unit dims are ignored (one pass).
     first = spec.axes.front();
     last = spec.axes.back();
-    for (int64_t d = first; d <= last; ++d)
+    int64_t reduced = 1;
+    for (int64_t d = first; d <= last; ++d) {
       if (x.shape[d] != 1 && !std::binary_search(spec.axes.begin(), spec.axes.end(), d)) return {};
+      reduced *= std::binary_search(spec.axes.begin(), spec.axes.end(), d) ? x.shape[d] : 1;
+    }
+    // Reducing only unit dims is planned as an elementwise pass over another view.
+    if (reduced == 1) return {};
   } else {
     first = last = row_op_axis(core);
   }
@@ -47,6 +52,12 @@ bool leaves_fit(const State& s, const FusedRegion& r, const Op& op) {
   std::vector<int> groups = view_groups(*r.core);
   if (groups.empty()) return false;
   const Type& space = r.core->operands[0]->type;
+  // A reduction accumulates in its input's type: f64 values need an f64 reduction.
+  if (r.kind == FusedRegion::Kind::Reduce && space.dtype != DType::F64) {
+    for (Value* v : op.operands)
+      if (v->type.dtype == DType::F64) return false;
+    if (op.result()->type.dtype == DType::F64) return false;
+  }
   for (Value* v : op.operands) {
     const bool internal = v->def && s.region_of.count(v->def) && s.region_of.at(v->def) == s.region_of.at(r.ops[0]);
     if (internal) continue;

@@ -39,6 +39,7 @@ std::vector<FusionCase> row_op_cases() {
       {{3, 5, 7}, 1},    // an interior axis: columns with a ragged tile
       {{6, 0}, -1},      // empty rows
       {{0, 6}, -1},      // no rows
+      {{2, 0, 3}, -1},   // no rows, a zero extent between
   };
   const std::vector<std::string> ops = {"softmax", "log_softmax", "layer_norm", "rms_norm"};
   const std::vector<DType> dtypes = {DType::F32, DType::BF16, DType::F16, DType::F64};
@@ -142,6 +143,18 @@ std::vector<FusionCase> pointwise_cases() {
                    g.output(g.cast(d, DType::F32));
                    g.output(g.cast(d, DType::BF16));
                  }});
+  out.push_back({"cast_bf16_to_f64_sum", {"special:seed=14,rate=0.01"}, [](GraphBuilder& g) {
+                   ir::Value* x = g.input("x", T(DType::BF16, {40, 70}));
+                   g.output(g.reduce(g.cast(x, DType::F64), "sum", {1}));
+                 }});
+  out.push_back({"f64_exp_cast_f32_sum", {"random:seed=15"}, [](GraphBuilder& g) {
+                   ir::Value* d = g.input("d", T(DType::F64, {40, 70}));
+                   g.output(g.reduce(g.cast(g.unary("exp", d), DType::F32), "max", {1}));
+                 }});
+  out.push_back({"f16_constant_overflows_to_inf", {"random:seed=16,lo=100,hi=1000"}, [](GraphBuilder& g) {
+                   ir::Value* x = g.input("x", T(DType::F16, {50}));
+                   g.output(g.binary("div", x, g.constant(70000.0, T(DType::F16, {}))));  // x / inf = 0
+                 }});
   out.push_back({"constant_scale_f32", {"random:seed=8"}, [](GraphBuilder& g) {
                    ir::Value* x = g.input("x", T(DType::F32, {37, 129}));
                    g.output(g.binary("mul", x, g.constant(0.125, T(DType::F32, {}))));
@@ -193,6 +206,12 @@ std::vector<FusionCase> fused_cases() {
                      ir::Value* x = g.input("x", T(dt, {4, 5, 600}));
                      ir::Value* s = g.input("s", T(dt, {5, 1}));
                      g.output(g.reduce(g.binary("mul", x, s), "sum", {1}));
+                   }});
+    out.push_back({"unit_axis_prologue_" + d, {"random:seed=40", "random:seed=41"}, [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {1, 8}));
+                     ir::Value* y = g.input("y", T(dt, {4, 1, 8}));
+                     g.output(g.reduce(g.unary("exp", x), "sum", {0}));
+                     g.output(g.reduce(g.unary("abs", y), "max", {1}));
                    }});
     out.push_back({"long_split_sum_sq_" + d, {"random:seed=29"}, [=](GraphBuilder& g) {
                      ir::Value* x = g.input("x", T(dt, {2, 400000}));

@@ -152,6 +152,39 @@ TEST(FusionSemantics, OnlineSoftmaxStatisticsMatchTheOracle) {
   }
 }
 
+// A hand-edited schedule (hash re-stamped) fails with E302, never a crash or
+// an out-of-bounds kernel.
+TEST(FusionSchedule, EditedDecisionsAreValidated) {
+  GraphBuilder g("f");
+  ir::Value* x = g.input("x", T(DType::F32, {8, 64}));
+  ir::Value* w = g.input("w", T(DType::F32, {64}));
+  g.output(g.rms_norm(x, w));
+  g.output(g.unary("exp", g.binary("add", x, w)));
+  auto edits = std::vector<std::pair<std::string, ir::Attr>>{
+      {"vector_width", ir::Attr(int64_t{1} << 32)},
+      {"unroll", ir::Attr(int64_t{1} << 20)},
+      {"leaf_strides", ir::Attr(ir::AttrList{ir::Attr::ints({64, 1, 0}), ir::Attr::ints({0, 100, 0})})},
+      {"eps", ir::Attr(-1.0)},
+      {"strategy", ir::Attr("columns")}};
+  for (auto& [key, value] : edits)
+    for (size_t which : {size_t{0}, size_t{1}}) {
+      auto schedule = passes::lower(g.module(), ir::Layer::Schedule, "cpu");
+      ir::Op& sop = *schedule->funcs()[0]->regions[0]->ops[which];
+      if (!sop.attr(key)) continue;
+      if (key == "leaf_strides" && which == 1)
+        sop.attrs[key] = ir::Attr(ir::AttrList{ir::Attr::ints({-1, 1}), ir::Attr::ints({0, 1})});
+      else
+        sop.attrs[key] = value;
+      ir::stamp_artifact_hash(sop);
+      try {
+        passes::lower(*schedule, ir::Layer::Target, "cpu");
+        ADD_FAILURE() << sop.name << ": edited '" << key << "' was accepted";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), "E302") << sop.name << " " << key << ": " << e.what();
+      }
+    }
+}
+
 TEST(FusionSemantics, SoftmaxRowsWithNaNOrAllMinusInfAreNaN) {
   GraphBuilder g("f");
   g.output(g.softmax(g.input("x", T(DType::F32, {3, 5})), -1));

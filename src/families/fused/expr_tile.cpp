@@ -20,6 +20,9 @@ Value* eval(TileBuilder& tb, const Region& body, const Value* v, const Type& lan
       const Attr* a = op.attr("value");
       double value = a->as_float() ? *a->as_float() : static_cast<double>(*a->as_int());
       out = tb.full(value, lanes);
+      // rounded to its declared type, as when it is materialized (70000 in f16 is inf)
+      const DType dt = op.result()->type.dtype;
+      if (dt != lanes.dtype) out = tb.map("round_" + std::string(dtype_name(dt)), {out});
     } else if (op.name == "tessera.cast") {
       // f16/bf16/f32 results are rounded to their type, so a fused cast means
       // what an unfused one does; a cast to the compute type is exact.
@@ -45,6 +48,22 @@ DType compute_dtype(const Region& body) {
   return f64 ? DType::F64 : DType::F32;
 }
 
+void check_leaf_reach(const std::vector<int64_t>& view, const std::vector<int64_t>& strides, const Type& leaf,
+                      const Op& op) {
+  int64_t numel = 1;
+  for (int64_t e : view) numel *= e;
+  if (numel == 0) return;  // nothing is read
+  // Each stride is at most the leaf's size, so the sum stays far from overflow.
+  __int128 reach = 0;
+  for (size_t g = 0; g < view.size(); ++g) {
+    if (strides[g] < 0 || (view[g] > 1 && strides[g] > leaf.numel()))
+      fail("E302", "'" + op.name + "': a leaf stride is negative or larger than the leaf", op.loc);
+    reach += static_cast<__int128>(view[g] - 1) * strides[g];
+  }
+  if (reach >= leaf.numel())
+    fail("E302", "'" + op.name + "': leaf_strides address past the end of a " + leaf.str() + " operand", op.loc);
+}
+
 void verify_region(const Op& op) {
   if (op.regions.size() != 1) fail("E302", "'" + op.name + "' needs one region (the fused Graph IR ops)", op.loc);
   const Region& body = *op.regions[0];
@@ -57,6 +76,8 @@ void verify_region(const Op& op) {
                        body.args[i]->type.str() + " but the operand is " + op.operands[i]->type.str(), op.loc);
   if (body.ops.empty() || body.ops.back()->name != "schedule.yield" || body.ops.back()->operands.size() != 1)
     fail("E302", "'" + op.name + "': the region must end in schedule.yield of one value", op.loc);
+  if (op.name == "schedule.reduce" && !body.ops.back()->operands[0]->type.is_tensor())
+    fail("E302", "'" + op.name + "': the region must yield a tensor", op.loc);
   if (!(body.ops.back()->operands[0]->type == op.result()->type) && op.name != "schedule.reduce")
     fail("E302", "'" + op.name + "': the region yields " + body.ops.back()->operands[0]->type.str() +
                      " but the op produces " + op.result()->type.str(), op.loc);

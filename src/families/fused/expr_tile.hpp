@@ -23,6 +23,11 @@ ir::Value* eval(ir::TileBuilder& tb, const ir::Region& body, const ir::Value* v,
 // f64 if any is f64, else f32.
 DType compute_dtype(const ir::Region& body);
 
+// E302 unless a leaf addressed with `strides` over iteration extents `view`
+// stays inside the leaf (strides >= 0, the farthest offset < its size).
+void check_leaf_reach(const std::vector<int64_t>& view, const std::vector<int64_t>& strides,
+                      const ir::Type& leaf, const ir::Op& schedule_op);
+
 // Verifies a fused region body: region arguments are tensors, the ops are
 // pointwise or row Graph IR ops, and it ends in schedule.yield of one value.
 void verify_region(const ir::Op& schedule_op);

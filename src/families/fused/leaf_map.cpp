@@ -1,5 +1,7 @@
 #include "families/fused/leaf_map.hpp"
 
+#include <algorithm>
+
 namespace tessera::families::fused {
 
 std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& leaf, const std::vector<int64_t>& space) {
@@ -8,7 +10,7 @@ std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& leaf, const s
   for (size_t i = 0; i < leaf.size(); ++i) {
     const size_t l = leaf.size() - 1 - i, d = space.size() - 1 - i;  // aligned from the right
     if (leaf[l] != 1) st[d] = s;
-    s *= leaf[l];
+    s *= std::max<int64_t>(leaf[l], 1);  // a zero-size leaf is never read; keep its strides linear
   }
   return st;
 }
@@ -18,6 +20,8 @@ namespace {
 // ignored) or each stride is the next one's times its extent.
 std::optional<int64_t> linear_stride(const std::vector<int64_t>& st, const std::vector<int64_t>& space, size_t begin,
                                      size_t end) {
+  for (size_t d = begin; d < end; ++d)
+    if (space[d] == 0) return 0;  // an empty group: nothing is read
   int64_t inner = -1, expect = -1;  // stride of the innermost non-unit dim; the next dim's required stride
   bool zero = false, nonzero = false;
   for (size_t d = end; d-- > begin;) {
@@ -29,9 +33,8 @@ std::optional<int64_t> linear_stride(const std::vector<int64_t>& st, const std::
       if (inner < 0) inner = st[d];
     }
     expect = st[d] * space[d];
-    if (st[d] == 0) expect = -2;  // a later nonzero dim cannot follow a broadcast one in the same group
   }
-  if (zero && nonzero) return std::nullopt;
+  if (zero && nonzero) return std::nullopt;  // part broadcast, part not: no single stride
   return nonzero ? inner : 0;
 }
 }  // namespace

@@ -109,13 +109,19 @@ Plan read_plan(const Op& op) {
   p.rows_per_program = int_attr(op, "rows_per_program");
   p.programs = int_attr(op, "programs");
   auto pow2 = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
-  if (!pow2(p.threads) || !pow2(p.vector_width) || !pow2(p.unroll) || p.threads > 1024 || p.chunk < 1 ||
-      p.chunk % p.tile_lanes() || p.rows_per_program < 1)
+  if (!pow2(p.threads) || !pow2(p.vector_width) || !pow2(p.unroll) || p.threads > 1024 ||
+      p.vector_width * p.unroll > 256 || p.vector_width > 256 || p.unroll > 256 || p.chunk < 1 ||
+      p.chunk > (int64_t{1} << 30) || p.chunk % p.tile_lanes() || p.rows_per_program < 1)
     fail("E302", "schedule.pointwise: threads, vector_width, unroll must be powers of two and chunk a multiple of "
                  "the tile", op.loc);
   int64_t n = 1;
-  for (int64_t e : p.view) n *= e;
+  for (int64_t e : p.view) {
+    if (e < 0) fail("E302", "view extents must be non-negative", op.loc);
+    n *= e;
+  }
   if (n != op.result()->type.numel()) fail("E302", "the view does not cover the result", op.loc);
+  for (size_t l = 0; l < p.leaf_strides.size(); ++l)
+    fused::check_leaf_reach(p.view, p.leaf_strides[l], op.operands[l]->type, op);
   const int64_t want = (p.rows() + p.rows_per_program - 1) / p.rows_per_program * p.chunks_per_row();
   if (p.programs != want)
     fail("E302", "schedule.pointwise records " + std::to_string(p.programs) + " programs but its split gives " +

@@ -143,6 +143,7 @@ Pass read_pass(const Op& op) {
     if (p.row_unroll > 64) fail("E302", "row_unroll must be at most 64", op.loc);
   }
   positive(p.threads, "threads");
+  if (p.vector_width > 256 || p.unroll > 256) fail("E302", "at most 256 lanes a thread", op.loc);
   if ((p.vector_width & (p.vector_width - 1)) || (p.unroll & (p.unroll - 1)) || (p.threads & (p.threads - 1)) ||
       p.threads > 1024 || p.vector_width * p.unroll > 256)
     fail("E302", "threads, vector_width and unroll must be powers of two (threads <= 1024, 256 lanes a thread)",
@@ -155,8 +156,12 @@ Pass read_pass(const Op& op) {
     fail("E302", "rows_in_flight must be 1 when a program has several threads", op.loc);
   if (p.strategy == "columns" && p.columns_per_program % p.tile_lanes())
     fail("E302", "columns_per_program must be a multiple of vector_width * unroll", op.loc);
-  if (op.regions.empty() && op.operands[0]->type.numel() != p.outer * p.extent * p.inner)
+  const int64_t input_numel = op.regions.empty() ? op.operands[0]->type.numel()
+                                                 : op.regions[0]->ops.back()->operands[0]->type.numel();
+  if (input_numel != p.outer * p.extent * p.inner)
     fail("E302", "outer * extent * inner does not match the input size", op.loc);
+  for (size_t l = 0; l < p.leaf_strides.size(); ++l)
+    fused::check_leaf_reach({p.outer, p.extent, p.inner}, p.leaf_strides[l], op.operands[l]->type, op);
   if (op.results[0]->type.numel() != p.outer * p.chunks * p.inner)
     fail("E302", "outer * chunks * inner does not match the output size", op.loc);
   return p;

@@ -116,6 +116,7 @@ Plan read_plan(const Op& op) {
     const Attr* e = op.attr("eps");
     if (!e || !e->as_float()) fail("E302", "schedule.rowwise needs a float 'eps'", op.loc);
     p.eps = *e->as_float();
+    if (!(p.eps >= 0) || p.eps > 1e30) fail("E302", "'eps' must be a finite number >= 0", op.loc);
   }
   p.outer = int_attr(op, "outer");
   p.extent = int_attr(op, "extent");
@@ -154,10 +155,16 @@ Plan read_plan(const Op& op) {
   p.unroll = int_attr(op, "unroll");
   p.programs = int_attr(op, "programs");
   auto pow2 = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
-  if (!pow2(p.threads) || !pow2(p.vector_width) || !pow2(p.unroll) || p.threads > 1024)
-    fail("E302", "threads, vector_width and unroll must be powers of two (threads <= 1024)", op.loc);
+  if (!pow2(p.threads) || !pow2(p.vector_width) || !pow2(p.unroll) || p.threads > 1024 || p.vector_width > 256 ||
+      p.unroll > 256 || p.vector_width * p.unroll > 256)
+    fail("E302", "threads, vector_width and unroll must be powers of two (threads <= 1024, 256 lanes a thread)",
+         op.loc);
+  if ((p.strategy == "rows") != (p.inner == 1) && p.inner != 0)
+    fail("E302", "strategy \"rows\" is for inner == 1, \"columns\" for inner > 1", op.loc);
   if (p.outer < 0 || p.extent < 0 || p.inner < 0 || p.outer * p.extent * p.inner != op.result()->type.numel())
     fail("E302", "outer * extent * inner does not match the result", op.loc);
+  for (size_t l = 0; l < p.leaf_strides.size(); ++l)
+    fused::check_leaf_reach({p.outer, p.extent, p.inner}, p.leaf_strides[l], op.operands[l]->type, op);
   if (p.resident && (p.strategy != "rows" || p.tile_lanes() < p.extent))
     fail("E302", "a resident row must fit in one tile", op.loc);
   const int64_t want = p.strategy == "rows" ? p.outer : p.outer * p.column_blocks();
