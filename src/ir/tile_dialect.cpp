@@ -178,6 +178,12 @@ void verify_tile(const Module& m) {
       const Attr* grid = top->attr("grid");
       if (top->sym.empty() || top->regions.size() != 1 || !grid || !grid->as_ints() || grid->as_ints()->size() != 1)
         fail("E403", "tile.kernel needs @name, grid = [N] and one region", top->loc);
+      const Attr* hash = top->attr("artifact_hash");
+      if (!hash || !hash->as_string())
+        fail("E403", "tile.kernel @" + top->sym + " needs the artifact_hash of the schedule it came from", top->loc);
+      for (const char* key : {"threads", "vector_width"})
+        if (const Attr* a = top->attr(key); a && (!a->as_int() || *a->as_int() < 1 || *a->as_int() > 1024))
+          fail("E403", "tile.kernel @" + top->sym + ": '" + key + "' must be an integer in [1, 1024]", top->loc);
       for (auto& arg : top->regions[0]->args)
         if (arg->type.kind != TypeKind::Ptr) fail("E403", "tile.kernel arguments must be ptr<...>", top->loc);
       for (auto& op : top->regions[0]->ops) verify_kernel_op(*op);

@@ -22,6 +22,65 @@ func @p(%x: tensor<37x129xf32>, %h: tensor<3x5x7xbf16>) -> (tensor<129xf32>, ten
 }
 )";
 
+// Pointwise ops, row ops and what fusion makes of them (regions in Schedule IR).
+const char* kFusedProgram = R"(
+func @q(%x: tensor<16x40xf32>, %w: tensor<40xf32>, %s: tensor<16x1xf32>) -> (tensor<16x40xf32>, tensor<16xf32>, tensor<16x40xf32>) {
+  %n = tessera.rms_norm %x, %w {eps = 1.0e-06} : (tensor<16x40xf32>, tensor<40xf32>) -> tensor<16x40xf32>
+  %y = tessera.silu %n : tensor<16x40xf32> -> tensor<16x40xf32>
+  %d = tessera.sub %x, %s : (tensor<16x40xf32>, tensor<16x1xf32>) -> tensor<16x40xf32>
+  %q = tessera.mul %d, %d : (tensor<16x40xf32>, tensor<16x40xf32>) -> tensor<16x40xf32>
+  %v = tessera.reduce %q {kind = "mean", axes = [1]} : tensor<16x40xf32> -> tensor<16xf32>
+  %c = tessera.constant {value = 0.5} : () -> tensor<f32>
+  %e = tessera.mul %x, %c : (tensor<16x40xf32>, tensor<f32>) -> tensor<16x40xf32>
+  %z = tessera.log_softmax %e {axis = 0} : tensor<16x40xf32> -> tensor<16x40xf32>
+  return %y, %v, %z : tensor<16x40xf32>, tensor<16xf32>, tensor<16x40xf32>
+}
+)";
+
+TEST(IrText, FusedLayersRoundTripByteForByte) {
+  auto graph = parse(kFusedProgram);
+  for (const char* target : {"cpu", "cuda", "hip"})
+    for (Layer l : {Layer::Graph, Layer::Schedule, Layer::Tile, Layer::Target}) {
+      std::string text = print(*passes::lower(*graph, l, target));
+      auto again = parse(text);
+      EXPECT_EQ(detect_layer(*again), l);
+      verify(*again, l);
+      EXPECT_EQ(print(*again), text) << layer_name(l) << " " << target;
+    }
+}
+
+// Mutations of a fused program at every layer, lowered as far as they go:
+// every outcome is a result or a tessera::Error, never a crash.
+TEST(IrFuzz, MutatedFusedProgramsNeverCrashTheCompiler) {
+  auto graph = parse(kFusedProgram);
+  std::vector<std::string> seeds;
+  for (Layer l : {Layer::Graph, Layer::Schedule, Layer::Tile}) seeds.push_back(print(*passes::lower(*graph, l, "cpu")));
+  std::mt19937_64 rng(7);
+  const std::string alphabet = "%@{}[]()<>:=,\"x0123456789-.e \n/abcdefgtensorilp";
+  int lowered = 0, rejected = 0;
+  for (int iter = 0; iter < 1500; ++iter) {
+    std::string s = seeds[iter % seeds.size()];
+    int edits = 1 + rng() % 3;
+    for (int e = 0; e < edits && !s.empty(); ++e) {
+      size_t pos = rng() % s.size();
+      switch (rng() % 3) {
+        case 0: s.erase(pos, 1 + rng() % 4); break;
+        case 1: s.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
+        case 2: s[pos] = alphabet[rng() % alphabet.size()]; break;
+      }
+    }
+    try {
+      auto m = parse(s);
+      passes::lower(*m, Layer::Target, "cpu");
+      ++lowered;
+    } catch (const Error&) {
+      ++rejected;
+    }
+  }
+  EXPECT_GT(rejected, 500);
+  EXPECT_EQ(lowered + rejected, 1500);
+}
+
 TEST(IrText, EveryLayerRoundTripsByteForByte) {
   auto graph = parse(kProgram);
   for (Layer l : {Layer::Graph, Layer::Schedule, Layer::Tile, Layer::Target}) {
