@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The CPU demo: one program through every layer, then several reductions run
-# natively with placement, kernel digest, oracle check and time.
+# The CPU demo: one program through every layer, then several reductions and a
+# fused program run natively with placement, kernel digest, oracle check and time.
 set -euo pipefail
 build=${1:-build}
 tsr=$build/tessera
@@ -13,7 +13,9 @@ $tsr compile examples/row_sum.tsr --emit graph
 say "Schedule IR: the decisions, sealed by artifact_hash"
 $tsr compile examples/row_sum.tsr --emit schedule
 say "Tile IR: the target-neutral tile program (first 24 lines)"
-$tsr compile examples/row_sum.tsr --emit tile | head -24
+# (through a file: with pipefail, head closing the pipe early would fail the demo)
+$tsr compile examples/row_sum.tsr --emit tile -o "$out/tile.txt"
+head -24 "$out/tile.txt"
 say "Target IR: source, SHA-256, ABI, launch descriptor (source elided)"
 $tsr compile examples/row_sum.tsr --emit target | sed -E 's/source = "([^"\\]|\\.)*"/source = "..."/'
 say "Rendered C++ kernel (after the embedded tile library)"
@@ -24,6 +26,11 @@ $tsr run examples/row_sum.tsr --input x=random:seed=7 --check --repeat 20 --outp
 say "Several reductions, with NaN and inf mixed into x"
 $tsr run examples/reductions.tsr --input x=special:seed=3,rate=0.0002 --input h=random:seed=4 \
   --input d=random:seed=5 --check --repeat 10
+say "Fusion: three kernels (schedule.*) for the nine ops of examples/fused.tsr, each with its region"
+$tsr compile examples/fused.tsr --emit schedule | grep -E '= (schedule|tessera)\.' | sed -E 's/ (\{|: ).*$//'
+say "...run natively, checked against the unfused graph by the oracle"
+$tsr run examples/fused.tsr --input x=special:seed=3,rate=0.0002 --input w=random:seed=4,lo=0.5,hi=1.5 \
+  --input g=random:seed=5 --check --repeat 10
 say "Tampering with a schedule is refused"
 $tsr compile examples/row_sum.tsr --emit schedule | sed 's/vector_width = 16/vector_width = 8/' > "$out/edited.sched"
 $tsr compile "$out/edited.sched" --emit tile || true
