@@ -156,36 +156,42 @@ template <class T, int N, class S> inline tile<T, N> load_widened(const S* p) {
   return r;
 }
 template <class T, int N> inline tile<T, N> load(const bf16_t* p) {
-  if constexpr (sizeof(T) == 8) return load_widened<T, N>(p);
-  constexpr int L = tile<T, N>::L;
-  tile<T, N> r;
-  TSR_PARTS {
-    typename lanes<L>::u16 h;
-    std::memcpy(&h, p + q * L, sizeof h);
-    typename lanes<L>::u32 w = __builtin_convertvector(h, typename lanes<L>::u32) << 16;
-    std::memcpy(&r.v[q], &w, sizeof w);
+  if constexpr (sizeof(T) == 8) {
+    return load_widened<T, N>(p);
+  } else {
+    constexpr int L = tile<T, N>::L;
+    tile<T, N> r;
+    TSR_PARTS {
+      typename lanes<L>::u16 h;
+      std::memcpy(&h, p + q * L, sizeof h);
+      typename lanes<L>::u32 w = __builtin_convertvector(h, typename lanes<L>::u32) << 16;
+      std::memcpy(&r.v[q], &w, sizeof w);
+    }
+    return r;
   }
-  return r;
 }
 template <class T, int N> inline tile<T, N> load(const f16_t* p) {
-  if constexpr (sizeof(T) == 8) return load_widened<T, N>(p);
-  constexpr int L = tile<T, N>::L;
-  tile<T, N> r;
-  TSR_PARTS {
-    typename lanes<L>::u16 h;
-    std::memcpy(&h, p + q * L, sizeof h);
-    typedef typename lanes<L>::u32 u32;
-    u32 x = __builtin_convertvector(h, u32);
-    u32 em = x & 0x7fffu, sign = (x & 0x8000u) << 16, bits = em << 13;
-    typename lanes<L>::f32 f;
-    std::memcpy(&f, &bits, sizeof f);
-    f *= 0x1p112f;  // rebias the exponent; exact for normals and subnormals
-    std::memcpy(&bits, &f, sizeof f);
-    bits = (em >= 0x7c00u) ? (0x7f800000u | (em << 13)) : bits;  // inf / NaN
-    bits |= sign;
-    std::memcpy(&r.v[q], &bits, sizeof bits);
+  if constexpr (sizeof(T) == 8) {
+    return load_widened<T, N>(p);
+  } else {
+    constexpr int L = tile<T, N>::L;
+    tile<T, N> r;
+    TSR_PARTS {
+      typename lanes<L>::u16 h;
+      std::memcpy(&h, p + q * L, sizeof h);
+      typedef typename lanes<L>::u32 u32;
+      u32 x = __builtin_convertvector(h, u32);
+      u32 em = x & 0x7fffu, sign = (x & 0x8000u) << 16, bits = em << 13;
+      typename lanes<L>::f32 f;
+      std::memcpy(&f, &bits, sizeof f);
+      f *= 0x1p112f;  // rebias the exponent; exact for normals and subnormals
+      std::memcpy(&bits, &f, sizeof f);
+      bits = (em >= 0x7c00u) ? (0x7f800000u | (em << 13)) : bits;  // inf / NaN
+      bits |= sign;
+      std::memcpy(&r.v[q], &bits, sizeof bits);
+    }
+    return r;
   }
-  return r;
 }
 template <class T, class S> inline T load1(const S* p) { return widen(*p); }
 

@@ -58,6 +58,19 @@ Value* TileBuilder::mask(Value* t, Value* count, double other) {
   return b_.create1("tile.mask", {t, count}, t->type, {{"other", Attr(other)}});
 }
 
+std::unique_ptr<Op> new_tile_kernel(const std::string& sym, int64_t programs, int64_t threads, int64_t vector_width,
+                                    const std::string& artifact_hash) {
+  auto k = std::make_unique<Op>();
+  k->name = "tile.kernel";
+  k->sym = sym;
+  k->attrs["grid"] = Attr::ints({programs});
+  k->attrs["threads"] = threads;
+  k->attrs["vector_width"] = vector_width;
+  k->attrs["artifact_hash"] = artifact_hash;
+  k->add_region();
+  return k;
+}
+
 int map_arity(const std::string& fn) {
   static const std::set<std::string> unary = {"neg",  "abs",  "exp",     "log",       "sqrt",      "rsqrt",
                                               "tanh", "sigmoid", "relu", "gelu", "gelu_tanh", "silu",

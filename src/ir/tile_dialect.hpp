@@ -59,6 +59,11 @@ class TileBuilder {
   Builder b_;
 };
 
+// An empty `tile.kernel @sym {grid = [programs], threads, vector_width,
+// artifact_hash}` with one region, for a family's tile builder to fill.
+std::unique_ptr<Op> new_tile_kernel(const std::string& sym, int64_t programs, int64_t threads, int64_t vector_width,
+                                    const std::string& artifact_hash);
+
 // Operands of a tile.map function: 1 (neg abs exp log sqrt rsqrt tanh sigmoid
 // relu gelu gelu_tanh silu round_f16 round_bf16 round_f32), 2 (add sub mul div
 // max min pow), or 0 for an unknown name.

@@ -22,6 +22,32 @@ func @p(%x: tensor<37x129xf32>, %h: tensor<3x5x7xbf16>) -> (tensor<129xf32>, ten
 }
 )";
 
+// The text of `program` lowered to Graph, Schedule and Tile IR for the CPU.
+std::vector<std::string> layer_texts(const char* program) {
+  auto graph = parse(program);
+  std::vector<std::string> out;
+  for (Layer l : {Layer::Graph, Layer::Schedule, Layer::Tile}) out.push_back(print(*passes::lower(*graph, l, "cpu")));
+  return out;
+}
+
+// 1 to max_edits random edits: erase up to max_erase characters, insert or
+// replace one from an IR-ish alphabet, or (truncate) cut the text short.
+std::string mutate(std::string s, std::mt19937_64& rng, int max_edits, size_t max_erase, bool truncate) {
+  static const std::string alphabet = "%@{}[]()<>:=,\"x0123456789-.e \n/abcdefgtensorilp";
+  const int kinds = truncate ? 4 : 3;
+  int edits = 1 + rng() % max_edits;
+  for (int e = 0; e < edits && !s.empty(); ++e) {
+    size_t pos = rng() % s.size();
+    switch (rng() % kinds) {
+      case 0: s.erase(pos, 1 + rng() % max_erase); break;
+      case 1: s.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
+      case 2: s[pos] = alphabet[rng() % alphabet.size()]; break;
+      case 3: s.resize(pos); break;
+    }
+  }
+  return s;
+}
+
 // Pointwise ops, row ops and what fusion makes of them (regions in Schedule IR).
 const char* kFusedProgram = R"(
 func @q(%x: tensor<16x40xf32>, %w: tensor<40xf32>, %s: tensor<16x1xf32>) -> (tensor<16x40xf32>, tensor<16xf32>, tensor<16x40xf32>) {
@@ -52,23 +78,11 @@ TEST(IrText, FusedLayersRoundTripByteForByte) {
 // Mutations of a fused program at every layer, lowered as far as they go:
 // every outcome is a result or a tessera::Error, never a crash.
 TEST(IrFuzz, MutatedFusedProgramsNeverCrashTheCompiler) {
-  auto graph = parse(kFusedProgram);
-  std::vector<std::string> seeds;
-  for (Layer l : {Layer::Graph, Layer::Schedule, Layer::Tile}) seeds.push_back(print(*passes::lower(*graph, l, "cpu")));
+  const std::vector<std::string> seeds = layer_texts(kFusedProgram);
   std::mt19937_64 rng(7);
-  const std::string alphabet = "%@{}[]()<>:=,\"x0123456789-.e \n/abcdefgtensorilp";
   int lowered = 0, rejected = 0;
   for (int iter = 0; iter < 1500; ++iter) {
-    std::string s = seeds[iter % seeds.size()];
-    int edits = 1 + rng() % 3;
-    for (int e = 0; e < edits && !s.empty(); ++e) {
-      size_t pos = rng() % s.size();
-      switch (rng() % 3) {
-        case 0: s.erase(pos, 1 + rng() % 4); break;
-        case 1: s.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
-        case 2: s[pos] = alphabet[rng() % alphabet.size()]; break;
-      }
-    }
+    std::string s = mutate(seeds[iter % seeds.size()], rng, 3, 4, false);
     try {
       auto m = parse(s);
       passes::lower(*m, Layer::Target, "cpu");
@@ -150,24 +164,11 @@ TEST(IrText, DeepNestingIsAnErrorNotAStackOverflow) {
 // Random mutations of valid text of every layer: parse (and verify) either
 // succeeds or throws tessera::Error; nothing else may happen.
 TEST(IrFuzz, MutatedTextNeverCrashes) {
-  auto graph = parse(kProgram);
-  std::vector<std::string> seeds;
-  for (Layer l : {Layer::Graph, Layer::Schedule, Layer::Tile}) seeds.push_back(print(*passes::lower(*graph, l, "cpu")));
+  const std::vector<std::string> seeds = layer_texts(kProgram);
   std::mt19937_64 rng(42);
-  const std::string alphabet = "%@{}[]()<>:=,\"x0123456789-.e \n/abcdefgtensorilp";
   int parsed = 0, rejected = 0;
   for (int iter = 0; iter < 3000; ++iter) {
-    std::string s = seeds[iter % seeds.size()];
-    int edits = 1 + rng() % 4;
-    for (int e = 0; e < edits && !s.empty(); ++e) {
-      size_t pos = rng() % s.size();
-      switch (rng() % 4) {
-        case 0: s.erase(pos, 1 + rng() % 8); break;
-        case 1: s.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
-        case 2: s[pos] = alphabet[rng() % alphabet.size()]; break;
-        case 3: s.resize(pos); break;
-      }
-    }
+    std::string s = mutate(seeds[iter % seeds.size()], rng, 4, 8, true);
     try {
       auto m = parse(s);
       verify(*m, detect_layer(*m));

@@ -92,6 +92,13 @@ void verify_region(const Op& op) {
 
 namespace tessera::families::fused {
 
+std::vector<ir::Value*> add_leaf_args(ir::Region& body, const ir::Region& region) {
+  std::vector<ir::Value*> leaves;
+  for (auto& a : region.args)
+    leaves.push_back(body.add_arg("in" + std::to_string(leaves.size()), ir::Type::ptr(a->type.dtype)));
+  return leaves;
+}
+
 ir::Value* read_leaf(ir::TileBuilder& tb, ir::Value* ptr, ir::Value* base, int64_t lane_stride, ir::Value* count,
                      const ir::Type& lanes) {
   using ir::Type;

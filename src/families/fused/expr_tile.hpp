@@ -36,6 +36,9 @@ void verify_region(const ir::Op& schedule_op);
 
 namespace tessera::families::fused {
 
+// One ptr argument of `body` per region argument (in0, in1, ...): the leaves.
+std::vector<ir::Value*> add_leaf_args(ir::Region& body, const ir::Region& region);
+
 // The tile of a leaf whose first lane is element `base` of `ptr` and whose
 // lanes advance by `lane_stride` elements: 1 reads contiguous lanes (masked
 // to `count` lanes when count is non-null, other lanes 0), 0 splats one

@@ -1,5 +1,7 @@
 #include "families/fused/region.hpp"
 
+#include <algorithm>
+
 namespace tessera::families::fused {
 
 using namespace tessera::ir;
@@ -24,6 +26,42 @@ Op& create_region_op(Builder& b, const std::string& name, const std::vector<cons
   }
   rb.create("schedule.yield", {inner.at(yielded)});
   return op;
+}
+
+Attr leaf_strides_attr(const std::vector<std::vector<int64_t>>& strides) {
+  AttrList out;
+  for (auto& s : strides) out.push_back(Attr::ints(s));
+  return Attr(out);
+}
+
+std::vector<std::vector<int64_t>> read_leaf_strides(const Op& op, size_t groups, size_t lane_group) {
+  const Attr* ls = op.attr("leaf_strides");
+  if (!ls || !ls->as_list() || ls->as_list()->size() != op.operands.size())
+    fail("E302", "'" + op.name + "' needs 'leaf_strides', one list per operand", op.loc);
+  std::vector<std::vector<int64_t>> out;
+  for (const Attr& l : *ls->as_list()) {
+    auto st = l.as_ints();
+    if (!st || st->size() != groups)
+      fail("E302", "'" + op.name + "': each leaf stride list has " + std::to_string(groups) + " entries", op.loc);
+    if ((*st)[lane_group] != 0 && (*st)[lane_group] != 1)
+      fail("E302", "'" + op.name + "': a leaf's lane stride must be 0 or 1", op.loc);
+    out.push_back(*st);
+  }
+  return out;
+}
+
+int64_t narrowest_storage_bytes(const FusedRegion& region) {
+  int64_t bytes = static_cast<int64_t>(dtype_size(region.result->type.dtype));
+  for (const Value* leaf : region.leaves) bytes = std::min<int64_t>(bytes, dtype_size(leaf->type.dtype));
+  return bytes;
+}
+
+void check_tile_shape(const Op& op, int64_t threads, int64_t vector_width, int64_t unroll) {
+  auto pow2 = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
+  if (!pow2(threads) || !pow2(vector_width) || !pow2(unroll) || threads > 1024 || vector_width > 256 ||
+      unroll > 256 || vector_width * unroll > 256)
+    fail("E302", "'" + op.name + "': threads, vector_width and unroll must be powers of two (threads <= 1024, "
+                 "256 lanes a thread)", op.loc);
 }
 
 }  // namespace tessera::families::fused

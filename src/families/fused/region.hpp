@@ -27,4 +27,19 @@ ir::Op& create_region_op(ir::Builder& b, const std::string& name, const std::vec
                          const std::vector<const ir::Op*>& ops, const ir::Value* yielded,
                          const std::unordered_map<const ir::Value*, ir::Value*>& outer, const std::string& prefix);
 
+// The `leaf_strides` attribute of a fused schedule op: per operand, its stride
+// per iteration group.
+ir::Attr leaf_strides_attr(const std::vector<std::vector<int64_t>>& strides);
+// Reads it back (E302 unless one list of `groups` integers per operand, the
+// stride of group `lane_group` - the one tile lanes run along - 0 or 1).
+std::vector<std::vector<int64_t>> read_leaf_strides(const ir::Op& schedule_op, size_t groups, size_t lane_group);
+
+// The narrowest element, in bytes, a region reads or writes (GPU schedules
+// size their 16-byte vector loads by it).
+int64_t narrowest_storage_bytes(const FusedRegion& region);
+
+// E302 unless threads, vector_width and unroll are powers of two with
+// threads <= 1024 and at most 256 lanes a thread.
+void check_tile_shape(const ir::Op& schedule_op, int64_t threads, int64_t vector_width, int64_t unroll);
+
 }  // namespace tessera::families::fused

@@ -57,16 +57,12 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   p.view = fused::coalesce_for_leaves(out.shape, leaf_shapes, p.leaf_strides);
   Op& op = fused::create_region_op(b, "schedule.pointwise", region.leaves, region.ops, region.result, map, prefix);
   p.compute = fused::compute_dtype(*op.regions[0]);
-  int64_t storage_bytes = static_cast<int64_t>(dtype_size(out.dtype));
-  for (const Value* leaf : region.leaves) storage_bytes = std::min<int64_t>(storage_bytes, dtype_size(leaf->type.dtype));
-  choose(p, target, std::min<int64_t>(storage_bytes, dtype_size(p.compute)));
+  choose(p, target, std::min<int64_t>(fused::narrowest_storage_bytes(region), dtype_size(p.compute)));
   AttrDict& a = op.attrs;
   a["family"] = "pointwise";
   a["target"] = target;
   a["view"] = Attr::ints(p.view);
-  AttrList strides;
-  for (auto& s : p.leaf_strides) strides.push_back(Attr::ints(s));
-  a["leaf_strides"] = Attr(strides);
+  a["leaf_strides"] = fused::leaf_strides_attr(p.leaf_strides);
   a["compute"] = std::string(dtype_name(p.compute));
   a["threads"] = p.threads;
   a["vector_width"] = p.vector_width;
@@ -90,15 +86,7 @@ Plan read_plan(const Op& op) {
     return *v;
   };
   p.view = ints("view");
-  const Attr* ls = op.attr("leaf_strides");
-  if (!ls || !ls->as_list() || ls->as_list()->size() != op.operands.size())
-    fail("E302", "schedule.pointwise needs 'leaf_strides', one list per operand", op.loc);
-  for (const Attr& l : *ls->as_list()) {
-    auto st = l.as_ints();
-    if (!st || st->size() != p.view.size()) fail("E302", "each leaf stride list has one entry per view group", op.loc);
-    if (st->back() != 0 && st->back() != 1) fail("E302", "a leaf's vector-dim stride must be 0 or 1", op.loc);
-    p.leaf_strides.push_back(*st);
-  }
+  p.leaf_strides = fused::read_leaf_strides(op, p.view.size(), p.view.size() - 1);
   auto d = parse_dtype(string_attr(op, "compute"));
   if (!d || (*d != DType::F32 && *d != DType::F64)) fail("E302", "'compute' must be f32 or f64", op.loc);
   p.compute = *d;
@@ -108,12 +96,9 @@ Plan read_plan(const Op& op) {
   p.chunk = int_attr(op, "chunk");
   p.rows_per_program = int_attr(op, "rows_per_program");
   p.programs = int_attr(op, "programs");
-  auto pow2 = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
-  if (!pow2(p.threads) || !pow2(p.vector_width) || !pow2(p.unroll) || p.threads > 1024 ||
-      p.vector_width * p.unroll > 256 || p.vector_width > 256 || p.unroll > 256 || p.chunk < 1 ||
-      p.chunk > (int64_t{1} << 30) || p.chunk % p.tile_lanes() || p.rows_per_program < 1)
-    fail("E302", "schedule.pointwise: threads, vector_width, unroll must be powers of two and chunk a multiple of "
-                 "the tile", op.loc);
+  fused::check_tile_shape(op, p.threads, p.vector_width, p.unroll);
+  if (p.chunk < 1 || p.chunk > (int64_t{1} << 30) || p.chunk % p.tile_lanes() || p.rows_per_program < 1)
+    fail("E302", "schedule.pointwise: chunk must be a multiple of the tile, rows_per_program positive", op.loc);
   int64_t n = 1;
   for (int64_t e : p.view) {
     if (e < 0) fail("E302", "view extents must be non-negative", op.loc);

@@ -8,17 +8,10 @@ namespace tessera::families::pointwise {
 using namespace tessera::ir;
 
 void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& sop) {
-  auto k = std::make_unique<Op>();
-  k->name = "tile.kernel";
-  k->sym = sym;
-  k->attrs["grid"] = Attr::ints({p.programs});
-  k->attrs["threads"] = p.threads;
-  k->attrs["vector_width"] = p.vector_width;
-  k->attrs["artifact_hash"] = string_attr(sop, "artifact_hash");
+  auto k = new_tile_kernel(sym, p.programs, p.threads, p.vector_width, string_attr(sop, "artifact_hash"));
   const Region& region = *sop.regions[0];
-  Region& body = k->add_region();
-  std::vector<Value*> leaves;
-  for (auto& a : region.args) leaves.push_back(body.add_arg("in" + std::to_string(leaves.size()), Type::ptr(a->type.dtype)));
+  Region& body = *k->regions[0];
+  std::vector<Value*> leaves = fused::add_leaf_args(body, region);
   Value* out = body.add_arg("out", Type::ptr(sop.result()->type.dtype));
   TileBuilder tb(body);
   const Type lanes_t = Type::tile(p.compute, {p.tile_lanes()});

@@ -58,10 +58,10 @@ ir::Value* emit_schedule(Builder& b, const fused::FusedRegion& region,
       const int64_t first = spec.axes.front(), last = spec.axes.back();
       const std::vector<int> groups = {static_cast<int>(first), static_cast<int>(last - first + 1),
                                        static_cast<int>(input->type.rank() - 1 - last)};
-      AttrList strides;
+      std::vector<std::vector<int64_t>> strides;
       for (const Value* leaf : region.leaves)
-        strides.push_back(Attr::ints(*fused::group_strides(leaf->type.shape, input->type.shape, groups)));
-      a["leaf_strides"] = Attr(strides);
+        strides.push_back(*fused::group_strides(leaf->type.shape, input->type.shape, groups));
+      a["leaf_strides"] = fused::leaf_strides_attr(strides);
     }
     Op& op = i == 0 && prologue
                  ? fused::create_region_op(b, "schedule.reduce", region.leaves,
@@ -78,17 +78,6 @@ ir::Value* emit_schedule(Builder& b, const fused::FusedRegion& region,
 
 Pass read_pass(const Op& op) {
   Pass p;
-  if (!op.regions.empty()) {
-    fused::verify_region(op);
-    const Attr* ls = op.attr("leaf_strides");
-    if (!ls || !ls->as_list() || ls->as_list()->size() != op.operands.size())
-      fail("E302", "a fused schedule.reduce needs 'leaf_strides', one [outer, extent, inner] per operand", op.loc);
-    for (const Attr& l : *ls->as_list()) {
-      auto st = l.as_ints();
-      if (!st || st->size() != 3) fail("E302", "each leaf stride is [outer, extent, inner]", op.loc);
-      p.leaf_strides.push_back(*st);
-    }
-  }
   p.combine = string_attr(op, "combine");
   p.finalize = string_attr(op, "finalize");
   p.mean_count = p.finalize == "mean" ? int_attr(op, "mean_count") : 1;
@@ -97,6 +86,10 @@ Pass read_pass(const Op& op) {
   p.inner = int_attr(op, "inner");
   p.chunks = int_attr(op, "chunks");
   p.strategy = string_attr(op, "strategy");
+  if (!op.regions.empty()) {  // a fused prologue: its leaves, addressed per [outer, extent, inner]
+    fused::verify_region(op);
+    p.leaf_strides = fused::read_leaf_strides(op, 3, p.strategy == "rows" ? 1 : 2);
+  }
   p.threads = int_attr(op, "threads");
   p.vector_width = int_attr(op, "vector_width");
   p.unroll = int_attr(op, "unroll");

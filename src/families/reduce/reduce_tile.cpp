@@ -218,20 +218,12 @@ void build_kernel(Module& m, const std::string& sym, const Pass& p, const std::s
   if (expected_programs(p) != p.programs)
     fail("E302", "schedule records " + std::to_string(p.programs) + " programs but its split gives " +
                      std::to_string(expected_programs(p)));
-  auto k = std::make_unique<Op>();
-  k->name = "tile.kernel";
-  k->sym = sym;
-  k->attrs["grid"] = Attr::ints({p.programs});
-  k->attrs["threads"] = p.threads;
-  k->attrs["vector_width"] = p.vector_width;
-  k->attrs["artifact_hash"] = artifact_hash;
-  Region& body = k->add_region();
+  auto k = new_tile_kernel(sym, p.programs, p.threads, p.vector_width, artifact_hash);
+  Region& body = *k->regions[0];
   std::vector<Value*> leaves;
   Value* in = nullptr;
-  if (prologue)
-    for (auto& a : prologue->args) leaves.push_back(body.add_arg("in" + std::to_string(leaves.size()), Type::ptr(a->type.dtype)));
-  else
-    in = body.add_arg("in", Type::ptr(p.in_dtype));
+  if (prologue) leaves = fused::add_leaf_args(body, *prologue);
+  else in = body.add_arg("in", Type::ptr(p.in_dtype));
   Value* out = body.add_arg("out", Type::ptr(p.out_dtype));
   TileBuilder tb(body);
   Kernel kern{p, tb, in, out, combine_identity(p.combine), Type::tile(p.accum, {p.tile_lanes()}), prologue, leaves};

@@ -17,7 +17,8 @@ namespace {
 // 1024 threads x 4 lanes x 4 = 16K f32 lanes, 16 registers a thread), else a
 // 256x4x4 tile streamed along the row. Columns: one lane per column, a block
 // as wide as the columns (at most 256 threads x 4).
-void choose(Plan& p, const std::string& target) {
+// storage_bytes: the narrowest element the kernel reads or writes.
+void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out_dtype) {
   const int64_t esize = static_cast<int64_t>(dtype_size(p.compute));
   if (target == "cpu") {
     p.threads = 1;
@@ -27,7 +28,7 @@ void choose(Plan& p, const std::string& target) {
   } else if (target == "cuda" || target == "hip") {  // HIP: the CUDA schedule, untuned for AMD
     // 16-byte loads of the narrowest storage type: f16/bf16 rows with 4 lanes
     // a load moved half the bytes per instruction and reached half the bandwidth.
-    p.vector_width = 16 / std::max<int64_t>(std::min(esize, p.storage_bytes), 2);
+    p.vector_width = 16 / std::max<int64_t>(std::min(esize, storage_bytes), 2);
     const int64_t want = p.strategy == "rows" ? p.extent : p.inner;
     static const std::pair<int64_t, int64_t> row_shapes[] = {{32, 1},  {64, 1},  {128, 1}, {128, 2},
                                                              {256, 2}, {256, 4}, {512, 4}, {1024, 4}};
@@ -51,7 +52,7 @@ void choose(Plan& p, const std::string& target) {
     fail("E506", "target '" + target + "' has no rowwise schedule in this build (available: cpu, cuda, hip)");
   }
   p.online = target != "cpu" && p.strategy == "rows" && !p.resident && (p.op == "softmax" || p.op == "log_softmax");
-  p.stash_exp = target == "cpu" && p.strategy == "rows" && p.op == "softmax" && p.out_dtype == p.compute;
+  p.stash_exp = target == "cpu" && p.strategy == "rows" && p.op == "softmax" && out_dtype == p.compute;
   p.programs = p.strategy == "rows" ? p.outer : p.outer * p.column_blocks();
 }
 
@@ -75,10 +76,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   p.strategy = p.inner == 1 ? "rows" : "columns";
   Op& op = fused::create_region_op(b, "schedule.rowwise", region.leaves, region.ops, region.result, map, prefix);
   p.compute = fused::compute_dtype(*op.regions[0]);
-  p.storage_bytes = static_cast<int64_t>(dtype_size(x.dtype));
-  p.out_dtype = region.result->type.dtype;
-  for (const Value* leaf : region.leaves) p.storage_bytes = std::min<int64_t>(p.storage_bytes, dtype_size(leaf->type.dtype));
-  choose(p, target);
+  choose(p, target, fused::narrowest_storage_bytes(region), region.result->type.dtype);
   AttrDict& a = op.attrs;
   a["family"] = "rowwise";
   a["target"] = target;
@@ -88,9 +86,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   a["outer"] = p.outer;
   a["extent"] = p.extent;
   a["inner"] = p.inner;
-  AttrList strides;
-  for (auto& s : p.leaf_strides) strides.push_back(Attr::ints(s));
-  a["leaf_strides"] = Attr(strides);
+  a["leaf_strides"] = fused::leaf_strides_attr(p.leaf_strides);
   a["compute"] = std::string(dtype_name(p.compute));
   a["strategy"] = p.strategy;
   a["resident"] = p.resident;
@@ -121,32 +117,22 @@ Plan read_plan(const Op& op) {
   p.outer = int_attr(op, "outer");
   p.extent = int_attr(op, "extent");
   p.inner = int_attr(op, "inner");
-  const Attr* ls = op.attr("leaf_strides");
-  if (!ls || !ls->as_list() || ls->as_list()->size() != op.operands.size())
-    fail("E302", "schedule.rowwise needs 'leaf_strides', one [outer, extent, inner] per operand", op.loc);
   p.strategy = string_attr(op, "strategy");
   if (p.strategy != "rows" && p.strategy != "columns") fail("E302", "unknown strategy '" + p.strategy + "'", op.loc);
-  for (const Attr& l : *ls->as_list()) {
-    auto st = l.as_ints();
-    if (!st || st->size() != 3) fail("E302", "each leaf stride is [outer, extent, inner]", op.loc);
-    const int64_t lane = p.strategy == "rows" ? (*st)[1] : (*st)[2];
-    if (lane != 0 && lane != 1) fail("E302", "a leaf's lane stride must be 0 or 1", op.loc);
-    p.leaf_strides.push_back(*st);
-  }
+  p.leaf_strides = fused::read_leaf_strides(op, 3, p.strategy == "rows" ? 1 : 2);
   auto d = parse_dtype(string_attr(op, "compute"));
   if (!d || (*d != DType::F32 && *d != DType::F64)) fail("E302", "'compute' must be f32 or f64", op.loc);
   p.compute = *d;
-  const Attr* r = op.attr("resident");
-  if (!r || !r->as_bool()) fail("E302", "schedule.rowwise needs a boolean 'resident'", op.loc);
-  p.resident = *r->as_bool();
-  const Attr* on = op.attr("online");
-  if (!on || !on->as_bool()) fail("E302", "schedule.rowwise needs a boolean 'online'", op.loc);
-  p.online = *on->as_bool();
+  auto flag = [&](const char* key) {
+    const Attr* a = op.attr(key);
+    if (!a || !a->as_bool()) fail("E302", std::string("schedule.rowwise needs a boolean '") + key + "'", op.loc);
+    return *a->as_bool();
+  };
+  p.resident = flag("resident");
+  p.online = flag("online");
   if (p.online && (p.resident || p.strategy != "rows" || (p.op != "softmax" && p.op != "log_softmax")))
     fail("E302", "'online' applies to streamed softmax rows only", op.loc);
-  const Attr* st = op.attr("stash_exp");
-  if (!st || !st->as_bool()) fail("E302", "schedule.rowwise needs a boolean 'stash_exp'", op.loc);
-  p.stash_exp = *st->as_bool();
+  p.stash_exp = flag("stash_exp");
   if (p.stash_exp && (p.resident || p.online || p.strategy != "rows" || p.op != "softmax" ||
                       op.result()->type.dtype != p.compute))
     fail("E302", "'stash_exp' applies to streamed softmax rows whose output is the compute type", op.loc);
@@ -154,11 +140,7 @@ Plan read_plan(const Op& op) {
   p.vector_width = int_attr(op, "vector_width");
   p.unroll = int_attr(op, "unroll");
   p.programs = int_attr(op, "programs");
-  auto pow2 = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
-  if (!pow2(p.threads) || !pow2(p.vector_width) || !pow2(p.unroll) || p.threads > 1024 || p.vector_width > 256 ||
-      p.unroll > 256 || p.vector_width * p.unroll > 256)
-    fail("E302", "threads, vector_width and unroll must be powers of two (threads <= 1024, 256 lanes a thread)",
-         op.loc);
+  fused::check_tile_shape(op, p.threads, p.vector_width, p.unroll);
   if ((p.strategy == "rows") != (p.inner == 1) && p.inner != 0)
     fail("E302", "strategy \"rows\" is for inner == 1, \"columns\" for inner > 1", op.loc);
   if (p.outer < 0 || p.extent < 0 || p.inner < 0 || p.outer * p.extent * p.inner != op.result()->type.numel())

@@ -27,8 +27,6 @@ struct Plan {
   int64_t outer = 1, extent = 1, inner = 1;
   std::vector<std::vector<int64_t>> leaf_strides;  // per leaf: [outer, extent, inner]
   DType compute = DType::F32;
-  int64_t storage_bytes = 4;       // narrowest element the kernel reads (planning only)
-  DType out_dtype = DType::F32;    // the region's result (planning only)
   std::string strategy;  // rows | columns
   bool resident = false;
   // softmax/log_softmax on streamed rows: max and sum in one read (online).
