@@ -39,6 +39,8 @@ class GraphBuilder {
   ir::Value* log_softmax(ir::Value* x, int64_t axis = -1);
   ir::Value* layer_norm(ir::Value* x, ir::Value* w, ir::Value* b, double eps = 1e-5);
   ir::Value* rms_norm(ir::Value* x, ir::Value* w, double eps = 1e-6);
+  // C = op(A) x op(B), batched over leading dims; f32 accumulation, result in `out`.
+  ir::Value* matmul(ir::Value* a, ir::Value* b, DType out, bool transpose_a = false, bool transpose_b = false);
   void output(ir::Value* v);
   // Finishes the func (adds the return) and verifies the module.
   const ir::Module& module();

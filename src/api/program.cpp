@@ -79,6 +79,18 @@ Value* GraphBuilder::layer_norm(Value* x, Value* w, Value* b, double eps) {
 Value* GraphBuilder::rms_norm(Value* x, Value* w, double eps) {
   return add("tessera.rms_norm", {x, w}, {{"eps", Attr(eps)}}, x->type);
 }
+Value* GraphBuilder::matmul(Value* a, Value* b, DType out, bool transpose_a, bool transpose_b) {
+  // The result type follows from the operands; add() verifies everything else.
+  const auto &sa = a->type.shape, &sb = b->type.shape;
+  if (sa.size() < 2 || sb.size() < 2) fail("E213", "tessera.matmul: operands need rank 2 or more");
+  std::vector<int64_t> shape = broadcast_shapes({sa.begin(), sa.end() - 2}, {sb.begin(), sb.end() - 2});
+  shape.push_back(sa[sa.size() - (transpose_a ? 1 : 2)]);
+  shape.push_back(sb[sb.size() - (transpose_b ? 2 : 1)]);
+  AttrDict attrs;
+  if (transpose_a) attrs["transpose_a"] = true;
+  if (transpose_b) attrs["transpose_b"] = true;
+  return add("tessera.matmul", {a, b}, attrs, Type::tensor(out, shape));
+}
 
 void GraphBuilder::output(Value* v) { outputs_.push_back(v); }
 

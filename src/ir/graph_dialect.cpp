@@ -116,9 +116,13 @@ void verify_graph(const Module& m) {
         verify_pointwise_or_row_op(op);
         continue;
       }
+      if (op.name == "tessera.matmul") {
+        matmul_spec(op);
+        continue;
+      }
       if (op.name != "tessera.reduce")
         fail("E201", "unknown Graph IR op '" + op.name +
-                         "' (this build knows tessera.reduce, softmax, log_softmax, layer_norm, rms_norm, cast, "
+                         "' (this build knows tessera.reduce, softmax, log_softmax, layer_norm, rms_norm, matmul, cast, "
                          "constant and the pointwise ops in docs/semantics.md)", op.loc);
       for (Value* v : op.operands)
         if (!v->type.is_tensor()) fail("E207", "tessera.reduce takes a tensor, got " + v->type.str(), op.loc);

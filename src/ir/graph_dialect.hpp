@@ -47,6 +47,19 @@ double row_op_eps(const Op& op);
 // Verifies one pointwise or row op (types, attributes); E205/E209-E212.
 void verify_pointwise_or_row_op(const Op& op);
 
+// ---- matmul (graph_matmul.cpp) ---------------------------------------------
+//   %c = tessera.matmul %a, %b {transpose_a = false, transpose_b = false}
+//        : (tensor<BxMxKxbf16>, tensor<KxNxbf16>) -> tensor<BxMxNxf32>
+struct MatmulSpec {
+  int64_t m = 0, n = 0, k = 0;
+  bool transpose_a = false, transpose_b = false;
+  std::vector<int64_t> batch_shape;  // the result's batch dims
+  int64_t batch = 1;                 // their product
+  bool a_batched = false, b_batched = false;  // false: one matrix shared by every batch
+};
+// Validates a tessera.matmul (E205, E207, E209, E211, E213, E214) and reads it.
+MatmulSpec matmul_spec(const Op& op);
+
 // Checks a Graph IR module: known ops, consistent types, returns that match.
 void verify_graph(const Module& m);
 

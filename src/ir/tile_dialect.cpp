@@ -58,6 +58,17 @@ Value* TileBuilder::mask(Value* t, Value* count, double other) {
   return b_.create1("tile.mask", {t, count}, t->type, {{"other", Attr(other)}});
 }
 
+Value* TileBuilder::load2d(Value* ptr, Value* base, Value* rows, Value* cols, int64_t row_stride,
+                           int64_t col_stride, bool aligned, Type result) {
+  return b_.create1("tile.load2d", {ptr, base, rows, cols}, result,
+                    {{"row_stride", Attr(row_stride)}, {"col_stride", Attr(col_stride)}, {"aligned", Attr(aligned)}});
+}
+
+void TileBuilder::store2d(Value* ptr, Value* base, Value* rows, Value* cols, Value* v, int64_t row_stride,
+                          bool aligned) {
+  b_.create("tile.store2d", {ptr, base, rows, cols, v}, {{"row_stride", Attr(row_stride)}, {"aligned", Attr(aligned)}});
+}
+
 std::unique_ptr<Op> new_tile_kernel(const std::string& sym, int64_t programs, int64_t threads, int64_t vector_width,
                                     const std::string& artifact_hash) {
   auto k = std::make_unique<Op>();
@@ -168,6 +179,48 @@ void verify_kernel_op(const Op& op) {
     expect_operands(op, 2);
     if (op.operands[0]->type.kind != TypeKind::Tile || !is_index(op.operands[1]) || !op.attr("other"))
       bad(op, "takes (tile, index count) and 'other'");
+  } else if (n == "tile.matmul") {
+    expect_operands(op, 7);
+    for (size_t i = 0; i < 7; ++i)
+      if ((i < 3) != is_ptr(op.operands[i]) || (i >= 3 && !is_index(op.operands[i])))
+        bad(op, "takes (ptr a, ptr b, ptr scratch, index a_base, index b_base, index mrows, index ncols)");
+    if (op.operands[2]->type.dtype != DType::F32 || !op.operands[2]->def ||
+        op.operands[2]->def->name != "tile.alloca")
+      bad(op, "accumulates into f32 scratch from tile.alloca");
+    if (op.operands[0]->type.dtype != op.operands[1]->type.dtype) bad(op, "a and b must have one dtype");
+    auto ints = [&](const char* key, size_t count) {
+      const Attr* a = op.attr(key);
+      if (!a || !a->as_ints() || a->as_ints()->size() != count)
+        bad(op, std::string("needs '") + key + "' = [" + std::to_string(count) + " integers]");
+      const std::vector<int64_t> values = *a->as_ints();
+      for (int64_t v : values)
+        if (v < 0 || v > (int64_t{1} << 40)) bad(op, std::string("'") + key + "' out of range");
+      return values;
+    };
+    auto blk = ints("block", 3);
+    for (int64_t v : blk)
+      if (v < 1 || v > 1024) bad(op, "'block' sizes must be in [1, 1024]");
+    ints("warps", 2);
+    ints("a_strides", 2);
+    ints("b_strides", 2);
+    ints("vec", 2);
+    for (const char* key : {"k", "stages"})
+      if (!op.attr(key) || !op.attr(key)->as_int() || *op.attr(key)->as_int() < 0) bad(op, std::string("needs '") + key + "'");
+    if (*op.operands[2]->def->attr("size")->as_int() < blk[0] * blk[1]) bad(op, "scratch is smaller than the block");
+  } else if (n == "tile.load2d" || n == "tile.store2d") {
+    const bool load = n == "tile.load2d";
+    expect_operands(op, load ? 4 : 5);
+    if (!is_ptr(op.operands[0]) || !is_index(op.operands[1]) || !is_index(op.operands[2]) ||
+        !is_index(op.operands[3]))
+      bad(op, "takes (ptr, index base, index rows, index cols" + std::string(load ? ")" : ", tile)"));
+    const Type& t = load ? op.results.at(0)->type : op.operands[4]->type;
+    if (t.kind != TypeKind::Tile || t.shape.size() != 2) bad(op, "works on 2-D tiles [rows, cols]");
+    for (const char* key : {"row_stride", "col_stride"}) {
+      if (!load && std::string(key) == "col_stride") continue;
+      const Attr* a = op.attr(key);
+      if (!a || !a->as_int() || *a->as_int() < 0) bad(op, std::string("needs an integer '") + key + "' >= 0");
+    }
+    if (!op.attr("aligned") || !op.attr("aligned")->as_bool()) bad(op, "needs a boolean 'aligned'");
   } else if (n == "tile.for") {
     if (op.operands.size() < 3 || op.regions.size() != 1) bad(op, "needs lo, hi, step and one region");
     const Region& r = *op.regions[0];

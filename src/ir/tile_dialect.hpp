@@ -9,6 +9,15 @@
 //   tile.reduce_lanes {kind} (fixed pairwise tree), tile.divf,
 //   tile.map {fn} (pointwise functions, see map_arity), tile.splat (a scalar
 //   to every lane), tile.mask (lanes at or past a count replaced by a value).
+// Matmul blocks (families/matmul):
+//   tile.matmul %a, %b, %scratch, %a_base, %b_base, %mrows, %ncols {k, block =
+//     [BM, BN, BK], warps = [WM, WN], stages, a_strides = [SAM, SAK], b_strides =
+//     [SBK, SBN], vec = [VA, VB]}: the [BM, BN] f32 block of A x B over all of k,
+//     left row-major in %scratch (a tile.alloca; on GPUs the block's shared memory);
+//     element (r, k) of A is a[a_base + r*SAM + k*SAK], (k, c) of B b[b_base + k*SBK + c*SBN].
+//   tile.load2d %p, %base, %rows, %cols {row_stride, col_stride, aligned}: a [R, C]
+//     tile, lane (r, c) = p[base + r*row_stride + c*col_stride] (0 past rows/cols).
+//   tile.store2d %p, %base, %rows, %cols, %v {row_stride, aligned}: the inverse.
 // combine kinds: sum, prod, max, min; max/min propagate NaN (a NaN operand
 // gives NaN) whatever the target's native max does.
 // The func holds the host schedule: %y = tile.launch @k %x : T -> U.
@@ -49,6 +58,9 @@ class TileBuilder {
   Value* map(const std::string& fn, std::vector<Value*> args);
   Value* splat(Value* scalar, Type tile);
   Value* mask(Value* t, Value* count, double other);
+  Value* load2d(Value* ptr, Value* base, Value* rows, Value* cols, int64_t row_stride, int64_t col_stride,
+                bool aligned, Type result);
+  void store2d(Value* ptr, Value* base, Value* rows, Value* cols, Value* v, int64_t row_stride, bool aligned);
 
   // for iv = lo; iv < hi; iv += step, carrying `inits`; body returns the
   // values to yield. Returns the final carried values.

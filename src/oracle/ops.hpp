@@ -47,6 +47,8 @@ Expected result_like(const ir::Op& op);
 // of them (then `out` is untouched).
 bool evaluate_pointwise(const ir::Op& op, const std::vector<Source>& in, Expected& out);
 // tessera.softmax, log_softmax, layer_norm, rms_norm; false if none of them.
+// tessera.matmul; false if `op` is not one.
+bool evaluate_matmul(const ir::Op& op, const std::vector<Source>& in, Expected& out);
 bool evaluate_row_op(const ir::Op& op, const std::vector<Source>& in, Expected& out);
 
 }  // namespace tessera::oracle::detail

@@ -317,9 +317,10 @@ std::vector<Expected> evaluate(const ir::Module& graph, const std::string& func,
     if (op->name == "tessera.reduce") {
       detail::expect_arity(*op, 1);
       result = reduce(*op, in[0]);
-    } else if (!detail::evaluate_pointwise(*op, in, result) && !detail::evaluate_row_op(*op, in, result)) {
+    } else if (!detail::evaluate_pointwise(*op, in, result) && !detail::evaluate_row_op(*op, in, result) &&
+               !detail::evaluate_matmul(*op, in, result)) {
       fail("E802", "oracle: cannot evaluate op '" + op->name +
-                       "' (it knows tessera.reduce, the pointwise ops, softmax, log_softmax, layer_norm, rms_norm)",
+                       "' (it knows tessera.reduce, the pointwise ops, softmax, log_softmax, layer_norm, rms_norm, matmul)",
            op->loc);
     }
     computed[op->result()] = std::move(result);

@@ -76,6 +76,11 @@ double sum_tolerance(int64_t n, double abs_in, double carried, double value, DTy
   return finish(value, accum_gamma(n, in) * abs_in + carried + rounding_error(value, out));
 }
 
+double matmul_tolerance(int64_t k, double abs_dot, double carried, double value, DType in, DType out) {
+  const double g = in == DType::F32 ? growth(k, 0x1p-24) : gamma(k, 0x1p-23);
+  return finish(value, (g + gamma(k, kURef)) * abs_dot + carried + rounding_error(value, out));
+}
+
 double mean_tolerance(int64_t n, double abs_in, double carried, double value, DType in, DType out) {
   if (n <= 0) return 0.0;  // the value is NaN
   double nd = static_cast<double>(n);

@@ -148,6 +148,22 @@
 // powf, 16-lane sums): worst err/tol 0.57 (f32 softmax), 0.39 (f32 layer_norm),
 // <= 0.25 for f32 pointwise ops; ~1.0 with f16/bf16 outputs, where the final
 // rounding R, not the policy's slack, is most of the tolerance.
+//
+// ---------------------------------------------------------------------------
+// matmul (one output element: an inner product of length K)
+// ---------------------------------------------------------------------------
+//   S      sum_k (|a_k|+ta_k)(|b_k|+tb_k)
+//   C      sum_k (|a_k| tb_k + |b_k| ta_k + ta_k tb_k)   the carried error
+//   f32 operands:      tol = (growth(K, 2^-24) + gamma(K, u_ref))*S + C + R(value, out)
+//                      (products and sums rounded to nearest, FMA or not, any order)
+//   f16/bf16 operands: tol = (gamma(K, 2^-23) + gamma(K, u_ref))*S + C + R(value, out)
+//                      Products of 16-bit values are exact in f32, but tensor-core
+//                      adders may truncate instead of rounding (Fasi et al., "Numerical
+//                      behavior of NVIDIA tensor cores", PeerJ CS 2021): a biased error,
+//                      for which the random-walk bound does not hold, so the worst-case
+//                      inner-product bound gamma_K with one ulp per addition.
+//   A kernel that drops or repeats part of the K range errs by about sqrt(part)*|ab|
+//   (random signs), well above these bounds for K up to a few thousand.
 #pragma once
 #include <cstdint>
 
@@ -179,6 +195,8 @@ double sum_tolerance(int64_t n, double abs_in, double carried, double value, DTy
 double mean_tolerance(int64_t n, double abs_in, double carried, double value, DType in, DType out);
 double prod_tolerance(int64_t n, double abs_in, double carried, double value, DType in, DType out);
 double extremum_tolerance(double carried, double value, DType in, DType out);
+// `abs_dot` = S, `carried` = C above; `in` the operands' dtype.
+double matmul_tolerance(int64_t k, double abs_dot, double carried, double value, DType in, DType out);
 
 // ---- pointwise, softmax and norm ops (policy in the header comment) ----------
 

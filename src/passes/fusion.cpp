@@ -49,9 +49,17 @@ struct State {
 // The values `op` would add as leaves of region r if it joined it.
 bool leaves_fit(const State& s, const FusedRegion& r, const Op& op) {
   if (r.kind == FusedRegion::Kind::Pointwise) return true;  // pointwise kernels address any broadcast
-  std::vector<int> groups = view_groups(*r.core);
+  const bool matmul = r.kind == FusedRegion::Kind::Matmul;
+  // A matmul epilogue runs on [batch, M, N] tiles of the f32 accumulator.
+  const int rank = static_cast<int>(r.core->result()->type.rank());
+  std::vector<int> groups = matmul ? std::vector<int>{rank - 2, 1, 1} : view_groups(*r.core);
   if (groups.empty()) return false;
-  const Type& space = r.core->operands[0]->type;
+  const Type& space = matmul ? r.core->result()->type : r.core->operands[0]->type;
+  if (matmul) {
+    for (Value* v : op.operands)
+      if (v->type.dtype == DType::F64) return false;
+    if (op.result()->type.dtype == DType::F64) return false;
+  }
   // A reduction accumulates in its input's type: f64 values need an f64 reduction.
   if (r.kind == FusedRegion::Kind::Reduce && space.dtype != DType::F64) {
     for (Value* v : op.operands)
@@ -90,17 +98,21 @@ std::vector<FusedRegion> partition(const Op& func) {
     join(op, static_cast<int>(s.regions.size()) - 1);
   };
   for (const Op* op : ops)
-    if (!is_pointwise_op(op->name)) open(op, is_row_op(op->name) ? FusedRegion::Kind::Row : FusedRegion::Kind::Reduce);
+    if (!is_pointwise_op(op->name))
+      open(op, is_row_op(op->name)              ? FusedRegion::Kind::Row
+               : op->name == "tessera.matmul" ? FusedRegion::Kind::Matmul
+                                              : FusedRegion::Kind::Reduce);
 
-  // Epilogues, in program order: a pointwise op joins the row region whose
-  // result it consumes, if that result has no other use and keeps its shape.
+  // Epilogues, in program order: a pointwise op joins the row or matmul region
+  // whose result it consumes, if that result has no other use and keeps its shape.
   for (const Op* op : ops) {
     if (!is_pointwise_op(op->name)) continue;
     for (Value* v : op->operands) {
       if (!v->def || !s.region_of.count(v->def)) continue;
       int r = s.region_of.at(v->def);
       FusedRegion& reg = s.regions[r];
-      if (reg.kind != FusedRegion::Kind::Row || reg.result != v || !s.single_use(v)) continue;
+      if (reg.kind != FusedRegion::Kind::Row && reg.kind != FusedRegion::Kind::Matmul) continue;
+      if (reg.result != v || !s.single_use(v)) continue;
       if (op->result()->type.shape != v->type.shape) continue;
       // the other operands become leaves (or are absorbed below)
       s.region_of[op] = r;  // provisional, so leaves_fit sees v as internal
@@ -127,8 +139,10 @@ std::vector<FusedRegion> partition(const Op& func) {
     int r = user && s.region_of.count(user) ? s.region_of.at(user) : -1;
     if (r >= 0) {
       const FusedRegion& reg = s.regions[r];
-      // into a core only as its input x (not a norm's weight or bias)
-      const bool ok_slot = user != reg.core || user->operands[0] == v;
+      // into a core only as its input x (not a norm's weight or bias); never into
+      // a matmul's operands, which its kernel streams from memory as they are
+      const bool ok_slot =
+          user != reg.core || (reg.kind != FusedRegion::Kind::Matmul && user->operands[0] == v);
       s.region_of[op] = r;
       if (ok_slot && leaves_fit(s, reg, *op)) {
         s.regions[r].ops.push_back(op);

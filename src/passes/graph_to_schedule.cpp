@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "families/matmul/matmul_schedule.hpp"
 #include "families/pointwise/pointwise_schedule.hpp"
 #include "families/reduce/reduce_schedule.hpp"
 #include "families/rowwise/rowwise_schedule.hpp"
@@ -32,6 +33,9 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const std::string
           break;
         case FusedRegion::Kind::Row:
           map[r.result] = families::rowwise::emit_schedule(b, r, map, target, prefix);
+          break;
+        case FusedRegion::Kind::Matmul:
+          map[r.result] = families::matmul::emit_schedule(b, r, map, target, prefix);
           break;
         case FusedRegion::Kind::Reduce:
           map[r.result] = families::reduce::emit_schedule(b, r, map, target, prefix);

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <unordered_map>
 
+#include "families/matmul/matmul_tile.hpp"
 #include "families/pointwise/pointwise_tile.hpp"
 #include "families/reduce/reduce_schedule.hpp"
 #include "families/reduce/reduce_tile.hpp"
@@ -52,6 +53,8 @@ std::unique_ptr<Module> schedule_to_tile(const Module& schedule) {
                                        op->regions.empty() ? nullptr : op->regions[0].get());
       } else if (op->name == "schedule.pointwise") {
         families::pointwise::build_kernel(*out, sym, families::pointwise::read_plan(*op), *op);
+      } else if (op->name == "schedule.matmul") {
+        families::matmul::build_kernel(*out, sym, families::matmul::read_plan(*op), *op);
       } else if (op->name == "schedule.rowwise") {
         families::rowwise::build_kernel(*out, sym, families::rowwise::read_plan(*op), *op);
       } else {

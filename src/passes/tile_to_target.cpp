@@ -63,6 +63,10 @@ std::unique_ptr<Module> tile_to_target(const Module& tile, const std::string& ta
     k->attrs["abi"] = abi;
     k->attrs["grid"] = *op->attr("grid");
     if (const Attr* t = op->attr("threads")) k->attrs["threads"] = *t;
+    if (target != "cpu")  // GPU kernels: the one tile.alloca is dynamic shared memory
+      for (auto& inner : op->regions[0]->ops)
+        if (inner->name == "tile.alloca")
+          k->attrs["shared_bytes"] = *inner->attr("size")->as_int() * int64_t(dtype_size(inner->result()->type.dtype));
     k->attrs["artifact_hash"] = *op->attr("artifact_hash");
     auto it = launch_of.find(op->sym);
     if (it == launch_of.end()) fail("E505", "kernel @" + op->sym + " is never launched", op->loc);

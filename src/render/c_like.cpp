@@ -45,11 +45,25 @@ std::string CLikeRenderer::float_literal(double v, DType d) const {
   return d == DType::F32 ? s + "f" : s;
 }
 
+bool CLikeRenderer::contains(const Op& kernel, const std::string& op_name) {
+  bool found = false;
+  std::function<void(const Region&)> walk = [&](const Region& r) {
+    for (auto& op : r.ops) {
+      if (op->name == op_name) found = true;
+      for (auto& inner : op->regions) walk(*inner);
+    }
+  };
+  walk(*kernel.regions[0]);
+  return found;
+}
+
 bool CLikeRenderer::is_written(const Op& kernel, const Value* ptr) const {
   bool written = false;
   std::function<void(const Region&)> walk = [&](const Region& r) {
     for (auto& op : r.ops) {
-      if ((op->name == "tile.store" || op->name == "tile.store_masked") && op->operands[0] == ptr) written = true;
+      if ((op->name == "tile.store" || op->name == "tile.store_masked" || op->name == "tile.store2d") &&
+          op->operands[0] == ptr)
+        written = true;
       for (auto& inner : op->regions) walk(*inner);
     }
   };
@@ -59,7 +73,7 @@ bool CLikeRenderer::is_written(const Op& kernel, const Value* ptr) const {
 
 std::string CLikeRenderer::render_kernel(const Op& kernel) {
   names_.clear();
-  out_ = prelude() + "\n" + kernel_open(kernel);
+  out_ = prelude() + (contains(kernel, "tile.matmul") ? matmul_library() : "") + "\n" + kernel_open(kernel);
   render_ops(*kernel.regions[0], 4);
   out_ += kernel_close(kernel);
   return out_;
@@ -137,6 +151,31 @@ void CLikeRenderer::render_op(const Op& op, int indent) {
     def("tsr::full<" + storage(t.dtype) + ", " + std::to_string(t.numel()) + ">(" + arg(0) + ")");
   } else if (n == "tile.mask") {
     def("tsr::mask_lanes(" + arg(0) + ", " + arg(1) + ", " + value_attr("other", op.result(0)->type) + ")");
+  } else if (n == "tile.matmul") {
+    auto ints = [&](const char* key) { return *op.attr(key)->as_ints(); };
+    const auto blk = ints("block"), warps = ints("warps"), sa = ints("a_strides"), sb = ints("b_strides"),
+               vec = ints("vec");
+    const int64_t scratch_bytes = *op.operands[2]->def->attr("size")->as_int() * 4;
+    std::string targs = storage(op.operands[0]->type.dtype);
+    for (int64_t v : {blk[0], blk[1], blk[2], warps[0], warps[1], *op.attr("stages")->as_int()})
+      targs += ", " + std::to_string(v);
+    for (int64_t v : {*op.attr("k")->as_int(), sa[0], sa[1], sb[0], sb[1]}) targs += ", " + std::to_string(v) + "LL";
+    targs += std::string(", ") + (vec[0] ? "true" : "false") + ", " + (vec[1] ? "true" : "false") + ", " +
+             std::to_string(scratch_bytes);
+    out_ += pad + "tsr::matmul_block<" + targs + ">(reinterpret_cast<unsigned char*>(" + arg(2) + "), " + arg(0) +
+            ", " + arg(3) + ", " + arg(1) + ", " + arg(4) + ", " + arg(5) + ", " + arg(6) + ");\n";
+  } else if (n == "tile.load2d") {
+    const Type& t = op.result(0)->type;
+    def("tsr::load2d<" + storage(t.dtype) + ", " + std::to_string(t.shape[0]) + ", " + std::to_string(t.shape[1]) +
+        ", " + std::to_string(*op.attr("row_stride")->as_int()) + ", " +
+        std::to_string(*op.attr("col_stride")->as_int()) + ", " + (*op.attr("aligned")->as_bool() ? "true" : "false") +
+        ">(" + arg(0) + " + " + arg(1) + ", " + arg(2) + ", " + arg(3) + ")");
+  } else if (n == "tile.store2d") {
+    const Type& t = op.operands[4]->type;
+    out_ += pad + "tsr::store2d<" + std::to_string(t.shape[0]) + ", " + std::to_string(t.shape[1]) + ", " +
+            std::to_string(*op.attr("row_stride")->as_int()) + ", " +
+            (*op.attr("aligned")->as_bool() ? "true" : "false") + ">(" + arg(0) + " + " + arg(1) + ", " + arg(2) +
+            ", " + arg(3) + ", " + arg(4) + ");\n";
   } else if (n == "tile.for") {
     const Region& body = *op.regions[0];
     // carried values live in mutable variables named after the region args

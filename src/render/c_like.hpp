@@ -28,12 +28,16 @@ class CLikeRenderer {
   virtual std::string kernel_close(const ir::Op& kernel) = 0;
   virtual std::string program_id_expr() const = 0;
   virtual std::string alloca_decl(const std::string& name, const std::string& elem, int64_t size) const = 0;
+  // The target's matmul block library, embedded after the prelude only into
+  // kernels that contain tile.matmul (other kernels' sources do not change).
+  virtual std::string matmul_library() const = 0;
 
   // Helpers for subclasses.
   std::string name(const ir::Value* v);
   std::string type(const ir::Type& t) const;
   std::string storage(DType d) const;
   bool is_written(const ir::Op& kernel, const ir::Value* ptr) const;
+  static bool contains(const ir::Op& kernel, const std::string& op_name);
   std::string float_literal(double v, DType d) const;
 
  private:

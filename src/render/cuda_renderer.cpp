@@ -11,6 +11,13 @@ namespace {
 const char* kTileLibrary =
 #include "cuda_tile_library.inc"
     ;
+// The matmul block library: FFMA for f32, tensor cores for f16/bf16.
+const char* kMatmulSimt =
+#include "cuda_matmul_simt.inc"
+    ;
+const char* kMatmulMma =
+#include "cuda_matmul_mma.inc"
+    ;
 
 // CUDA C++ for NVRTC, or (hip) the same kernel as HIP C++ for hipcc: the
 // languages differ here only in the header and the tile library's TSR_HIP parts.
@@ -41,17 +48,27 @@ class CudaRenderer : public CLikeRenderer {
       std::string cq = is_written(k, a) ? "" : "const ";
       s += (i ? ", " : "") + cq + storage(a->type.dtype) + "* __restrict__ " + name(a);
     }
-    s += ") {\n  {\n";
+    s += ") {\n";
+    // A kernel's one tile.alloca is its dynamic shared memory (launched with
+    // shared_bytes of it; see tile_to_target).
+    if (contains(k, "tile.alloca")) s += "  extern __shared__ __align__(128) unsigned char tsr_smem[];\n";
+    s += "  {\n";
     return s;
   }
   std::string kernel_close(const Op&) override { return "  }\n}\n"; }
   std::string program_id_expr() const override { return "(long long)blockIdx.x"; }
-  std::string alloca_decl(const std::string&, const std::string&, int64_t) const override {
-    fail("E502", "the CUDA/HIP renderer has no scratch memory (tile.alloca); schedule a registers accumulator");
+  std::string alloca_decl(const std::string& n, const std::string& elem, int64_t) const override {
+    if (allocas_++) fail("E502", "the CUDA/HIP renderer gives a kernel one scratch buffer (tile.alloca), in shared memory");
+    return elem + "* const " + n + " = reinterpret_cast<" + elem + "*>(tsr_smem);\n";
+  }
+  std::string matmul_library() const override {
+    if (hip_) fail("E502", "the HIP lane has no matmul block library yet (tile.matmul)");
+    return std::string(kMatmulSimt) + kMatmulMma;
   }
 
   int64_t threads_, vec_;
   bool hip_;
+  mutable int allocas_ = 0;
 };
 
 // Lanes each thread loads contiguously (one 16-byte vector of f32).

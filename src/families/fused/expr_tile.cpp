@@ -84,6 +84,7 @@ void verify_region(const Op& op) {
   for (size_t i = 0; i + 1 < body.ops.size(); ++i) {
     const Op& inner = *body.ops[i];
     if (is_pointwise_op(inner.name) || is_row_op(inner.name)) verify_pointwise_or_row_op(inner);
+    else if (inner.name == "tessera.matmul" && op.name == "schedule.matmul") matmul_spec(inner);
     else fail("E302", "'" + inner.name + "' cannot appear in a fused region", inner.loc);
   }
 }

@@ -121,7 +121,7 @@ void CudaExecutable::launch_each(const Binding& b, bool timed) const {
     auto t0 = std::chrono::steady_clock::now();
     if (timed) check(cu.cuEventRecord(events_[2 * i], stream_), "cuEventRecord");
     check(cu.cuLaunchKernel(fns_[h_.steps[i].kernel], static_cast<unsigned>(k.grid), 1, 1,
-                            static_cast<unsigned>(k.threads), 1, 1, 0, stream_,
+                            static_cast<unsigned>(k.threads), 1, 1, static_cast<unsigned>(k.shared_bytes), stream_,
                             const_cast<void**>(b.params[i].data()), nullptr),
           "cuLaunchKernel");
     if (timed) {

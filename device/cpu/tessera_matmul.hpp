@@ -1,0 +1,134 @@
+// Tessera CPU matmul block library, embedded after the tile library into every
+// CPU kernel that contains tile.matmul (and only those).
+//
+// matmul_block computes one [BM, BN] block of C = A x B over all of K into f32
+// scratch, row-major with row length BN. It works in chunks of BK values of k:
+// the chunk of the block's A rows is packed into micro-panels of MR rows and
+// B's into micro-panels of NR columns (both as f32: f16/bf16 are widened once,
+// at packing), then a register-blocked micro-kernel adds each MR x NR piece of
+// the chunk's product into C. A B micro-panel (BK x NR, 32 KiB) stays in L1
+// while the A panels stream from L2. The order of additions is fixed (k
+// ascending), so results do not depend on threads or blocking of other blocks.
+// FMAs are explicit: kernels are compiled with -ffp-contract=off.
+//
+// load2d / store2d move [R, C] slabs (row-major tiles) between memory and the
+// epilogue: rows past `rows` read 0 and are not written, columns past `cols` the same.
+namespace tsr {
+
+namespace mm {
+
+constexpr int MR = 12, NR = 32;  // 24 zmm accumulators, 2 for B, 1 broadcast
+
+// c[r*LDC + j] (+)= sum_k a[k*MR + r] * b[k*NR + j] for r < MR, j < NR.
+template <int LDC> inline void micro_kernel(int64_t kc, const float* a, const float* b, float* c, bool first) {
+#if defined(__AVX512F__)
+  __m512 acc[MR][2];
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r) {
+    acc[r][0] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * LDC);
+    acc[r][1] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * LDC + 16);
+  }
+  for (int64_t k = 0; k < kc; ++k) {
+    const __m512 b0 = _mm512_load_ps(b + k * NR), b1 = _mm512_load_ps(b + k * NR + 16);
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; ++r) {
+      const __m512 x = _mm512_set1_ps(a[k * MR + r]);
+      acc[r][0] = _mm512_fmadd_ps(x, b0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(x, b1, acc[r][1]);
+    }
+  }
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r) {
+    _mm512_storeu_ps(c + r * LDC, acc[r][0]);
+    _mm512_storeu_ps(c + r * LDC + 16, acc[r][1]);
+  }
+#else
+  // Portable path (same order of operations, one FMA at a time).
+  for (int r = 0; r < MR; ++r)
+    for (int j = 0; j < NR; ++j) {
+      float s = first ? 0.0f : c[r * LDC + j];
+      for (int64_t k = 0; k < kc; ++k) s = __builtin_fmaf(a[k * MR + r], b[k * NR + j], s);
+      c[r * LDC + j] = s;
+    }
+#endif
+}
+
+}  // namespace mm
+
+template <class T, int BM, int BN, int BK, int WM, int WN, int STAGES, long long K, long long SAM, long long SAK,
+          long long SBK, long long SBN, bool VEC_A, bool VEC_B, int SMEM_BYTES>
+inline void matmul_block(unsigned char* smem, const T* A, int64_t a_base, const T* B, int64_t b_base, int64_t mrows,
+                         int64_t ncols) {
+  using mm::MR;
+  using mm::NR;
+  static_assert(BM % MR == 0 && BN % NR == 0, "the CPU block must hold whole micro-tiles");
+  static_assert(SMEM_BYTES >= BM * BN * 4, "the scratch must hold the C block");
+  float* C = reinterpret_cast<float*>(smem);
+  alignas(64) static thread_local float a_pack[BM * BK];
+  alignas(64) static thread_local float b_pack[BK * BN];
+  const int64_t mp = (mrows + MR - 1) / MR, np = (ncols + NR - 1) / NR;
+  if (K == 0)
+    for (int64_t i = 0; i < mp * MR * BN; ++i) C[i] = 0.0f;
+  for (int64_t k0 = 0; k0 < K; k0 += BK) {
+    const int64_t kc = K - k0 < BK ? K - k0 : BK;
+    // B's chunk as micro-panels [np][kc][NR], columns past ncols zero.
+    for (int64_t j = 0; j < np; ++j) {
+      float* dst = b_pack + j * kc * NR;
+      const int64_t c0 = j * NR, cn = ncols - c0 < NR ? ncols - c0 : NR;
+      const T* src = B + b_base + k0 * SBK + c0 * SBN;
+      if constexpr (SBN == 1) {  // rows of B are contiguous
+        for (int64_t k = 0; k < kc; ++k)
+          for (int c = 0; c < NR; ++c) dst[k * NR + c] = c < cn ? float(widen(src[k * SBK + c])) : 0.0f;
+      } else {  // transposed B: its columns are contiguous along k
+        for (int c = 0; c < NR; ++c)
+          for (int64_t k = 0; k < kc; ++k) dst[k * NR + c] = c < cn ? float(widen(src[c * SBN + k * SBK])) : 0.0f;
+      }
+    }
+    // A's chunk as micro-panels [mp][kc][MR], rows past mrows zero.
+    for (int64_t i = 0; i < mp; ++i) {
+      float* dst = a_pack + i * kc * MR;
+      const int64_t r0 = i * MR, rn = mrows - r0 < MR ? mrows - r0 : MR;
+      const T* src = A + a_base + r0 * SAM + k0 * SAK;
+      if constexpr (SAK == 1) {  // rows of A are contiguous along k
+        for (int r = 0; r < MR; ++r)
+          for (int64_t k = 0; k < kc; ++k) dst[k * MR + r] = r < rn ? float(widen(src[r * SAM + k])) : 0.0f;
+      } else {
+        for (int64_t k = 0; k < kc; ++k)
+          for (int r = 0; r < MR; ++r) dst[k * MR + r] = r < rn ? float(widen(src[r * SAM + k * SAK])) : 0.0f;
+      }
+    }
+    for (int64_t j = 0; j < np; ++j)
+      for (int64_t i = 0; i < mp; ++i)
+        mm::micro_kernel<BN>(kc, a_pack + i * kc * MR, b_pack + j * kc * NR, C + i * MR * BN + j * NR, k0 == 0);
+  }
+}
+
+// Row r of a row-major [R, C] tile is parts [r*C/L, (r+1)*C/L).
+template <class T, int R, int C, long long RS, long long CS, bool ALIGNED, class S>
+inline tile<T, R * C> load2d(const S* p, int64_t rows, int64_t cols) {
+  static_assert(CS == 0 || CS == 1, "slab columns are contiguous or broadcast");
+  constexpr int PR = tile<T, C>::P;  // parts per row
+  tile<T, R * C> out;
+  for (int r = 0; r < R; ++r) {
+    tile<T, C> row;
+    if (r >= rows) row = full<T, C>(T(0));
+    else if (CS == 0) row = full<T, C>(load1<T>(p + r * RS));
+    else if (cols >= C) row = load<T, C>(p + r * RS);
+    else row = load_masked<T, C>(p + r * RS, cols, T(0));
+    for (int q = 0; q < PR; ++q) out.v[r * PR + q] = row.v[q];
+  }
+  return out;
+}
+
+template <int R, int C, long long RS, bool ALIGNED, class S, class T>
+inline void store2d(S* p, int64_t rows, int64_t cols, const tile<T, R * C>& t) {
+  constexpr int PR = tile<T, C>::P;
+  for (int r = 0; r < R && r < rows; ++r) {
+    tile<T, C> row;
+    for (int q = 0; q < PR; ++q) row.v[q] = t.v[r * PR + q];
+    if (cols >= C) store(p + r * RS, row);
+    else store_masked(p + r * RS, cols, row);
+  }
+}
+
+}  // namespace tsr

@@ -1,0 +1,229 @@
+#include "families/matmul/matmul_schedule.hpp"
+
+#include <algorithm>
+
+#include "families/fused/expr_tile.hpp"
+#include "families/fused/leaf_map.hpp"
+#include "ir/graph_dialect.hpp"
+#include "ir/schedule_dialect.hpp"
+
+namespace tessera::families::matmul {
+
+using namespace tessera::ir;
+
+namespace {
+
+bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+int64_t next_pow2(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+// Elements of the operand dtype in one 16-byte vector.
+int64_t per_vector(DType d) { return 16 / static_cast<int64_t>(dtype_size(d)); }
+
+// f32 elements of a program's scratch: the C block (whole slabs of it) and, on
+// GPUs, the pipeline buffers of A and B it shares memory with (see
+// device/gpu/MATMUL_CONTRACT.md for the allowance).
+int64_t scratch_elements(const Plan& p, const std::string& target) {
+  const int64_t block = round_up(p.bm, p.slab_rows) * p.bn;
+  if (target == "cpu") return block;
+  const int64_t esize = static_cast<int64_t>(dtype_size(p.operand));
+  const int64_t pad = p.operand == DType::F32 ? 4 : 8;
+  const int64_t pipeline_bytes = p.stages * (p.bm + p.bn) * (p.bk + pad) * esize;
+  return std::max(block, (pipeline_bytes + 3) / 4);
+}
+
+void choose(Plan& p, const std::string& target) {
+  if (target == "cpu") {
+    // Blocks of 96 x 256 (the micro-kernel is 12 x 32: 24 zmm accumulators)
+    // with K in chunks of 256: A's chunk (96 KiB) and B's (256 KiB) stay in L2.
+    // Small problems shrink the block to what they need.
+    p.strategy = "packed";
+    p.bm = std::min<int64_t>(96, round_up(std::max<int64_t>(p.m, 1), 12));
+    p.bn = std::min<int64_t>(256, next_pow2(std::max<int64_t>(p.n, 32)));
+    p.bk = 256;
+    p.wm = p.wn = p.stages = 1;
+    p.threads = 1;
+    p.vector_width = 16;
+    p.slab_rows = 8;
+  } else if (target == "cuda") {
+    if (p.operand == DType::F32) {
+      p.strategy = "simt";
+      p.bm = 128, p.bn = 128, p.bk = 16, p.wm = 2, p.wn = 4, p.stages = 2;
+    } else {
+      p.strategy = "mma";
+      p.bm = 128, p.bn = 256, p.bk = 32, p.wm = 2, p.wn = 4, p.stages = 4;
+    }
+    p.threads = p.wm * p.wn * 32;
+    p.vector_width = 4;
+    p.slab_rows = 16 * p.threads / p.bn;  // 16 lanes of a slab per thread
+  } else {
+    fail("E506", "target '" + target + "' has no matmul schedule in this build (available: cpu, cuda)");
+  }
+  p.group_m = 8;
+  const int64_t epv = per_vector(p.operand);
+  p.vec_a = (p.transpose_a ? p.m : p.k) % epv == 0 && p.a_batch_stride % epv == 0;
+  p.vec_b = (p.transpose_b ? p.k : p.n) % epv == 0 && p.b_batch_stride % epv == 0;
+  p.programs = p.batch * p.tiles_m() * p.tiles_n();
+  p.scratch = scratch_elements(p, target);
+}
+
+// The facts a schedule.matmul must agree with, from its region's matmul op.
+Plan facts(const Op& core, const std::vector<const Value*>& leaves) {
+  MatmulSpec s = matmul_spec(core);
+  Plan p;
+  p.batch = s.batch;
+  p.m = s.m, p.n = s.n, p.k = s.k;
+  p.transpose_a = s.transpose_a, p.transpose_b = s.transpose_b;
+  p.a_batch_stride = s.a_batched ? s.m * s.k : 0;
+  p.b_batch_stride = s.b_batched ? s.k * s.n : 0;
+  p.operand = core.operands[0]->type.dtype;
+  auto leaf_of = [&](const Value* v) {
+    auto it = std::find(leaves.begin(), leaves.end(), v);
+    if (it == leaves.end()) fail("E302", "schedule.matmul: a matmul operand is not a region argument", core.loc);
+    return static_cast<int64_t>(it - leaves.begin());
+  };
+  p.a_leaf = leaf_of(core.operands[0]);
+  p.b_leaf = leaf_of(core.operands[1]);
+  return p;
+}
+
+const Op* core_of(const Region& region) {
+  for (auto& op : region.ops)
+    if (op->name == "tessera.matmul") return op.get();
+  return nullptr;
+}
+
+}  // namespace
+
+Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unordered_map<const Value*, Value*>& map,
+                     const std::string& target, const std::string& prefix) {
+  const Op& core = *region.core;
+  Plan p = facts(core, region.leaves);
+  const Type& c = core.result()->type;
+  const std::vector<int> groups = {static_cast<int>(c.rank() - 2), 1, 1};
+  for (const Value* leaf : region.leaves) {
+    // Leaves the epilogue reads are addressed over [batch, m, n]; A and B only
+    // through the block library.
+    bool in_epilogue = false;
+    for (const Op* op : region.ops)
+      if (op != &core && std::find(op->operands.begin(), op->operands.end(), leaf) != op->operands.end())
+        in_epilogue = true;
+    if (!in_epilogue) {
+      p.leaf_strides.push_back({0, 0, 0});
+      continue;
+    }
+    auto st = fused::group_strides(leaf->type.shape, c.shape, groups);
+    if (!st) fail("E303", "fused region: an epilogue leaf is not linear in [batch, m, n] (a fusion bug)");
+    p.leaf_strides.push_back(*st);
+  }
+  choose(p, target);
+  Op& op = fused::create_region_op(b, "schedule.matmul", region.leaves, region.ops, region.result, map, prefix);
+  AttrDict& a = op.attrs;
+  a["family"] = "matmul";
+  a["target"] = target;
+  a["batch"] = p.batch;
+  a["m"] = p.m;
+  a["n"] = p.n;
+  a["k"] = p.k;
+  a["transpose_a"] = p.transpose_a;
+  a["transpose_b"] = p.transpose_b;
+  a["a_leaf"] = p.a_leaf;
+  a["b_leaf"] = p.b_leaf;
+  a["a_batch_stride"] = p.a_batch_stride;
+  a["b_batch_stride"] = p.b_batch_stride;
+  a["leaf_strides"] = fused::leaf_strides_attr(p.leaf_strides);
+  a["operand"] = std::string(dtype_name(p.operand));
+  a["accum"] = std::string("f32");
+  a["strategy"] = p.strategy;
+  a["block"] = Attr::ints({p.bm, p.bn, p.bk});
+  a["warps"] = Attr::ints({p.wm, p.wn});
+  a["stages"] = p.stages;
+  a["threads"] = p.threads;
+  a["vector_width"] = p.vector_width;
+  a["slab_rows"] = p.slab_rows;
+  a["group_m"] = p.group_m;
+  a["programs"] = p.programs;
+  a["scratch"] = p.scratch;
+  a["vec"] = Attr::ints({p.vec_a, p.vec_b});
+  op.loc = core.loc;
+  Value* result = op.add_result(region.result->name, region.result->type);
+  stamp_artifact_hash(op);
+  return result;
+}
+
+Plan read_plan(const Op& op) {
+  fused::verify_region(op);
+  const Region& region = *op.regions[0];
+  const Op* core = core_of(region);
+  if (!core) fail("E302", "schedule.matmul: the region has no tessera.matmul", op.loc);
+  std::vector<const Value*> leaves;
+  for (auto& a : region.args) leaves.push_back(a.get());
+  Plan p = facts(*core, leaves);
+  const std::string target = string_attr(op, "target");
+  auto ints = [&](const char* key, size_t count) {
+    const Attr* a = op.attr(key);
+    if (!a || !a->as_ints() || a->as_ints()->size() != count)
+      fail("E302", std::string("schedule.matmul needs '") + key + "' = [" + std::to_string(count) + " integers]",
+           op.loc);
+    return *a->as_ints();
+  };
+  auto flag = [&](const char* key) {
+    const Attr* a = op.attr(key);
+    if (!a || !a->as_bool()) fail("E302", std::string("schedule.matmul needs a boolean '") + key + "'", op.loc);
+    return *a->as_bool();
+  };
+  // The recorded facts must be the region's.
+  if (int_attr(op, "batch") != p.batch || int_attr(op, "m") != p.m || int_attr(op, "n") != p.n ||
+      int_attr(op, "k") != p.k || flag("transpose_a") != p.transpose_a || flag("transpose_b") != p.transpose_b ||
+      int_attr(op, "a_leaf") != p.a_leaf || int_attr(op, "b_leaf") != p.b_leaf ||
+      int_attr(op, "a_batch_stride") != p.a_batch_stride || int_attr(op, "b_batch_stride") != p.b_batch_stride ||
+      string_attr(op, "operand") != dtype_name(p.operand) || string_attr(op, "accum") != "f32")
+    fail("E302", "schedule.matmul: recorded shapes, layouts or dtypes disagree with its region", op.loc);
+  p.leaf_strides = fused::read_leaf_strides(op, 3, 2);
+  for (size_t l = 0; l < p.leaf_strides.size(); ++l)
+    fused::check_leaf_reach({p.batch, p.m, p.n}, p.leaf_strides[l], op.operands[l]->type, op);
+  p.strategy = string_attr(op, "strategy");
+  const bool cpu = target == "cpu";
+  if (cpu ? p.strategy != "packed"
+          : target != "cuda" || p.strategy != (p.operand == DType::F32 ? "simt" : "mma"))
+    fail("E302", "schedule.matmul: strategy '" + p.strategy + "' does not fit target " + target + " and " +
+                     std::string(dtype_name(p.operand)) + " operands", op.loc);
+  auto blk = ints("block", 3), warps = ints("warps", 2), vec = ints("vec", 2);
+  p.bm = blk[0], p.bn = blk[1], p.bk = blk[2], p.wm = warps[0], p.wn = warps[1];
+  p.stages = int_attr(op, "stages");
+  p.threads = int_attr(op, "threads");
+  p.vector_width = int_attr(op, "vector_width");
+  p.slab_rows = int_attr(op, "slab_rows");
+  p.group_m = int_attr(op, "group_m");
+  p.programs = int_attr(op, "programs");
+  p.scratch = int_attr(op, "scratch");
+  p.vec_a = vec[0] != 0, p.vec_b = vec[1] != 0;
+  for (int64_t v : {p.bm, p.bn, p.bk, p.wm, p.wn, p.stages, p.group_m})
+    if (v < 1 || v > 1024) fail("E302", "schedule.matmul: block, warps, stages and group_m must be in [1, 1024]", op.loc);
+  if (!pow2(p.bn) || !pow2(p.slab_rows) || p.bm % p.slab_rows != 0 || p.slab_rows * p.bn > (1 << 16))
+    fail("E302", "schedule.matmul: the block's columns and slab rows must be powers of two, slabs dividing the rows",
+         op.loc);
+  if (cpu ? (p.bm % 12 != 0 || p.bn % 32 != 0 || p.threads != 1)
+          : (p.threads != p.wm * p.wn * 32 || p.threads > 1024 || (p.slab_rows * p.bn) % (p.threads * p.vector_width)))
+    fail("E302", "schedule.matmul: block, warps, threads or slab do not fit the " + target + " block library",
+         op.loc);
+  fused::check_tile_shape(op, p.threads, p.vector_width, 1);
+  Plan want = p;
+  const int64_t epv = per_vector(p.operand);
+  want.vec_a = (p.transpose_a ? p.m : p.k) % epv == 0 && p.a_batch_stride % epv == 0;
+  want.vec_b = (p.transpose_b ? p.k : p.n) % epv == 0 && p.b_batch_stride % epv == 0;
+  if ((p.vec_a && !want.vec_a) || (p.vec_b && !want.vec_b))
+    fail("E302", "schedule.matmul: 'vec' claims aligned 16-byte loads the layout does not give", op.loc);
+  if (p.programs != p.batch * p.tiles_m() * p.tiles_n())
+    fail("E302", "schedule.matmul records " + std::to_string(p.programs) + " programs but its blocks give " +
+                     std::to_string(p.batch * p.tiles_m() * p.tiles_n()), op.loc);
+  if (p.scratch < scratch_elements(p, target) || p.scratch > (1 << 20))
+    fail("E302", "schedule.matmul: scratch is smaller than the block library needs (or over 2^20)", op.loc);
+  return p;
+}
+
+}  // namespace tessera::families::matmul

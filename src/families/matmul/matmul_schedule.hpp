@@ -1,0 +1,51 @@
+// The matmul family: C = op(A) x op(B) (batched, either operand transposed)
+// with a fused pointwise epilogue on C, as one kernel. A program computes one
+// [BM, BN] block of C over the whole K into f32 scratch (tile.matmul: the
+// target's block library), then applies the epilogue to slabs of `slab_rows`
+// rows and stores them.
+//   cpu:  strategy "packed": the block library packs A and B panels and runs an
+//         AVX-512 register-blocked micro-kernel (device/cpu/tessera_matmul.hpp).
+//   cuda: "simt" (f32: FFMA, no TF32) or "mma" (f16/bf16: tensor cores, f32
+//         accumulation); the scratch is the block's shared memory, which also
+//         holds the pipeline buffers of A and B.
+// Programs are ordered in groups of `group_m` block rows so that concurrent
+// programs share A and B panels in cache.
+#pragma once
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "families/fused/region.hpp"
+#include "ir/ir.hpp"
+
+namespace tessera::families::matmul {
+
+struct Plan {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool transpose_a = false, transpose_b = false;
+  int64_t a_leaf = 0, b_leaf = 1;                  // region arguments that are A and B
+  int64_t a_batch_stride = 0, b_batch_stride = 0;  // 0: one matrix for every batch
+  std::vector<std::vector<int64_t>> leaf_strides;  // per leaf: [batch, m, n] in the epilogue
+  DType operand = DType::F32;                      // A's and B's dtype
+  std::string strategy;                            // packed | simt | mma
+  int64_t bm = 0, bn = 0, bk = 0, wm = 1, wn = 1, stages = 1;
+  int64_t threads = 1, vector_width = 16, slab_rows = 8, group_m = 8;
+  int64_t programs = 0, scratch = 0;  // scratch: f32 elements of the block's buffer
+  bool vec_a = false, vec_b = false;   // 16-byte loads along A's/B's contiguous dim are aligned
+
+  int64_t tiles_m() const { return (m + bm - 1) / bm; }
+  int64_t tiles_n() const { return (n + bn - 1) / bn; }
+  // Element strides of A (m, k) and B (k, n) within one matrix.
+  int64_t sam() const { return transpose_a ? 1 : k; }
+  int64_t sak() const { return transpose_a ? m : 1; }
+  int64_t sbk() const { return transpose_b ? 1 : n; }
+  int64_t sbn() const { return transpose_b ? k : 1; }
+};
+
+ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
+                         const std::unordered_map<const ir::Value*, ir::Value*>& map, const std::string& target,
+                         const std::string& prefix);
+
+Plan read_plan(const ir::Op& schedule_op);
+
+}  // namespace tessera::families::matmul

@@ -1,0 +1,78 @@
+#include "families/matmul/matmul_tile.hpp"
+
+#include <algorithm>
+
+#include "families/fused/expr_tile.hpp"
+#include "ir/schedule_dialect.hpp"
+
+namespace tessera::families::matmul {
+
+using namespace tessera::ir;
+
+void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& sop) {
+  auto k = new_tile_kernel(sym, p.programs, p.threads, p.vector_width, string_attr(sop, "artifact_hash"));
+  const Region& region = *sop.regions[0];
+  const Op* core = nullptr;
+  for (auto& op : region.ops)
+    if (op->name == "tessera.matmul") core = op.get();
+  Region& body = *k->regions[0];
+  std::vector<Value*> leaves = fused::add_leaf_args(body, region);
+  Value* out = body.add_arg("out", Type::ptr(sop.result()->type.dtype));
+  TileBuilder tb(body);
+  auto idx = [&](int64_t v) { return tb.index(v); };
+
+  // Program -> (batch, block row, block column), block rows in groups of
+  // group_m: consecutive programs share B's panels and a few of A's.
+  const int64_t per_batch = std::max<int64_t>(p.tiles_m() * p.tiles_n(), 1);
+  const int64_t width = std::max<int64_t>(p.group_m * p.tiles_n(), 1);
+  Value* pid = tb.program_id();
+  Value* batch = tb.div(pid, idx(per_batch));
+  Value* t = tb.rem(pid, idx(per_batch));
+  Value* first_m = tb.mul(tb.div(t, idx(width)), idx(p.group_m));
+  Value* group_size = tb.min(tb.sub(idx(p.tiles_m()), first_m), idx(p.group_m));
+  Value* within = tb.rem(t, idx(width));
+  Value* m0 = tb.mul(tb.add(first_m, tb.rem(within, group_size)), idx(p.bm));
+  Value* n0 = tb.mul(tb.div(within, group_size), idx(p.bn));
+  Value* mrows = tb.min(idx(p.bm), tb.sub(idx(p.m), m0));
+  Value* ncols = tb.min(idx(p.bn), tb.sub(idx(p.n), n0));
+
+  // The f32 block of A x B, row-major in scratch.
+  Value* a_base = tb.add(tb.mul(batch, idx(p.a_batch_stride)), tb.mul(m0, idx(p.sam())));
+  Value* b_base = tb.add(tb.mul(batch, idx(p.b_batch_stride)), tb.mul(n0, idx(p.sbn())));
+  Value* scratch = tb.scratch(p.scratch, DType::F32);
+  tb.base().create("tile.matmul",
+                   {leaves[p.a_leaf], leaves[p.b_leaf], scratch, a_base, b_base, mrows, ncols},
+                   {{"k", Attr(p.k)},
+                    {"block", Attr::ints({p.bm, p.bn, p.bk})},
+                    {"warps", Attr::ints({p.wm, p.wn})},
+                    {"stages", Attr(p.stages)},
+                    {"a_strides", Attr::ints({p.sam(), p.sak()})},
+                    {"b_strides", Attr::ints({p.sbk(), p.sbn()})},
+                    {"vec", Attr::ints({p.vec_a, p.vec_b})}});
+
+  // The epilogue, a slab of rows at a time: the region evaluated on the
+  // accumulator's tiles, leaves read by their [batch, m, n] strides.
+  const Type slab_t = Type::tile(DType::F32, {p.slab_rows, p.bn});
+  const Value* yielded = region.ops.back()->operands[0];
+  const int64_t vw = p.vector_width;
+  auto aligned = [&](int64_t sb, int64_t sm, int64_t sn) {
+    return sn == 1 && sm % vw == 0 && sb % vw == 0 && p.bn % vw == 0;
+  };
+  tb.for_loop(idx(0), mrows, idx(p.slab_rows), {}, [&](Value* r0, const std::vector<Value*>&) -> std::vector<Value*> {
+    Value* rows = tb.min(idx(p.slab_rows), tb.sub(mrows, r0));
+    Value* row = tb.add(m0, r0);
+    fused::Env env;
+    env[core->result()] = tb.load(scratch, tb.mul(r0, idx(p.bn)), slab_t);
+    Value* y = fused::eval(tb, region, yielded, slab_t, env, [&](size_t l) {
+      const std::vector<int64_t>& st = p.leaf_strides[l];
+      Value* base = tb.add(tb.add(tb.mul(batch, idx(st[0])), tb.mul(row, idx(st[1]))), tb.mul(n0, idx(st[2])));
+      return tb.load2d(leaves[l], base, rows, ncols, st[1], st[2], aligned(st[0], st[1], st[2]), slab_t);
+    });
+    Value* at = tb.add(tb.mul(tb.add(tb.mul(batch, idx(p.m)), row), idx(p.n)), n0);
+    tb.store2d(out, at, rows, ncols, y, p.n, aligned(p.m * p.n, p.n, 1));
+    return {};
+  });
+  m.ops.push_back(std::move(k));
+}
+
+}  // namespace tessera::families::matmul
