@@ -43,7 +43,8 @@ Value* GraphBuilder::add(const std::string& name, std::vector<Value*> operands, 
   Op& op = b.create(name, std::move(operands), std::move(attrs));
   Value* v = op.add_result("r" + std::to_string(next_++), result);
   try {
-    verify_pointwise_or_row_op(op);
+    if (name == "tessera.matmul") matmul_spec(op);
+    else verify_pointwise_or_row_op(op);
   } catch (...) {
     func_->regions[0]->ops.pop_back();  // leave the func as it was
     throw;

@@ -184,8 +184,12 @@ Plan read_plan(const Op& op) {
       string_attr(op, "operand") != dtype_name(p.operand) || string_attr(op, "accum") != "f32")
     fail("E302", "schedule.matmul: recorded shapes, layouts or dtypes disagree with its region", op.loc);
   p.leaf_strides = fused::read_leaf_strides(op, 3, 2);
-  for (size_t l = 0; l < p.leaf_strides.size(); ++l)
-    fused::check_leaf_reach({p.batch, p.m, p.n}, p.leaf_strides[l], op.operands[l]->type, op);
+  for (size_t l = 0; l < p.leaf_strides.size(); ++l) {
+    const bool operand_only = (int64_t(l) == p.a_leaf || int64_t(l) == p.b_leaf) &&
+                              p.leaf_strides[l] == std::vector<int64_t>{0, 0, 0};
+    if (!operand_only)  // A and B are read by the block library, within their shapes
+      fused::check_leaf_reach({p.batch, p.m, p.n}, p.leaf_strides[l], op.operands[l]->type, op);
+  }
   p.strategy = string_attr(op, "strategy");
   const bool cpu = target == "cpu";
   if (cpu ? p.strategy != "packed"
@@ -204,8 +208,8 @@ Plan read_plan(const Op& op) {
   p.vec_a = vec[0] != 0, p.vec_b = vec[1] != 0;
   for (int64_t v : {p.bm, p.bn, p.bk, p.wm, p.wn, p.stages, p.group_m})
     if (v < 1 || v > 1024) fail("E302", "schedule.matmul: block, warps, stages and group_m must be in [1, 1024]", op.loc);
-  if (!pow2(p.bn) || !pow2(p.slab_rows) || p.bm % p.slab_rows != 0 || p.slab_rows * p.bn > (1 << 16))
-    fail("E302", "schedule.matmul: the block's columns and slab rows must be powers of two, slabs dividing the rows",
+  if (!pow2(p.bn) || !pow2(p.slab_rows) || p.slab_rows * p.bn > (1 << 16))
+    fail("E302", "schedule.matmul: the block's columns and slab rows must be powers of two (slabs up to 2^16 lanes)",
          op.loc);
   if (cpu ? (p.bm % 12 != 0 || p.bn % 32 != 0 || p.threads != 1)
           : (p.threads != p.wm * p.wn * 32 || p.threads > 1024 || (p.slab_rows * p.bn) % (p.threads * p.vector_width)))

@@ -1,0 +1,102 @@
+// The matmul test matrix, shared by the CPU (tests/e2e) and CUDA (tests/gpu)
+// suites: shapes around block edges (odd, exact, several K chunks, K = 0,
+// empty), all four transpose layouts, batches (shared or per-batch operands),
+// f32/f16/bf16 operands with f32 or narrow results, fused epilogues, and
+// NaN/inf inputs. Each case is a FusionCase (fusion_cases.hpp).
+#pragma once
+#include "fusion_cases.hpp"
+
+namespace tessera::test {
+namespace {
+
+struct MatmulShape {
+  std::vector<int64_t> a, b;  // operand shapes as stored
+  bool ta = false, tb = false;
+};
+
+// The epilogue applied to c (and its name); extra inputs come after a and b.
+struct Epilogue {
+  std::string name;
+  std::function<ir::Value*(GraphBuilder&, ir::Value* c, const std::vector<int64_t>& shape)> apply;
+  int extra_inputs = 0;
+};
+
+std::vector<Epilogue> matmul_epilogues() {
+  return {
+      {"plain", [](GraphBuilder&, ir::Value* c, const std::vector<int64_t>&) { return c; }, 0},
+      {"bias_gelu",
+       [](GraphBuilder& g, ir::Value* c, const std::vector<int64_t>& s) {
+         ir::Value* bias = g.input("bias", T(c->type.dtype, {s.back()}));
+         return g.unary("gelu", g.binary("add", c, bias));
+       },
+       1},
+      {"scale_residual_silu",
+       [](GraphBuilder& g, ir::Value* c, const std::vector<int64_t>& s) {
+         ir::Value* res = g.input("res", T(c->type.dtype, s));
+         ir::Value* scaled = g.binary("mul", c, g.constant(0.125, T(c->type.dtype, {})));
+         return g.unary("silu", g.binary("add", scaled, res));
+       },
+       1},
+      {"rowscale_relu",  // a per-row factor: broadcast along N
+       [](GraphBuilder& g, ir::Value* c, const std::vector<int64_t>& s) {
+         std::vector<int64_t> col = s;
+         col.back() = 1;
+         return g.unary("relu", g.binary("mul", c, g.input("rs", T(c->type.dtype, col))));
+       },
+       1},
+  };
+}
+
+std::vector<FusionCase> matmul_cases() {
+  const std::vector<MatmulShape> shapes = {
+      {{1, 1}, {1, 1}},
+      {{5, 7}, {7, 3}},
+      {{100, 70}, {70, 50}},
+      {{127, 33}, {33, 255}},
+      {{96, 256}, {256, 256}},    // one exact CPU block
+      {{130, 600}, {600, 300}},   // several K chunks, ragged blocks
+      {{64, 0}, {0, 64}},         // K = 0: zeros
+      {{0, 8}, {8, 4}},           // no rows
+      {{3, 4}, {4, 0}},           // no columns
+      {{40, 33}, {50, 33}, false, true},
+      {{33, 40}, {33, 50}, true, false},
+      {{33, 40}, {50, 33}, true, true},
+      {{129, 64}, {136, 64}, false, true},  // aligned transposed B
+      {{3, 20, 32}, {3, 32, 40}},           // batched
+      {{4, 17, 9}, {9, 13}},                // a shared B (weights)
+      {{24, 16}, {2, 3, 16, 8}},            // a shared A, two batch dims
+  };
+  const std::vector<std::pair<DType, DType>> dtypes = {
+      {DType::F32, DType::F32}, {DType::BF16, DType::F32}, {DType::BF16, DType::BF16}, {DType::F16, DType::F16}};
+  std::vector<FusionCase> out;
+  int seed = 5000;
+  int variant = 0;
+  for (const MatmulShape& s : shapes)
+    for (auto [in, res] : dtypes) {
+      // Epilogues and NaN/inf inputs rotate over the cases, so that each shows
+      // up with every dtype without multiplying the matrix.
+      const Epilogue e = matmul_epilogues()[variant % 4];
+      const bool special = variant % 5 == 4;
+      ++variant;
+      ++seed;
+      FusionCase c;
+      auto sname = [](const std::vector<int64_t>& v) { return shape_name(v); };
+      c.name = "matmul_" + std::string(dtype_name(in)) + "_to_" + std::string(dtype_name(res)) + "_" + sname(s.a) +
+               (s.ta ? "T" : "") + "_x_" + sname(s.b) + (s.tb ? "T" : "") + "_" + e.name + (special ? "_special" : "");
+      const std::string gen = special ? ",rate=0.002" : ",lo=-2,hi=2";
+      c.inputs = {(special ? "special:seed=" : "random:seed=") + std::to_string(seed) + gen,
+                  "random:seed=" + std::to_string(seed + 1) + ",lo=-2,hi=2"};
+      for (int i = 0; i < e.extra_inputs; ++i) c.inputs.push_back("random:seed=" + std::to_string(seed + 2 + i));
+      c.build = [=](GraphBuilder& g) {
+        ir::Value* a = g.input("a", T(in, s.a));
+        ir::Value* b = g.input("b", T(in, s.b));
+        ir::Value* mm = g.matmul(a, b, res, s.ta, s.tb);
+        g.output(e.apply(g, mm, mm->type.shape));
+      };
+      out.push_back(std::move(c));
+    }
+  return out;
+}
+
+}  // namespace
+}  // namespace tessera::test
