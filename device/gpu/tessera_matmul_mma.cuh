@@ -41,7 +41,7 @@
 namespace tsr {
 
 // SMEM_BYTES the schedule should give a configuration (the contract's formula).
-constexpr int matmul_mma_smem_bytes(int BM, int BN, int BK, int STAGES) {
+__host__ __device__ constexpr int matmul_mma_smem_bytes(int BM, int BN, int BK, int STAGES) {
   return BM * BN * 4 > STAGES * (BM + BN) * (BK + 8) * 2 ? BM * BN * 4 : STAGES * (BM + BN) * (BK + 8) * 2;
 }
 
@@ -98,13 +98,34 @@ template <> __device__ __forceinline__ void mma16816<f16_t>(float (&d)[4], const
 // K x N), else the rows are m / n and k runs along the contiguous dim. g is
 // the block's element (0, 0) (valid: the block has a row and K >= 1); lim is
 // mrows or ncols. Elements past lim or past K are zero-filled, never read.
-template <int OUTER, int INNER, bool K_OUTER, i64 STRIDE, i64 K>
+//
+// SW: the wgmma layout instead of padded rows: 128-byte rows, 8-row atoms of
+// 1024 B whose 16-byte chunks are XOR-permuted by the row within the atom
+// (the "128B swizzle" the tensor cores read through descriptors). K-major
+// slices (rows m / n, INNER = 64 k) are rows of one atom column; MN-major
+// slices (rows k) are atoms of 64 m / n x 8 k, the 8-k groups of one atom
+// column contiguous (1024 B apart), atom columns OUTER/8 KiB apart.
+template <int OUTER, int INNER, bool K_OUTER, i64 STRIDE, i64 K, bool SW = false>
 struct slice_stream {
   static constexpr int PITCH = INNER + 8;
+  static_assert(!SW || (K_OUTER ? INNER % 64 == 0 && OUTER % 8 == 0 : INNER == 64), "swizzled slice shape");
+  // Byte offset of element (o, c) of the slice in smem; c % 8 == 0 for chunks.
+  static __device__ __forceinline__ int off(int o, int c) {
+    if constexpr (!SW) {
+      return (o * PITCH + c) * 2;
+    } else if constexpr (!K_OUTER) {
+      return o * 128 + ((((c >> 3) ^ o) & 7) << 4) + (c & 7) * 2;
+    } else {
+      return (c >> 6) * (OUTER / 8) * 1024 + o * 128 + (((((c >> 3) & 7) ^ o) & 7) << 4) + (c & 7) * 2;
+    }
+  }
+  // off(o + 8j, c) - off(o, c) = 8j * ROWB (what the chunk loop steps by).
+  static constexpr int ROWB = SW ? 128 : PITCH * 2;
   // 16-byte chunks: when every thread gets whole rows of the same column, a
   // thread's chunks are one pointer plus compile-time offsets.
   static constexpr int CH = INNER / 8;
-  static constexpr bool VFAST = TSR_THREADS % CH == 0 && (OUTER * CH) % TSR_THREADS == 0;
+  static constexpr bool VFAST =
+      TSR_THREADS % CH == 0 && (OUTER * CH) % TSR_THREADS == 0 && (!SW || (TSR_THREADS / CH) % 8 == 0);
   static constexpr int VSTEP = VFAST ? TSR_THREADS / CH : 1, VIT = VFAST ? OUTER / VSTEP : 1;
   // Element loads, same idea with one element per row and thread.
   static constexpr bool EFAST = TSR_THREADS % INNER == 0 && (OUTER * INNER) % TSR_THREADS == 0;
@@ -125,13 +146,13 @@ struct slice_stream {
       if constexpr (VFAST) {
         const int c = (tid % CH) * 8, o0 = tid / CH;
         const u16* src = gs + o0 * STRIDE + c;
-        const u32 dst = s0 + u32(o0 * PITCH + c) * 2u;
+        const u32 dst = s0 + u32(off(o0, c));
         const i64 rem = inner_lim - c;
         const int ib = rem >= 8 ? 16 : rem > 0 ? int(rem) * 2 : 0;
 #pragma unroll
         for (int i = 0; i < VIT; ++i) {
           const int bytes = o0 + i * VSTEP < outer_lim ? ib : 0;
-          cp_async16(dst + u32(i * VSTEP * PITCH * 2), bytes ? src + i64(i) * VSTEP * STRIDE : g, bytes);
+          cp_async16(dst + u32(i * VSTEP * ROWB), bytes ? src + i64(i) * VSTEP * STRIDE : g, bytes);
         }
       } else {
         constexpr int N = OUTER * CH, IT = (N + TSR_THREADS - 1) / TSR_THREADS;
@@ -142,7 +163,7 @@ struct slice_stream {
           const int o = e / CH, c = (e % CH) * 8;
           const i64 rem = o < outer_lim ? inner_lim - c : 0;
           const int bytes = rem >= 8 ? 16 : rem > 0 ? int(rem) * 2 : 0;
-          cp_async16(s0 + u32(o * PITCH + c) * 2u, bytes ? gs + o * STRIDE + c : g, bytes);
+          cp_async16(s0 + u32(off(o, c)), bytes ? gs + o * STRIDE + c : g, bytes);
         }
       }
     } else {
@@ -150,7 +171,6 @@ struct slice_stream {
       if constexpr (EFAST) {
         const int c = tid % INNER, o0 = tid / INNER;
         const u16* src = gs + o0 * STRIDE + c;
-        u16* dst = s + o0 * PITCH + c;
         const bool cok = c < inner_lim;
 #pragma unroll
         for (int b = 0; b < EIT; b += EBATCH) {
@@ -161,7 +181,7 @@ struct slice_stream {
             v[j] = cok && o0 + i * ESTEP < outer_lim ? src[i64(i) * ESTEP * STRIDE] : u16(0);
           }
 #pragma unroll
-          for (int j = 0; j < EBATCH; ++j) dst[(b + j) * ESTEP * PITCH] = v[j];
+          for (int j = 0; j < EBATCH; ++j) s[off(o0 + (b + j) * ESTEP, c) >> 1] = v[j];
         }
       } else {
         constexpr int N = OUTER * INNER, IT = (N + TSR_THREADS - 1) / TSR_THREADS;
@@ -170,7 +190,7 @@ struct slice_stream {
           const int e = tid + i * TSR_THREADS;
           if (N % TSR_THREADS != 0 && e >= N) break;
           const int o = e / INNER, c = e % INNER;
-          s[o * PITCH + c] = o < outer_lim && c < inner_lim ? gs[o * STRIDE + c] : u16(0);
+          s[off(o, c) >> 1] = o < outer_lim && c < inner_lim ? gs[o * STRIDE + c] : u16(0);
         }
       }
     }
@@ -179,16 +199,13 @@ struct slice_stream {
 
 }  // namespace mma_detail
 
+namespace mma_detail {
+
+// ---- mma.sync path ---------------------------------------------------------------------
 template <class T, int BM, int BN, int BK, int WM, int WN, int STAGES, i64 K, i64 SAM, i64 SAK, i64 SBK, i64 SBN,
           bool VEC_A, bool VEC_B, int SMEM_BYTES>
-__device__ void matmul_block(unsigned char* smem, const T* __restrict__ A, i64 a_base, const T* __restrict__ B,
-                             i64 b_base, i64 mrows, i64 ncols) {
-  using namespace mma_detail;
-  static_assert(sizeof(T) == 2, "tessera_matmul_mma.cuh is the 16-bit (f16_t / bf16_t) matmul block");
-  static_assert(TSR_THREADS == WM * WN * 32, "TSR_THREADS must be WM*WN*32");
-  static_assert(K >= 0, "K >= 0");
-  static_assert(SAM == 1 || SAK == 1, "one of A's strides must be 1");
-  static_assert(SBK == 1 || SBN == 1, "one of B's strides must be 1");
+__device__ __forceinline__ void block_mma_sync(unsigned char* smem, const T* __restrict__ A, i64 a_base,
+                                               const T* __restrict__ B, i64 b_base, i64 mrows, i64 ncols) {
   static_assert(BK % 16 == 0 && BK > 0, "BK: a multiple of the mma k (16)");
   static_assert(BM % (16 * WM) == 0, "warp tile rows: a multiple of the mma m (16)");
   static_assert(BN % (16 * WN) == 0, "warp tile cols: a multiple of 16 (ldmatrix.x4 loads two n8 tiles)");
@@ -356,6 +373,227 @@ __device__ void matmul_block(unsigned char* smem, const T* __restrict__ A, i64 a
       *reinterpret_cast<float2*>(cs + (r + 8) * BN + c) = make_float2(acc[i][j][2], acc[i][j][3]);
     }
   __syncthreads();
+}
+
+// ---- wgmma path (sm_90a) ------------------------------------------------------------------
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define TSR_MMA_HAVE_WGMMA 1
+// D[64 x 256] += A[64 x 16] * B[16 x 256], both operands in smem through
+// descriptors, f32 accumulators in registers (the m16n8 fragment layout
+// repeated: d[4j..4j+3] are rows r, r+8 of columns 8j + 2t, +1 for warp w of
+// the warpgroup, r = 16w + lane/4, t = lane%4). TA / TB: 1 when the operand
+// is MN-major in smem (the transposed layouts), 0 when K-major.
+template <int TA, int TB> __device__ __forceinline__ void wgmma_bf16(float (&d)[128], u64 da, u64 db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+      "{" 
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+      "}, %128, %129, p, 1, 1, %131, %132;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
+}
+template <int TA, int TB> __device__ __forceinline__ void wgmma_f16(float (&d)[128], u64 da, u64 db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
+      "{" 
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+      "}, %128, %129, p, 1, 1, %131, %132;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
+}
+template <class X> struct is_bf16 { static constexpr bool value = false; };
+template <> struct is_bf16<bf16_t> { static constexpr bool value = true; };
+template <class T, int TA, int TB> __device__ __forceinline__ void wgmma_64x256x16(float (&d)[128], u64 da, u64 db) {
+  if constexpr (is_bf16<T>::value) wgmma_bf16<TA, TB>(d, da, db);
+  else wgmma_f16<TA, TB>(d, da, db);
+}
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wgmma_wait(float (&d)[128]) {
+  // The accumulators are operands so that no access to them moves above the wait.
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#pragma unroll
+  for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+// Ordinary (generic-proxy) smem writes, cp.async included, become visible to
+// the tensor cores' async-proxy reads only after this fence (then a barrier).
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+// Shared-memory matrix descriptor, 128-byte swizzle: start address, leading
+// and stride byte offsets (all >> 4), swizzle mode 1 in bits 62-63.
+__device__ __forceinline__ u64 smem_desc(u32 addr, u32 lbo, u32 sbo) {
+  return u64((addr & 0x3FFFF) >> 4) | (u64(lbo >> 4) << 16) | (u64(sbo >> 4) << 32) | (u64(1) << 62);
+}
+
+// One warpgroup per 64 rows of the block (WM of them), all BN = 256 columns;
+// WN = 4 warps per warpgroup. BK = 64: a K-major slice row is one 128-byte
+// swizzle row. Ring of STAGES slices filled by cp.async from all threads
+// (no warp specialization), copies STAGES-2 slices ahead of the tensor cores,
+// one slice of wgmma in flight while the next is issued.
+template <class T, int BM, int BN, int BK, int WM, int WN, int STAGES, i64 K, i64 SAM, i64 SAK, i64 SBK, i64 SBN,
+          bool VEC_A, bool VEC_B, int SMEM_BYTES>
+__device__ __forceinline__ void block_wgmma(unsigned char* smem, const T* __restrict__ A, i64 a_base,
+                                            const T* __restrict__ B, i64 b_base, i64 mrows, i64 ncols) {
+  static_assert(WN == 4 && BM == 64 * WM && BN == 256 && BK == 64 && STAGES >= 3, "wgmma block shape");
+  constexpr bool A_KC = SAK == 1;
+  constexpr bool B_KC = SBK == 1 && (SBN != 1 || K != 1);
+  constexpr i64 A_STRIDE = A_KC ? SAM : SAK, B_STRIDE = B_KC ? SBN : SBK;
+  constexpr int A_OUT = A_KC ? BM : BK, A_IN = A_KC ? BK : BM;
+  constexpr int B_OUT = B_KC ? BN : BK, B_IN = B_KC ? BK : BN;
+  constexpr int A_STAGE = BM * BK * 2, B_STAGE = BN * BK * 2, STAGE = A_STAGE + B_STAGE;  // multiples of 1 KiB
+  static_assert(STAGES * STAGE + 1024 <= SMEM_BYTES, "pipeline ring (+1 KiB alignment slack) exceeds SMEM_BYTES");
+  static_assert(BM * BN * 4 <= SMEM_BYTES, "f32 C block exceeds SMEM_BYTES");
+  constexpr i64 KT = (K + BK - 1) / BK;
+  static_assert(KT < (i64(1) << 30), "K too large for an int slice counter");
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wg = warp >> 2;
+  float acc[128];
+#pragma unroll
+  for (int i = 0; i < 128; ++i) acc[i] = 0.f;
+
+  if constexpr (KT > 0) {
+    // Swizzle atoms must sit on 1 KiB boundaries of the shared window.
+    const u32 raw = smem_u32(smem), s_base = (raw + 1023u) & ~1023u;
+    unsigned char* ring = smem + (s_base - raw);
+    const slice_stream<A_OUT, A_IN, !A_KC, A_STRIDE, K, true> sa_{reinterpret_cast<const u16*>(A) + a_base, mrows};
+    const slice_stream<B_OUT, B_IN, !B_KC, B_STRIDE, K, true> sb_{reinterpret_cast<const u16*>(B) + b_base, ncols};
+    const bool vec_a = A_STRIDE % 8 == 0 && (VEC_A || (reinterpret_cast<u64>(sa_.g) & 15) == 0);
+    const bool vec_b = B_STRIDE % 8 == 0 && (VEC_B || (reinterpret_cast<u64>(sb_.g) & 15) == 0);
+    auto issue = [&](int kt) {
+      if (kt < KT) {
+        unsigned char* st = ring + (kt % STAGES) * STAGE;
+        sa_.copy(vec_a, st, i64(kt) * BK);
+        sb_.copy(vec_b, st + A_STAGE, i64(kt) * BK);
+      }
+      cp_async_commit();
+    };
+    // Descriptors. K-major: 8-row groups 1 KiB apart (SBO), LBO unused; a k
+    // step of 16 moves the start 32 B along the swizzled row. MN-major: 8-k
+    // groups 1 KiB apart (SBO), 64-wide MN atom columns (BK/8) KiB apart (LBO);
+    // a k step is two 8-k groups (2 KiB). This warpgroup's A starts 64 rows in:
+    // 8 KiB for K-major, one atom column for MN-major.
+#ifndef TSR_MMA_MN_SWAP
+#define TSR_MMA_MN_SWAP 0
+#endif
+    constexpr u32 MN_ATOM = BK / 8 * 1024;
+    constexpr u32 A_LBO = A_KC ? 16u : TSR_MMA_MN_SWAP ? 1024u : MN_ATOM, B_LBO = B_KC ? 16u : TSR_MMA_MN_SWAP ? 1024u : MN_ATOM;
+    constexpr u32 A_SBO = A_KC ? 1024u : TSR_MMA_MN_SWAP ? MN_ATOM : 1024u, B_SBO = B_KC ? 1024u : TSR_MMA_MN_SWAP ? MN_ATOM : 1024u;
+    constexpr u32 A_KSTEP = A_KC ? 32u : 2048u, B_KSTEP = B_KC ? 32u : 2048u;
+    const u32 a_wg = u32(wg) * (A_KC ? 64u * 128u : u32(BK / 8 * 1024));
+
+#pragma unroll
+    for (int s = 0; s < STAGES - 2; ++s) issue(s);
+#pragma unroll 1
+    for (int kt = 0; kt < int(KT); ++kt) {
+      cp_async_wait<STAGES - 3>();  // this thread's copies of slice kt landed
+      fence_proxy_async();          // ... and are visible to the tensor cores
+      __syncthreads();              // everyone's; all warpgroups done with slice kt-2
+      issue(kt + STAGES - 2);       // into slice kt-2's stage
+      const u32 st = s_base + u32(kt % STAGES) * u32(STAGE);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk) {
+        const u64 da = smem_desc(st + a_wg + kk * A_KSTEP, A_LBO, A_SBO);
+        const u64 db = smem_desc(st + A_STAGE + kk * B_KSTEP, B_LBO, B_SBO);
+        wgmma_64x256x16<T, A_KC ? 0 : 1, B_KC ? 0 : 1>(acc, da, db);
+      }
+      wgmma_commit();
+      wgmma_wait<1>(acc);  // slice kt-1's wgmma are done: its stage may be refilled after the next barrier
+    }
+    wgmma_wait<0>(acc);
+    cp_async_wait<0>();
+    __syncthreads();
+  }
+
+  float* cs = reinterpret_cast<float*>(smem);
+  const int r = wg * 64 + (warp & 3) * 16 + (lane >> 2), c0 = 2 * (lane & 3);
+#pragma unroll
+  for (int j = 0; j < 32; ++j) {
+    *reinterpret_cast<float2*>(cs + r * BN + 8 * j + c0) = make_float2(acc[4 * j], acc[4 * j + 1]);
+    *reinterpret_cast<float2*>(cs + (r + 8) * BN + 8 * j + c0) = make_float2(acc[4 * j + 2], acc[4 * j + 3]);
+  }
+  __syncthreads();
+}
+#endif
+
+}  // namespace mma_detail
+
+// Configurations with WN == 4, BM == 64 * WM, BN == 256, BK == 64, STAGES >= 3
+// run on warpgroup MMA (wgmma) when compiled for sm_90a; all others, and all
+// without sm_90a, on mma.sync.
+// (Device-side answer: nvcc's host pass does not define the sm_90a feature macro.)
+template <int BM, int BN, int BK, int WM, int WN, int STAGES>
+struct matmul_mma_uses_wgmma {
+#if defined(TSR_MMA_HAVE_WGMMA)
+  static constexpr bool value = WN == 4 && BM == 64 * WM && BN == 256 && BK == 64 && STAGES >= 3;
+#else
+  static constexpr bool value = false;
+#endif
+};
+
+template <class T, int BM, int BN, int BK, int WM, int WN, int STAGES, i64 K, i64 SAM, i64 SAK, i64 SBK, i64 SBN,
+          bool VEC_A, bool VEC_B, int SMEM_BYTES>
+__device__ void matmul_block(unsigned char* smem, const T* __restrict__ A, i64 a_base, const T* __restrict__ B,
+                             i64 b_base, i64 mrows, i64 ncols) {
+  static_assert(sizeof(T) == 2, "tessera_matmul_mma.cuh is the 16-bit (f16_t / bf16_t) matmul block");
+  static_assert(TSR_THREADS == WM * WN * 32, "TSR_THREADS must be WM*WN*32");
+  static_assert(K >= 0, "K >= 0");
+  static_assert(SAM == 1 || SAK == 1, "one of A's strides must be 1");
+  static_assert(SBK == 1 || SBN == 1, "one of B's strides must be 1");
+#if defined(TSR_MMA_HAVE_WGMMA)
+  if constexpr (matmul_mma_uses_wgmma<BM, BN, BK, WM, WN, STAGES>::value)
+    mma_detail::block_wgmma<T, BM, BN, BK, WM, WN, STAGES, K, SAM, SAK, SBK, SBN, VEC_A, VEC_B, SMEM_BYTES>(
+        smem, A, a_base, B, b_base, mrows, ncols);
+  else
+#endif
+    mma_detail::block_mma_sync<T, BM, BN, BK, WM, WN, STAGES, K, SAM, SAK, SBK, SBN, VEC_A, VEC_B, SMEM_BYTES>(
+        smem, A, a_base, B, b_base, mrows, ncols);
 }
 
 }  // namespace tsr

@@ -52,8 +52,11 @@ template <class X, class Y> struct same { static constexpr bool value = false; }
 template <class X> struct same<X, X> { static constexpr bool value = true; };
 template <bool C, class X, class Y> struct pick { typedef X type; };
 template <class X, class Y> struct pick<false, X, Y> { typedef Y type; };
-#ifndef TSR_SIMT_TRANSPOSE  // tuning override (probe only): 0 keeps k-contiguous operands as they are
-#define TSR_SIMT_TRANSPOSE 1
+// TSR_SIMT_TRANSPOSE 1 routes k-contiguous operands through transpose_loader
+// (registers, transposed stores). Correct, but measured 5-15% slower on the
+// H200 than reading them in their [rows][BK+4] layout, so it is off.
+#ifndef TSR_SIMT_TRANSPOSE
+#define TSR_SIMT_TRANSPOSE 0
 #endif
 
 __device__ __forceinline__ u32 smem_u32(const void* p) { return (u32)__cvta_generic_to_shared(p); }
@@ -164,9 +167,9 @@ struct tile_loader {
 
 // Loads BK-deep tiles of a k-contiguous operand (SK == 1) through registers
 // and stores them transposed, [BK][BO+4], so that the inner loop reads it
-// like an outer-contiguous operand (float4 of 4 rows at one k). Measured on
-// the H200 this beats reading the [rows][BK+4] layout by 5-10% (fewer LDS
-// per FFMA, fewer live fragment registers). Global reads: a thread takes 4
+// like an outer-contiguous operand (float4 of 4 rows at one k). Off by
+// default (TSR_SIMT_TRANSPOSE): on the H200 it ran 5-15% slower than the
+// cp.async [rows][BK+4] path (NN 4096^3: 39 vs 44 TFLOP/s). Global reads: a thread takes 4
 // consecutive k of one row (one 16-byte load with VEC); lanes 0-15 of a warp
 // take 16 rows at one 4-k group, lanes 16-31 the same rows at the next group,
 // so every 32-byte sector a warp touches is used whole. The transposed

@@ -125,7 +125,7 @@ void CLikeRenderer::render_op(const Op& op, int indent) {
       def("tsr::load1<" + storage(t.dtype) + ">(" + ptr + ")");
     } else {
       std::string targs = "<" + storage(t.dtype) + ", " + std::to_string(t.numel()) + ">";
-      if (n == "tile.load") def("tsr::load" + targs + "(" + ptr + ")");
+      if (n == "tile.load") def("tsr::" + load_fn(op.operands[0]) + targs + "(" + ptr + ")");
       else def("tsr::load_masked" + targs + "(" + ptr + ", " + arg(2) + ", " + value_attr("other", t) + ")");
     }
   } else if (n == "tile.store") {

@@ -31,6 +31,8 @@ class CLikeRenderer {
   // The target's matmul block library, embedded after the prelude only into
   // kernels that contain tile.matmul (other kernels' sources do not change).
   virtual std::string matmul_library() const = 0;
+  // The tile library function that loads a whole tile from `ptr`.
+  virtual std::string load_fn(const ir::Value*) const { return "load"; }
 
   // Helpers for subclasses.
   std::string name(const ir::Value* v);

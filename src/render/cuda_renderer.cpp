@@ -18,6 +18,9 @@ const char* kMatmulSimt =
 const char* kMatmulMma =
 #include "cuda_matmul_mma.inc"
     ;
+const char* kMatmulEpilogue =
+#include "cuda_matmul_epilogue.inc"
+    ;
 
 // CUDA C++ for NVRTC, or (hip) the same kernel as HIP C++ for hipcc: the
 // languages differ here only in the header and the tile library's TSR_HIP parts.
@@ -63,7 +66,11 @@ class CudaRenderer : public CLikeRenderer {
   }
   std::string matmul_library() const override {
     if (hip_) fail("E502", "the HIP lane has no matmul block library yet (tile.matmul)");
-    return std::string(kMatmulSimt) + kMatmulMma;
+    return std::string(kMatmulSimt) + kMatmulMma + kMatmulEpilogue;
+  }
+  // The scratch (tile.alloca) is shared memory, which __ldg cannot read.
+  std::string load_fn(const Value* ptr) const override {
+    return ptr->def && ptr->def->name == "tile.alloca" ? "load_shared" : "load";
   }
 
   int64_t threads_, vec_;

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "../e2e/fusion_cases.hpp"
+#include "../e2e/matmul_cases.hpp"
 #include "../e2e/reduce_cases.hpp"
 #include "ir/parser.hpp"
 #include "oracle/reference.hpp"
@@ -101,6 +102,9 @@ TEST_P(CudaFusion, MatchesUnfusedOracleBitwiseRunToRun) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, CudaFusion, ::testing::ValuesIn(all_fusion_cases()),
+                         [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
+// Matmul (tensor cores for f16/bf16, FFMA for f32) with fused epilogues.
+INSTANTIATE_TEST_SUITE_P(Matmul, CudaFusion, ::testing::ValuesIn(matmul_cases()),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();

@@ -1,0 +1,59 @@
+// Tessera GPU matmul epilogue helpers, embedded (after the block libraries)
+// into every CUDA kernel that contains tile.matmul. The epilogue reads the
+// block back from shared memory as slabs: [R, C] row-major tiles in the tile
+// library's layout (thread t's TSR_VEC contiguous lanes of each part lie in one
+// row, since C is a multiple of TSR_VEC), and moves them to and from memory.
+namespace tsr {
+
+// A slab of the f32 block in shared memory (plain loads: __ldg is for global memory).
+template <class T, int N> __device__ __forceinline__ tile<T, N> load_shared(const float* p) {
+  tile<T, N> r;
+#pragma unroll
+  for (int c = 0; c < tile<T, N>::P; ++c) {
+    const float* q = p + lane0<N>(c);
+#pragma unroll
+    for (int v = 0; v < TSR_VEC; ++v) r.v[c * TSR_VEC + v] = T(q[v]);
+  }
+  return r;
+}
+
+// Lane (r, c) = p[r*RS + c*CS], 0 past rows/cols. CS is 1 (contiguous columns:
+// one vector load where aligned) or 0 (one value per row, broadcast).
+template <class T, int R, int C, long long RS, long long CS, bool ALIGNED, class S>
+__device__ __forceinline__ tile<T, R * C> load2d(const S* p, i64 rows, i64 cols) {
+  static_assert(C % TSR_VEC == 0, "a thread's lanes must lie in one row");
+  static_assert(CS == 0 || CS == 1, "slab columns are contiguous or broadcast");
+  tile<T, R * C> out;
+#pragma unroll
+  for (int c = 0; c < tile<T, R * C>::P; ++c) {
+    const i64 l = lane0<R * C>(c), r = l / C, col = l % C;
+    T* o = &out.v[c * TSR_VEC];
+    if (r < rows && CS == 1 && ALIGNED && col + TSR_VEC <= cols) {
+      load_part<T>(p + r * RS + col, o);
+    } else {
+#pragma unroll
+      for (int v = 0; v < TSR_VEC; ++v) o[v] = (r < rows && col + v < cols) ? T(widen(p[r * RS + (col + v) * CS])) : T(0);
+    }
+  }
+  return out;
+}
+
+template <int R, int C, long long RS, bool ALIGNED, class S, class T>
+__device__ __forceinline__ void store2d(S* p, i64 rows, i64 cols, const tile<T, R * C>& t) {
+  static_assert(C % TSR_VEC == 0, "a thread's lanes must lie in one row");
+#pragma unroll
+  for (int c = 0; c < tile<T, R * C>::P; ++c) {
+    const i64 l = lane0<R * C>(c), r = l / C, col = l % C;
+    if (r >= rows) continue;
+    const T* in = &t.v[c * TSR_VEC];
+    if (ALIGNED && col + TSR_VEC <= cols) {
+      store_part(p + r * RS + col, in);
+    } else {
+#pragma unroll
+      for (int v = 0; v < TSR_VEC; ++v)
+        if (col + v < cols) p[r * RS + col + v] = narrow<S>(in[v]);
+    }
+  }
+}
+
+}  // namespace tsr
