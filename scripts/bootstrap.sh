@@ -4,7 +4,7 @@ set -euo pipefail
 # hipcc (ROCm 5.2) is the HIP lane's compile check: emitted HIP kernels are
 # compiled to gfx90a code objects by the tests (no AMD GPU is needed or used).
 debs=(cmake ninja-build g++ libgtest-dev llvm-14-tools nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev python3
-      hipcc)
+      hipcc libopenblas0-pthread libopenblas-dev)
 missing=()
 for p in "${debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then

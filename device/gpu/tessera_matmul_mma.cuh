@@ -1,42 +1,46 @@
 // Tessera GPU matmul block for 16-bit inputs (tsr::f16_t, tsr::bf16_t) on
 // tensor cores, f32 accumulation. Appended after tessera_tile.cuh; the
 // contract is device/gpu/MATMUL_CONTRACT.md. NVRTC-compilable: no #include,
-// only builtins and inline PTX (cp.async, ldmatrix, mma.sync: sm_80+).
+// only builtins and inline PTX.
 //
-// Data path of one [BM, BN] block:
-//   global --cp.async 16 B (zero-filled tails)--> smem ring of STAGES k-slices
-//          --ldmatrix (.trans for M/N-contiguous slices)--> registers
-//          --mma.sync.m16n8k16 (f32 accumulate)--> per-warp accumulators
-//          --> smem f32 [BM][BN] row-major for the epilogue.
+// Two paths behind the one matmul_block, picked at compile time by the
+// configuration (matmul_mma_uses_wgmma below):
 //
-// Each operand slice is stored in smem in the layout it has in global memory
-// (its contiguous dim stays contiguous), so every global load is a 16-byte
-// vector along that dim and the transposes of the four layouts all happen in
-// ldmatrix: A with K contiguous and B with K contiguous (B stored N x K) use
-// the plain form, M- or N-contiguous slices use .trans. Rows of a slice are
-// padded by 8 elements (16 B): a row pitch of an odd number of 16-byte units
-// puts the 8 row addresses of one 8x8 ldmatrix matrix in 8 distinct bank
-// groups, so ldmatrix is conflict-free (inner extents are multiples of 16).
+// 1. wgmma (sm_90a; WN == 4, BM == 64*WM, BN == 256 or 128, BK == 64,
+//    STAGES >= 3): warpgroup MMA m64nBNk16 with both operands read by the
+//    tensor cores from smem through matrix descriptors, 128-byte-swizzled
+//    slices, accumulators in registers. One warpgroup (4 warps) per 64 rows.
+//    The transposed layouts are the descriptors' MN-major mode, so all four
+//    layouts run at the same speed class. Copies are cp.async from all
+//    threads (no TMA: the contract hands us raw pointers, not tensor maps).
+// 2. mma.sync (any sm_80+; every other configuration): cp.async into a
+//    padded smem ring, ldmatrix (.trans for M/N-contiguous slices),
+//    mma.sync.m16n8k16, per-warp accumulators.
 //
-// Warps: WM x WN warps, each owning a (BM/WM) x (BN/WN) sub-tile as
-// MI x NI mma tiles of 16 x 8. Per 16-wide k step a warp does MI + NI/2
-// ldmatrix.x4 and MI*NI mma; the fragments of the next k step are loaded
-// before the mma of this one (register double buffer), and the next k-slice
-// is waited for one k step early so that its first fragments load before the
-// current slice's last mma: the tensor cores never wait on a barrier with an
-// empty queue.
+// Both: global --cp.async 16 B, tails zero-filled--> smem ring of STAGES
+// k-slices --> tensor cores --> f32 accumulators --> smem f32 [BM][BN]
+// row-major for the epilogue, then __syncthreads. Fixed k order: bitwise
+// deterministic. Without VEC_A / VEC_B the 16-byte copies are still taken
+// when the stride is a multiple of 8 and the base happens to be 16-byte
+// aligned (a uniform run-time test); otherwise 2-byte element loads.
 //
-// Recommended configurations (measured on an H200, see the report at the end
-// of this comment block; SMEM_BYTES by the contract's formula,
-// max(BM*BN*4, STAGES*(BM+BN)*(BK+8)*2)):
-//   large (M, N >= ~2048):  BM=128 BN=256 BK=32 WM=2 WN=4 STAGES=4,
-//                           TSR_THREADS=256, SMEM_BYTES=131072
-//   small / skinny:         BM=128 BN=128 BK=32 WM=2 WN=4 STAGES=4,
-//                           TSR_THREADS=256, SMEM_BYTES=81920
-//                           (warp tile 64x32; twice the blocks of "large")
+// Recommended configurations, measured on an H200 (bf16, NN layout, in one
+// run against cuBLAS cublasGemmEx bf16 -> bf16 with f32 compute; the kernel
+// carried __launch_bounds__(TSR_THREADS, 1), or (256, 2) for "small"):
+//   large, wgmma  (grid >= ~100 blocks of 128x256, e.g. M = N >= 2048):
+//     BM=128 BN=256 BK=64 WM=2 WN=4 STAGES=4, TSR_THREADS=256,
+//     SMEM_BYTES=221184; 190-200 registers, no spills.
+//     8192^3: 572 TFLOP/s (cuBLAS 783), 4096^3: 504 (730), 2048^3: 372 (469).
+//   small, mma.sync (fewer blocks than that, e.g. 1024^3):
+//     BM=64 BN=128 BK=32 WM=2 WN=4 STAGES=4, TSR_THREADS=256,
+//     SMEM_BYTES=61440; 96-102 registers. 1024^3: 107 TFLOP/s (cuBLAS 109).
+//   large without sm_90a (mma.sync): BM=128 BN=256 BK=32 WM=2 WN=4
+//     STAGES=4, TSR_THREADS=256, SMEM_BYTES=131072; 222-232 registers.
+//     8192^3: 395 TFLOP/s.
+// The grid should walk 8 block-rows together over the block-columns
+// (grouped raster): 7-12% faster than row-major block order at 8192^3
+// (mma.sync large; 16 block-rows was no better than row-major).
 // matmul_mma_smem_bytes() below gives SMEM_BYTES for any configuration.
-// The kernel should carry __launch_bounds__(TSR_THREADS, 1) (the large
-// configuration needs ~230 registers per thread).
 
 namespace tsr {
 
@@ -127,6 +131,14 @@ struct slice_stream {
   static constexpr bool VFAST =
       TSR_THREADS % CH == 0 && (OUTER * CH) % TSR_THREADS == 0 && (!SW || (TSR_THREADS / CH) % 8 == 0);
   static constexpr int VSTEP = VFAST ? TSR_THREADS / CH : 1, VIT = VFAST ? OUTER / VSTEP : 1;
+  // Swizzled MN-major slices: rows of consecutive chunks would put a warp's
+  // 16-byte writes into NA atom columns 8 KiB apart (same banks); instead a
+  // warp writes 4 rows x 128 B of one atom column (512 contiguous bytes) and
+  // still reads whole 128-byte global segments.
+  static constexpr int NA = INNER / 64 > 0 ? INNER / 64 : 1, NW = TSR_THREADS / 32;
+  static constexpr int ASTEP = NW % NA == 0 ? NW / NA * 4 : 1;
+  static constexpr bool VATOM = SW && K_OUTER && NW % NA == 0 && ASTEP % 8 == 0 && OUTER % ASTEP == 0;
+  static constexpr int AIT = VATOM ? OUTER / ASTEP : 1;
   // Element loads, same idea with one element per row and thread.
   static constexpr bool EFAST = TSR_THREADS % INNER == 0 && (OUTER * INNER) % TSR_THREADS == 0;
   static constexpr int ESTEP = EFAST ? TSR_THREADS / INNER : 1, EIT = EFAST ? OUTER / ESTEP : 1;
@@ -143,16 +155,25 @@ struct slice_stream {
     const i64 inner_lim = K_OUTER ? lim : K - k0, outer_lim = K_OUTER ? K - k0 : lim;
     if (vec) {
       const u32 s0 = smem_u32(sm);
-      if constexpr (VFAST) {
-        const int c = (tid % CH) * 8, o0 = tid / CH;
+      if constexpr (VATOM || VFAST) {
+        int c, o0;
+        if constexpr (VATOM) {  // warp = 4 rows x 128 B of one atom column
+          const int w = tid >> 5;
+          c = (w % NA) * 64 + (tid & 7) * 8;
+          o0 = (w / NA) * 4 + ((tid >> 3) & 3);
+        } else {  // warp = consecutive chunks of consecutive rows
+          c = (tid % CH) * 8;
+          o0 = tid / CH;
+        }
+        constexpr int STEP = VATOM ? ASTEP : VSTEP, IT = VATOM ? AIT : VIT;
         const u16* src = gs + o0 * STRIDE + c;
         const u32 dst = s0 + u32(off(o0, c));
         const i64 rem = inner_lim - c;
         const int ib = rem >= 8 ? 16 : rem > 0 ? int(rem) * 2 : 0;
 #pragma unroll
-        for (int i = 0; i < VIT; ++i) {
-          const int bytes = o0 + i * VSTEP < outer_lim ? ib : 0;
-          cp_async16(dst + u32(i * VSTEP * ROWB), bytes ? src + i64(i) * VSTEP * STRIDE : g, bytes);
+        for (int i = 0; i < IT; ++i) {
+          const int bytes = o0 + i * STEP < outer_lim ? ib : 0;
+          cp_async16(dst + u32(i * STEP * ROWB), bytes ? src + i64(i) * STEP * STRIDE : g, bytes);
         }
       } else {
         constexpr int N = OUTER * CH, IT = (N + TSR_THREADS - 1) / TSR_THREADS;
@@ -202,6 +223,22 @@ struct slice_stream {
 namespace mma_detail {
 
 // ---- mma.sync path ---------------------------------------------------------------------
+// Each operand slice is stored in smem in the layout it has in global memory
+// (its contiguous dim stays contiguous), so every global load is a 16-byte
+// vector along that dim and the transposes of the four layouts all happen in
+// ldmatrix: A with K contiguous and B with K contiguous (B stored N x K) use
+// the plain form, M- or N-contiguous slices use .trans. Rows of a slice are
+// padded by 8 elements (16 B): a row pitch of an odd number of 16-byte units
+// puts the 8 row addresses of one 8x8 ldmatrix matrix in 8 distinct bank
+// groups, so ldmatrix is conflict-free (inner extents are multiples of 16).
+//
+// Warps: WM x WN warps, each owning a (BM/WM) x (BN/WN) sub-tile as MI x NI
+// mma tiles of 16 x 8 (64 x 64 per warp is the least ldmatrix traffic per
+// mma that fits the registers). Per 16-wide k step a warp does MI + NI/2
+// ldmatrix.x4 and MI*NI mma; the fragments of the next k step are loaded
+// before the mma of this one (register double buffer), and the next k-slice
+// is waited for one k step early so that its first fragments load before the
+// current slice's last mma.
 template <class T, int BM, int BN, int BK, int WM, int WN, int STAGES, i64 K, i64 SAM, i64 SAK, i64 SBK, i64 SBN,
           bool VEC_A, bool VEC_B, int SMEM_BYTES>
 __device__ __forceinline__ void block_mma_sync(unsigned char* smem, const T* __restrict__ A, i64 a_base,
@@ -378,16 +415,15 @@ __device__ __forceinline__ void block_mma_sync(unsigned char* smem, const T* __r
 // ---- wgmma path (sm_90a) ------------------------------------------------------------------
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define TSR_MMA_HAVE_WGMMA 1
-// D[64 x 256] += A[64 x 16] * B[16 x 256], both operands in smem through
+// D[64 x N] += A[64 x 16] * B[16 x N] (N = 256 or 128), both operands in smem through
 // descriptors, f32 accumulators in registers (the m16n8 fragment layout
 // repeated: d[4j..4j+3] are rows r, r+8 of columns 8j + 2t, +1 for warp w of
 // the warpgroup, r = 16w + lane/4, t = lane%4). TA / TB: 1 when the operand
 // is MN-major in smem (the transposed layouts), 0 when K-major.
-template <int TA, int TB> __device__ __forceinline__ void wgmma_bf16(float (&d)[128], u64 da, u64 db) {
+template <int TA, int TB> __device__ __forceinline__ void wgmma_n256_bf16(float (&d)[128], u64 da, u64 db) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
-      "{" 
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
       "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
@@ -415,11 +451,10 @@ template <int TA, int TB> __device__ __forceinline__ void wgmma_bf16(float (&d)[
         "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
       : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
 }
-template <int TA, int TB> __device__ __forceinline__ void wgmma_f16(float (&d)[128], u64 da, u64 db) {
+template <int TA, int TB> __device__ __forceinline__ void wgmma_n256_f16(float (&d)[128], u64 da, u64 db) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
-      "{" 
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
       "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
@@ -445,21 +480,61 @@ template <int TA, int TB> __device__ __forceinline__ void wgmma_f16(float (&d)[1
         "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
         "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
         "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
+}
+template <int TA, int TB> __device__ __forceinline__ void wgmma_n128_bf16(float (&d)[64], u64 da, u64 db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "}, %64, %65, p, 1, 1, %67, %68;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
+}
+template <int TA, int TB> __device__ __forceinline__ void wgmma_n128_f16(float (&d)[64], u64 da, u64 db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "}, %64, %65, p, 1, 1, %67, %68;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
       : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
 }
 template <class X> struct is_bf16 { static constexpr bool value = false; };
 template <> struct is_bf16<bf16_t> { static constexpr bool value = true; };
-template <class T, int TA, int TB> __device__ __forceinline__ void wgmma_64x256x16(float (&d)[128], u64 da, u64 db) {
-  if constexpr (is_bf16<T>::value) wgmma_bf16<TA, TB>(d, da, db);
-  else wgmma_f16<TA, TB>(d, da, db);
+template <class T, int N, int TA, int TB> __device__ __forceinline__ void wgmma_64xNx16(float (&d)[N / 2], u64 da, u64 db) {
+  if constexpr (N == 256 && is_bf16<T>::value) wgmma_n256_bf16<TA, TB>(d, da, db);
+  else if constexpr (N == 256) wgmma_n256_f16<TA, TB>(d, da, db);
+  else if constexpr (is_bf16<T>::value) wgmma_n128_bf16<TA, TB>(d, da, db);
+  else wgmma_n128_f16<TA, TB>(d, da, db);
 }
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void wgmma_wait(float (&d)[128]) {
+template <int N, int R> __device__ __forceinline__ void wgmma_wait(float (&d)[R]) {
   // The accumulators are operands so that no access to them moves above the wait.
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 #pragma unroll
-  for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");
+  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 // Ordinary (generic-proxy) smem writes, cp.async included, become visible to
 // the tensor cores' async-proxy reads only after this fence (then a barrier).
@@ -471,7 +546,7 @@ __device__ __forceinline__ u64 smem_desc(u32 addr, u32 lbo, u32 sbo) {
   return u64((addr & 0x3FFFF) >> 4) | (u64(lbo >> 4) << 16) | (u64(sbo >> 4) << 32) | (u64(1) << 62);
 }
 
-// One warpgroup per 64 rows of the block (WM of them), all BN = 256 columns;
+// One warpgroup per 64 rows of the block (WM of them), all BN (256 or 128) columns;
 // WN = 4 warps per warpgroup. BK = 64: a K-major slice row is one 128-byte
 // swizzle row. Ring of STAGES slices filled by cp.async from all threads
 // (no warp specialization), copies STAGES-2 slices ahead of the tensor cores,
@@ -480,7 +555,7 @@ template <class T, int BM, int BN, int BK, int WM, int WN, int STAGES, i64 K, i6
           bool VEC_A, bool VEC_B, int SMEM_BYTES>
 __device__ __forceinline__ void block_wgmma(unsigned char* smem, const T* __restrict__ A, i64 a_base,
                                             const T* __restrict__ B, i64 b_base, i64 mrows, i64 ncols) {
-  static_assert(WN == 4 && BM == 64 * WM && BN == 256 && BK == 64 && STAGES >= 3, "wgmma block shape");
+  static_assert(WN == 4 && BM == 64 * WM && (BN == 256 || BN == 128) && BK == 64 && STAGES >= 3, "wgmma block shape");
   constexpr bool A_KC = SAK == 1;
   constexpr bool B_KC = SBK == 1 && (SBN != 1 || K != 1);
   constexpr i64 A_STRIDE = A_KC ? SAM : SAK, B_STRIDE = B_KC ? SBN : SBK;
@@ -493,9 +568,10 @@ __device__ __forceinline__ void block_wgmma(unsigned char* smem, const T* __rest
   static_assert(KT < (i64(1) << 30), "K too large for an int slice counter");
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wg = warp >> 2;
-  float acc[128];
+  constexpr int NR = BN / 2;  // accumulators per thread
+  float acc[NR];
 #pragma unroll
-  for (int i = 0; i < 128; ++i) acc[i] = 0.f;
+  for (int i = 0; i < NR; ++i) acc[i] = 0.f;
 
   if constexpr (KT > 0) {
     // Swizzle atoms must sit on 1 KiB boundaries of the shared window.
@@ -518,12 +594,8 @@ __device__ __forceinline__ void block_wgmma(unsigned char* smem, const T* __rest
     // groups 1 KiB apart (SBO), 64-wide MN atom columns (BK/8) KiB apart (LBO);
     // a k step is two 8-k groups (2 KiB). This warpgroup's A starts 64 rows in:
     // 8 KiB for K-major, one atom column for MN-major.
-#ifndef TSR_MMA_MN_SWAP
-#define TSR_MMA_MN_SWAP 0
-#endif
     constexpr u32 MN_ATOM = BK / 8 * 1024;
-    constexpr u32 A_LBO = A_KC ? 16u : TSR_MMA_MN_SWAP ? 1024u : MN_ATOM, B_LBO = B_KC ? 16u : TSR_MMA_MN_SWAP ? 1024u : MN_ATOM;
-    constexpr u32 A_SBO = A_KC ? 1024u : TSR_MMA_MN_SWAP ? MN_ATOM : 1024u, B_SBO = B_KC ? 1024u : TSR_MMA_MN_SWAP ? MN_ATOM : 1024u;
+    constexpr u32 A_LBO = A_KC ? 16u : MN_ATOM, B_LBO = B_KC ? 16u : MN_ATOM;
     constexpr u32 A_KSTEP = A_KC ? 32u : 2048u, B_KSTEP = B_KC ? 32u : 2048u;
     const u32 a_wg = u32(wg) * (A_KC ? 64u * 128u : u32(BK / 8 * 1024));
 
@@ -534,17 +606,18 @@ __device__ __forceinline__ void block_wgmma(unsigned char* smem, const T* __rest
       cp_async_wait<STAGES - 3>();  // this thread's copies of slice kt landed
       fence_proxy_async();          // ... and are visible to the tensor cores
       __syncthreads();              // everyone's; all warpgroups done with slice kt-2
-      issue(kt + STAGES - 2);       // into slice kt-2's stage
       const u32 st = s_base + u32(kt % STAGES) * u32(STAGE);
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < BK / 16; ++kk) {
-        const u64 da = smem_desc(st + a_wg + kk * A_KSTEP, A_LBO, A_SBO);
-        const u64 db = smem_desc(st + A_STAGE + kk * B_KSTEP, B_LBO, B_SBO);
-        wgmma_64x256x16<T, A_KC ? 0 : 1, B_KC ? 0 : 1>(acc, da, db);
+        const u64 da = smem_desc(st + a_wg + kk * A_KSTEP, A_LBO, 1024u);
+        const u64 db = smem_desc(st + A_STAGE + kk * B_KSTEP, B_LBO, 1024u);
+        wgmma_64xNx16<T, BN, A_KC ? 0 : 1, B_KC ? 0 : 1>(acc, da, db);
       }
       wgmma_commit();
-      wgmma_wait<1>(acc);  // slice kt-1's wgmma are done: its stage may be refilled after the next barrier
+      // The copies go out while the tensor cores work on slice kt.
+      issue(kt + STAGES - 2);  // into slice kt-2's stage
+      wgmma_wait<1>(acc);      // slice kt-1's wgmma are done: its stage may be refilled after the next barrier
     }
     wgmma_wait<0>(acc);
     cp_async_wait<0>();
@@ -554,7 +627,7 @@ __device__ __forceinline__ void block_wgmma(unsigned char* smem, const T* __rest
   float* cs = reinterpret_cast<float*>(smem);
   const int r = wg * 64 + (warp & 3) * 16 + (lane >> 2), c0 = 2 * (lane & 3);
 #pragma unroll
-  for (int j = 0; j < 32; ++j) {
+  for (int j = 0; j < BN / 8; ++j) {
     *reinterpret_cast<float2*>(cs + r * BN + 8 * j + c0) = make_float2(acc[4 * j], acc[4 * j + 1]);
     *reinterpret_cast<float2*>(cs + (r + 8) * BN + 8 * j + c0) = make_float2(acc[4 * j + 2], acc[4 * j + 3]);
   }
@@ -564,14 +637,14 @@ __device__ __forceinline__ void block_wgmma(unsigned char* smem, const T* __rest
 
 }  // namespace mma_detail
 
-// Configurations with WN == 4, BM == 64 * WM, BN == 256, BK == 64, STAGES >= 3
+// Configurations with WN == 4, BM == 64 * WM, BN == 256 or 128, BK == 64, STAGES >= 3
 // run on warpgroup MMA (wgmma) when compiled for sm_90a; all others, and all
 // without sm_90a, on mma.sync.
 // (Device-side answer: nvcc's host pass does not define the sm_90a feature macro.)
 template <int BM, int BN, int BK, int WM, int WN, int STAGES>
 struct matmul_mma_uses_wgmma {
 #if defined(TSR_MMA_HAVE_WGMMA)
-  static constexpr bool value = WN == 4 && BM == 64 * WM && BN == 256 && BK == 64 && STAGES >= 3;
+  static constexpr bool value = WN == 4 && BM == 64 * WM && (BN == 256 || BN == 128) && BK == 64 && STAGES >= 3;
 #else
   static constexpr bool value = false;
 #endif

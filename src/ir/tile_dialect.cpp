@@ -4,6 +4,7 @@
 #include <set>
 
 #include "ir/graph_dialect.hpp"
+#include "ir/library_call.hpp"
 
 namespace tessera::ir {
 
@@ -247,12 +248,24 @@ void verify_tile(const Module& m) {
       const Attr* hash = top->attr("artifact_hash");
       if (!hash || !hash->as_string())
         fail("E403", "tile.kernel @" + top->sym + " needs the artifact_hash of the schedule it came from", top->loc);
+      if (const Attr* a = top->attr("min_blocks"); a && (!a->as_int() || *a->as_int() < 1 || *a->as_int() > 32))
+        fail("E403", "tile.kernel @" + top->sym + ": 'min_blocks' must be an integer in [1, 32]", top->loc);
       for (const char* key : {"threads", "vector_width"})
         if (const Attr* a = top->attr(key); a && (!a->as_int() || *a->as_int() < 1 || *a->as_int() > 1024))
           fail("E403", "tile.kernel @" + top->sym + ": '" + key + "' must be an integer in [1, 1024]", top->loc);
       for (auto& arg : top->regions[0]->args)
         if (arg->type.kind != TypeKind::Ptr) fail("E403", "tile.kernel arguments must be ptr<...>", top->loc);
       for (auto& op : top->regions[0]->ops) verify_kernel_op(*op);
+      kernels.insert(top->sym);
+    } else if (top->name == "tile.extern_kernel") {
+      // A library candidate's call: its buffers, no body (see ir/library_call.hpp).
+      if (top->sym.empty() || top->regions.size() != 1 || !top->regions[0]->ops.empty())
+        fail("E403", "tile.extern_kernel needs @name and one empty region of buffers", top->loc);
+      if (!top->attr("artifact_hash") || !top->attr("artifact_hash")->as_string())
+        fail("E403", "tile.extern_kernel @" + top->sym + " needs the artifact_hash of its schedule", top->loc);
+      for (auto& arg : top->regions[0]->args)
+        if (arg->type.kind != TypeKind::Ptr) fail("E403", "tile.extern_kernel arguments must be ptr<...>", top->loc);
+      LibraryMatmul::from_kernel(*top);
       kernels.insert(top->sym);
     } else if (top->name != "func") {
       fail("E404", "'" + top->name + "' is not allowed at the top level of Tile IR", top->loc);

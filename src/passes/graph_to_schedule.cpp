@@ -1,5 +1,6 @@
 #include "passes/graph_to_schedule.hpp"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "families/matmul/matmul_schedule.hpp"
@@ -13,7 +14,10 @@ namespace tessera::passes {
 
 using namespace tessera::ir;
 
-std::unique_ptr<Module> graph_to_schedule(const Module& graph, const std::string& target) {
+std::string matmul_region_id(const std::string& func, int index) { return func + "#" + std::to_string(index); }
+
+std::unique_ptr<Module> graph_to_schedule(const Module& graph, const std::string& target,
+                                          const Candidates& candidates) {
   verify_graph(graph);
   auto out = std::make_unique<Module>();
   for (Op* f : graph.funcs()) {
@@ -24,7 +28,12 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const std::string
     std::unordered_map<const Value*, Value*> map;
     for (size_t i = 0; i < args.size(); ++i) map[f->regions[0]->args[i].get()] = body.args[i].get();
     Builder b(body, "s");
-    int index = 0;
+    int index = 0, matmuls = 0;
+    auto candidate_for = [&](const std::string& id) {
+      if (auto it = candidates.find(id); it != candidates.end()) return it->second;
+      if (auto it = candidates.find("*"); it != candidates.end()) return it->second;
+      return std::string("tessera");
+    };
     for (const FusedRegion& r : partition(*f)) {
       const std::string prefix = "f" + std::to_string(index++);
       switch (r.kind) {
@@ -34,9 +43,27 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const std::string
         case FusedRegion::Kind::Row:
           map[r.result] = families::rowwise::emit_schedule(b, r, map, target, prefix);
           break;
-        case FusedRegion::Kind::Matmul:
-          map[r.result] = families::matmul::emit_schedule(b, r, map, target, prefix);
+        case FusedRegion::Kind::Matmul: {
+          const std::string candidate = candidate_for(matmul_region_id(f->sym, matmuls++));
+          if (candidate == "tessera" || r.ops.size() == 1) {
+            map[r.result] = families::matmul::emit_schedule(b, r, map, target, prefix, candidate);
+            break;
+          }
+          // A library computes the matmul alone; its epilogue becomes a pointwise kernel.
+          FusedRegion mm{FusedRegion::Kind::Matmul, r.core, {r.core}, {}, r.core->result()};
+          for (const Value* v : r.core->operands)
+            if (std::find(mm.leaves.begin(), mm.leaves.end(), v) == mm.leaves.end()) mm.leaves.push_back(v);
+          map[r.core->result()] = families::matmul::emit_schedule(b, mm, map, target, prefix, candidate);
+          FusedRegion epi{FusedRegion::Kind::Pointwise, nullptr, {r.ops.begin() + 1, r.ops.end()}, {}, r.result};
+          for (const Op* op : epi.ops)
+            for (const Value* v : op->operands) {
+              const bool inside = v->def && std::find(epi.ops.begin(), epi.ops.end(), v->def) != epi.ops.end();
+              if (!inside && std::find(epi.leaves.begin(), epi.leaves.end(), v) == epi.leaves.end())
+                epi.leaves.push_back(v);
+            }
+          map[r.result] = families::pointwise::emit_schedule(b, epi, map, target, prefix + "e");
           break;
+        }
         case FusedRegion::Kind::Reduce:
           map[r.result] = families::reduce::emit_schedule(b, r, map, target, prefix);
           break;

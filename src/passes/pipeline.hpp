@@ -1,6 +1,7 @@
 // The straight-line lowering: Graph -> Schedule -> Tile -> Target. Starts at
 // whatever layer the input is at (verifying it first), stops at `to`.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 
@@ -9,6 +10,8 @@
 
 namespace tessera::passes {
 
-std::unique_ptr<ir::Module> lower(const ir::Module& in, ir::Layer to, const std::string& target);
+// `candidates` picks the implementation of matmul regions (graph_to_schedule.hpp).
+std::unique_ptr<ir::Module> lower(const ir::Module& in, ir::Layer to, const std::string& target,
+                                  const std::map<std::string, std::string>& candidates = {});
 
 }  // namespace tessera::passes

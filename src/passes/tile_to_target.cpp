@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "ir/library_call.hpp"
 #include "ir/target_dialect.hpp"
 #include "ir/tile_dialect.hpp"
 #include "render/cpp_renderer.hpp"
@@ -53,15 +54,17 @@ std::unique_ptr<Module> tile_to_target(const Module& tile, const std::string& ta
         launch_of.emplace(op->sym, op.get());
       }
   for (auto& op : out->ops) {
-    if (op->name != "tile.kernel") continue;
-    std::string source = render(*op);
+    if (op->name != "tile.kernel" && op->name != "tile.extern_kernel") continue;
+    const bool library = op->name == "tile.extern_kernel";
+    std::string source = library ? LibraryMatmul::from_kernel(*op).to_text() : render(*op);
     auto k = std::make_unique<Op>();
     k->name = "target.kernel";
     k->sym = op->sym;
     k->loc = op->loc;
     k->attrs["target"] = target;
-    k->attrs["abi"] = abi;
-    k->attrs["grid"] = *op->attr("grid");
+    k->attrs["abi"] = library ? kLibraryAbi : abi;
+    if (library) k->attrs["library"] = *op->attr("library");
+    k->attrs["grid"] = library ? Attr::ints({1}) : *op->attr("grid");
     if (const Attr* t = op->attr("threads")) k->attrs["threads"] = *t;
     if (target != "cpu")  // GPU kernels: the one tile.alloca is dynamic shared memory
       for (auto& inner : op->regions[0]->ops)

@@ -22,6 +22,12 @@ const char* kMatmulEpilogue =
 #include "cuda_matmul_epilogue.inc"
     ;
 
+// Lanes each thread loads contiguously (one 16-byte vector of f32).
+int64_t int_attr_or(const Op& kernel, const char* key, int64_t fallback) {
+  const Attr* a = kernel.attr(key);
+  return a && a->as_int() ? *a->as_int() : fallback;
+}
+
 // CUDA C++ for NVRTC, or (hip) the same kernel as HIP C++ for hipcc: the
 // languages differ here only in the header and the tile library's TSR_HIP parts.
 class CudaRenderer : public CLikeRenderer {
@@ -44,7 +50,10 @@ class CudaRenderer : public CLikeRenderer {
   }
   std::string kernel_open(const Op& k) override {
     std::string s = "// artifact " + (k.attr("artifact_hash") ? *k.attr("artifact_hash")->as_string() : "") + "\n";
-    s += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads_) + ") " + k.sym + "(";
+    // min_blocks: the schedule's register budget (blocks that must fit an SM).
+    const int64_t min_blocks = int_attr_or(k, "min_blocks", 1);
+    s += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads_) +
+         (min_blocks > 1 ? ", " + std::to_string(min_blocks) : "") + ") " + k.sym + "(";
     const Region& body = *k.regions[0];
     for (size_t i = 0; i < body.args.size(); ++i) {
       const Value* a = body.args[i].get();
@@ -78,11 +87,6 @@ class CudaRenderer : public CLikeRenderer {
   mutable int allocas_ = 0;
 };
 
-// Lanes each thread loads contiguously (one 16-byte vector of f32).
-int64_t int_attr_or(const Op& kernel, const char* key, int64_t fallback) {
-  const Attr* a = kernel.attr(key);
-  return a && a->as_int() ? *a->as_int() : fallback;
-}
 
 }  // namespace
 

@@ -2,14 +2,29 @@
 
 #include <chrono>
 
+#include "runtime/library/openblas.hpp"
 #include "runtime/thread_pool.hpp"
+#include "support/sha256.hpp"
 
 namespace tessera::runtime {
 
 Executable Executable::load(const ir::Module& m, const std::string& func, CpuModuleCache& cache) {
   Executable e;
   e.h_ = HostSchedule::from(m, func, "cpu");
-  for (const ir::KernelDesc& k : e.h_.kernels) e.fns_.push_back(cache.load(k));  // digest verified here, once
+  for (const ir::KernelDesc& k : e.h_.kernels) {
+    if (k.library.empty()) {
+      e.fns_.push_back(cache.load(k));  // digest verified here, once
+      e.library_fns_.emplace_back();
+      e.implementations_.push_back("tessera");
+      continue;
+    }
+    if (k.library != "openblas")
+      fail("E712", "kernel @" + k.sym + " calls library '" + k.library + "', which the CPU runtime does not have");
+    if (sha256_hex(k.source) != k.sha256) fail("E701", "library call @" + k.sym + " does not match its sha256");
+    e.fns_.push_back(nullptr);
+    e.library_fns_.push_back(openblas_matmul(ir::LibraryMatmul::parse(k.source)));
+    e.implementations_.push_back("openblas " + openblas_version());
+  }
   return e;
 }
 
@@ -38,10 +53,12 @@ RunResult Executable::run(const std::vector<Tensor>& inputs, ThreadPool* on) con
     CpuKernelFn fn = fns_[s.kernel];
     void* const* args = buffers.data();
     auto t0 = std::chrono::steady_clock::now();
-    pool.parallel_for(k.grid, [fn, args](int64_t b, int64_t e) { fn(args, b, e); });
+    if (fn) pool.parallel_for(k.grid, [fn, args](int64_t b, int64_t e) { fn(args, b, e); });
+    else library_fns_[s.kernel](args);  // the library threads itself
     auto t1 = std::chrono::steady_clock::now();
-    result.launches.push_back(
-        {k.sym, "native_cpu", k.sha256, k.grid, std::chrono::duration<double, std::nano>(t1 - t0).count(), -1});
+    result.launches.push_back({k.sym, "native_cpu", k.sha256, k.grid,
+                               std::chrono::duration<double, std::nano>(t1 - t0).count(), -1,
+                               implementations_[s.kernel]});
   }
   for (int r : h_.result_slots) result.outputs.push_back(slots[r]);
   return result;

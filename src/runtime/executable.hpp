@@ -4,6 +4,7 @@
 // with where it ran: there is no path that runs something else and reports
 // success.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct LaunchRecord {
   int64_t programs = 0;
   double kernel_wall_ns = 0;    // host clock around the native submit (CPU: the kernel; GPU: the enqueue)
   double device_event_ns = -1;  // GPU events around the kernel; -1 where not measured
+  // What ran: "tessera" (a synthesized kernel) or the library of a library
+  // candidate with its version ("openblas 0.3.21", "cublaslt 130000").
+  std::string implementation = "tessera";
 };
 
 struct RunResult {
@@ -50,6 +54,9 @@ class Executable {
  private:
   HostSchedule h_;
   std::vector<CpuKernelFn> fns_;
+  // Library kernels (KernelDesc::library): the call, and what it is.
+  std::vector<std::function<void(void* const*)>> library_fns_;
+  std::vector<std::string> implementations_;
 };
 
 }  // namespace tessera::runtime

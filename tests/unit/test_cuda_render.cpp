@@ -2,10 +2,13 @@
 // sm_90a. Needs the CUDA toolkit's NVRTC, not a GPU, so it runs in CI.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "ir/parser.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/cuda/cuda_module_cache.hpp"
 #include "tessera/tessera.hpp"
+#include "../e2e/matmul_cases.hpp"
 
 namespace tessera {
 namespace {
@@ -94,6 +97,46 @@ TEST(CudaRender, FusedStrategiesCompileWithNvrtc) {
       ++compiled;
     }
   EXPECT_GE(compiled, 19);
+}
+
+// Matmul: every case of the GPU matmul matrix (the small-block configs:
+// mma.sync for f16/bf16, 64x64 FFMA for f32) and the large-block configs
+// (wgmma 128x256x64, 128x128 FFMA) in every layout compile with NVRTC.
+TEST(CudaRender, MatmulKernelsCompileWithNvrtc) {
+  try {
+    runtime::cuda::nvrtc();
+  } catch (const Error& e) {
+    GTEST_SKIP() << "NVRTC not available: " << e.what();
+  }
+  std::vector<test::FusionCase> cases = test::matmul_cases();
+  for (DType dt : {DType::F32, DType::BF16})
+    for (int layout = 0; layout < 4; ++layout) {
+      test::FusionCase c;
+      c.build = [=](GraphBuilder& g) {
+        const bool ta = layout & 1, tb = layout & 2;
+        ir::Value* a = g.input("a", test::T(dt, ta ? std::vector<int64_t>{1024, 8192} : std::vector<int64_t>{8192, 1024}));
+        ir::Value* b = g.input("b", test::T(dt, tb ? std::vector<int64_t>{8192, 1024} : std::vector<int64_t>{1024, 8192}));
+        g.output(g.unary("gelu", g.matmul(a, b, dt, ta, tb)));
+      };
+      cases.push_back(c);
+    }
+  int compiled = 0;
+  std::set<std::string> strategies;
+  for (const test::FusionCase& c : cases) {
+    GraphBuilder g("nvmm");
+    c.build(g);
+    auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
+    for (auto& op : target->ops) {
+      if (op->name != "target.kernel") continue;
+      ir::KernelDesc k = ir::read_kernel_desc(*op);
+      if (k.source.find("tsr::matmul_block<") == std::string::npos) continue;
+      EXPECT_GT(runtime::cuda::nvrtc_compile(k.source, k.sym, "sm_90a").size(), 1000u) << c.name;
+      strategies.insert(k.source.substr(k.source.find("tsr::matmul_block<"), 40));
+      ++compiled;
+    }
+  }
+  EXPECT_GE(compiled, 60);
+  EXPECT_GE(strategies.size(), 4u);  // f32 small/large, 16-bit small/large
 }
 
 }  // namespace

@@ -51,11 +51,25 @@ void choose(Plan& p, const std::string& target) {
     p.slab_rows = 8;
   } else if (target == "cuda") {
     if (p.operand == DType::F32) {
+      // FFMA, measured on the H200 (device/gpu/tessera_matmul_simt.cuh): 128x128
+      // blocks of 8x8 per thread, two blocks an SM (128 registers), reach
+      // 86-94% of cuBLAS at 4096^3; when they would not fill two waves of the
+      // 132 SMs, 64x64 blocks of 64 threads (six an SM) do better (1024^3:
+      // 34 vs 18 TFLOP/s).
       p.strategy = "simt";
-      p.bm = 128, p.bn = 128, p.bk = 16, p.wm = 2, p.wn = 4, p.stages = 2;
+      const int64_t big = p.batch * ((p.m + 127) / 128) * ((p.n + 127) / 128);
+      if (big >= 2 * 132) p.bm = 128, p.bn = 128, p.bk = 16, p.wm = 2, p.wn = 4, p.stages = 3, p.min_blocks = 2;
+      else p.bm = 64, p.bn = 64, p.bk = 16, p.wm = 1, p.wn = 2, p.stages = 3, p.min_blocks = 6;
     } else {
+      // Tensor cores, measured on the H200 (device/gpu/tessera_matmul_mma.cuh):
+      // 128x256x64 blocks with 4 stages take the warpgroup-MMA (wgmma) path,
+      // 0.70-0.79x cuBLAS at 2048^3-8192^3; below ~100 such blocks (a partial
+      // wave) 64x128x32 blocks on mma.sync, two an SM, are faster (1024^3:
+      // 107 vs 97 TFLOP/s, 0.99x cuBLAS).
       p.strategy = "mma";
-      p.bm = 128, p.bn = 256, p.bk = 32, p.wm = 2, p.wn = 4, p.stages = 4;
+      const int64_t big = p.batch * ((p.m + 127) / 128) * ((p.n + 255) / 256);
+      if (big >= 100) p.bm = 128, p.bn = 256, p.bk = 64, p.wm = 2, p.wn = 4, p.stages = 4, p.min_blocks = 1;
+      else p.bm = 64, p.bn = 128, p.bk = 32, p.wm = 2, p.wn = 4, p.stages = 4, p.min_blocks = 2;
     }
     p.threads = p.wm * p.wn * 32;
     p.vector_width = 4;
@@ -99,10 +113,38 @@ const Op* core_of(const Region& region) {
 
 }  // namespace
 
-Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unordered_map<const Value*, Value*>& map,
-                     const std::string& target, const std::string& prefix) {
+std::vector<Candidate> candidates(const fused::FusedRegion& region, const std::string& target) {
   const Op& core = *region.core;
+  const DType in = core.operands[0]->type.dtype, out = core.result()->type.dtype;
+  std::vector<Candidate> c = {{"tessera", "synthesized", ""}};
+  auto library = [&](const std::string& name, const std::string& on, bool dtypes_ok, const std::string& dtypes) {
+    std::string why;
+    if (target != on) why = "runs on target " + on;
+    else if (!dtypes_ok) why = "takes " + dtypes;
+    else if (core.operands[0] == core.operands[1]) why = "needs distinct operand buffers";
+    c.push_back({name, "library", why});
+  };
+  library("openblas", "cpu", in == DType::F32 && out == DType::F32, "f32 operands and an f32 result (sgemm)");
+  library("cublaslt", "cuda", in == DType::F32 ? out == DType::F32 : out == in || out == DType::F32,
+          "f32 -> f32, or f16/bf16 -> the same or f32");
+  return c;
+}
+
+Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unordered_map<const Value*, Value*>& map,
+                     const std::string& target, const std::string& prefix, const std::string& candidate) {
+  const Op& core = *region.core;
+  bool known = false;
+  for (const Candidate& c : candidates(region, target)) {
+    if (c.name != candidate) continue;
+    known = true;
+    if (!c.unsupported.empty())
+      fail("E304", "matmul candidate '" + candidate + "' does not apply here: it " + c.unsupported, core.loc);
+  }
+  if (!known) fail("E304", "unknown matmul candidate '" + candidate + "' (tessera, openblas, cublaslt)", core.loc);
+  if (candidate != "tessera" && region.ops.size() != 1)
+    fail("E303", "a library matmul's region must hold the matmul alone (an epilogue is its own kernel)", core.loc);
   Plan p = facts(core, region.leaves);
+  p.candidate = candidate;
   const Type& c = core.result()->type;
   const std::vector<int> groups = {static_cast<int>(c.rank() - 2), 1, 1};
   for (const Value* leaf : region.leaves) {
@@ -120,10 +162,11 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
     if (!st) fail("E303", "fused region: an epilogue leaf is not linear in [batch, m, n] (a fusion bug)");
     p.leaf_strides.push_back(*st);
   }
-  choose(p, target);
+  if (candidate == "tessera") choose(p, target);
   Op& op = fused::create_region_op(b, "schedule.matmul", region.leaves, region.ops, region.result, map, prefix);
   AttrDict& a = op.attrs;
   a["family"] = "matmul";
+  a["candidate"] = candidate;
   a["target"] = target;
   a["batch"] = p.batch;
   a["m"] = p.m;
@@ -138,10 +181,17 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   a["leaf_strides"] = fused::leaf_strides_attr(p.leaf_strides);
   a["operand"] = std::string(dtype_name(p.operand));
   a["accum"] = std::string("f32");
+  if (candidate != "tessera") {  // the library decides its own blocking
+    op.loc = core.loc;
+    Value* result = op.add_result(region.result->name, region.result->type);
+    stamp_artifact_hash(op);
+    return result;
+  }
   a["strategy"] = p.strategy;
   a["block"] = Attr::ints({p.bm, p.bn, p.bk});
   a["warps"] = Attr::ints({p.wm, p.wn});
   a["stages"] = p.stages;
+  a["min_blocks"] = p.min_blocks;
   a["threads"] = p.threads;
   a["vector_width"] = p.vector_width;
   a["slab_rows"] = p.slab_rows;
@@ -184,6 +234,14 @@ Plan read_plan(const Op& op) {
       string_attr(op, "operand") != dtype_name(p.operand) || string_attr(op, "accum") != "f32")
     fail("E302", "schedule.matmul: recorded shapes, layouts or dtypes disagree with its region", op.loc);
   p.leaf_strides = fused::read_leaf_strides(op, 3, 2);
+  p.candidate = string_attr(op, "candidate");
+  if (p.candidate != "tessera") {
+    if (p.candidate != (target == "cpu" ? "openblas" : "cublaslt"))
+      fail("E302", "schedule.matmul: candidate '" + p.candidate + "' is not a library of target " + target, op.loc);
+    if (region.ops.size() != 2 || leaves.size() != 2 || p.a_leaf != 0 || p.b_leaf != 1)
+      fail("E302", "schedule.matmul: a library call's region holds the matmul alone, on two distinct operands", op.loc);
+    return p;
+  }
   for (size_t l = 0; l < p.leaf_strides.size(); ++l) {
     const bool operand_only = (int64_t(l) == p.a_leaf || int64_t(l) == p.b_leaf) &&
                               p.leaf_strides[l] == std::vector<int64_t>{0, 0, 0};
@@ -199,6 +257,8 @@ Plan read_plan(const Op& op) {
   auto blk = ints("block", 3), warps = ints("warps", 2), vec = ints("vec", 2);
   p.bm = blk[0], p.bn = blk[1], p.bk = blk[2], p.wm = warps[0], p.wn = warps[1];
   p.stages = int_attr(op, "stages");
+  p.min_blocks = int_attr(op, "min_blocks");
+  if (p.min_blocks < 1 || p.min_blocks > 32) fail("E302", "schedule.matmul: min_blocks must be in [1, 32]", op.loc);
   p.threads = int_attr(op, "threads");
   p.vector_width = int_attr(op, "vector_width");
   p.slab_rows = int_attr(op, "slab_rows");

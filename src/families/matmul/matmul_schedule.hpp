@@ -21,6 +21,10 @@
 namespace tessera::families::matmul {
 
 struct Plan {
+  // "tessera": the synthesized kernel; a library name ("openblas" on the CPU,
+  // "cublaslt" on CUDA): the library computes the matmul alone and the
+  // epilogue, if any, is a separate pointwise kernel.
+  std::string candidate = "tessera";
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool transpose_a = false, transpose_b = false;
   int64_t a_leaf = 0, b_leaf = 1;                  // region arguments that are A and B
@@ -30,6 +34,7 @@ struct Plan {
   std::string strategy;                            // packed | simt | mma
   int64_t bm = 0, bn = 0, bk = 0, wm = 1, wn = 1, stages = 1;
   int64_t threads = 1, vector_width = 16, slab_rows = 8, group_m = 8;
+  int64_t min_blocks = 1;  // GPU: blocks an SM must fit (the register budget, __launch_bounds__)
   int64_t programs = 0, scratch = 0;  // scratch: f32 elements of the block's buffer
   bool vec_a = false, vec_b = false;   // 16-byte loads along A's/B's contiguous dim are aligned
 
@@ -42,9 +47,18 @@ struct Plan {
   int64_t sbn() const { return transpose_b ? k : 1; }
 };
 
+// The candidates for a matmul region on a target, with the tier they belong
+// to; `unsupported` says why one does not apply (empty: it applies).
+struct Candidate {
+  std::string name, tier, unsupported;
+};
+std::vector<Candidate> candidates(const fused::FusedRegion& region, const std::string& target);
+
+// A library candidate's region holds the matmul alone (graph_to_schedule
+// splits the epilogue off); E304 if `candidate` does not apply.
 ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
                          const std::unordered_map<const ir::Value*, ir::Value*>& map, const std::string& target,
-                         const std::string& prefix);
+                         const std::string& prefix, const std::string& candidate = "tessera");
 
 Plan read_plan(const ir::Op& schedule_op);
 

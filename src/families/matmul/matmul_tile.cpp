@@ -9,8 +9,37 @@ namespace tessera::families::matmul {
 
 using namespace tessera::ir;
 
+namespace {
+
+// A library candidate: a tile.extern_kernel of buffers (a, b, out) whose
+// attributes the Target IR records as the call (ir/library_call.hpp).
+void build_library_call(Module& m, const std::string& sym, const Plan& p, const Op& sop) {
+  auto k = std::make_unique<Op>();
+  k->name = "tile.extern_kernel";
+  k->sym = sym;
+  k->attrs["library"] = p.candidate;
+  k->attrs["artifact_hash"] = string_attr(sop, "artifact_hash");
+  k->attrs["batch"] = p.batch;
+  k->attrs["m"] = p.m;
+  k->attrs["n"] = p.n;
+  k->attrs["k"] = p.k;
+  k->attrs["transpose_a"] = p.transpose_a;
+  k->attrs["transpose_b"] = p.transpose_b;
+  k->attrs["a_batch_stride"] = p.a_batch_stride;
+  k->attrs["b_batch_stride"] = p.b_batch_stride;
+  Region& body = k->add_region();
+  body.add_arg("a", Type::ptr(p.operand));
+  body.add_arg("b", Type::ptr(p.operand));
+  body.add_arg("out", Type::ptr(sop.result()->type.dtype));
+  m.ops.push_back(std::move(k));
+}
+
+}  // namespace
+
 void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& sop) {
+  if (p.candidate != "tessera") return build_library_call(m, sym, p, sop);
   auto k = new_tile_kernel(sym, p.programs, p.threads, p.vector_width, string_attr(sop, "artifact_hash"));
+  if (p.min_blocks > 1) k->attrs["min_blocks"] = p.min_blocks;
   const Region& region = *sop.regions[0];
   const Op* core = nullptr;
   for (auto& op : region.ops)
