@@ -26,6 +26,9 @@ class CpuModuleCache {
   std::string entry_dir(const ir::KernelDesc& k) const;  // where load() keeps it
   const CacheStats& stats() const { return stats_; }
   const std::string& compiler_identity() const { return compiler_id_; }
+  // The CPU's model name and feature flags (part of every cache key).
+  const std::string& cpu_identity() const { return cpu_features_; }
+  std::string toolchain() const { return compiler_id_ + " " + flags_; }
 
  private:
   std::string key(const std::string& source_sha256) const;

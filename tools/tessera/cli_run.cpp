@@ -8,6 +8,8 @@
 #include <map>
 #include <optional>
 
+#include "arbiter/arbiter.hpp"
+#include "arbiter/region_program.hpp"
 #include "ir/parser.hpp"
 #include "ir/verify.hpp"
 #include "oracle/reference.hpp"
@@ -56,6 +58,8 @@ void add_run_options(CLI::App& run, RunOptions& o) {
   run.add_option("--output", o.outputs, "NAME=file.npy: write a result");
   run.add_flag("--check", o.check, "compare every result with the oracle");
   run.add_flag("--reference", o.reference, "run the oracle instead of kernels (labelled as such)");
+  run.add_option("--candidate", o.candidate, "implement every matmul with this candidate (tessera, openblas, cublaslt)");
+  run.add_flag("--no-tune", o.no_tune, "matmuls: run the synthesized candidate without consulting the arbiter");
   run.add_option("--repeat", o.repeat, "launch N times; times are the median")->check(CLI::Range(1, 100000));
 }
 
@@ -71,7 +75,23 @@ int run_cmd(const RunOptions& o) {
   const bool graph = ir::detect_layer(*m) == ir::Layer::Graph;
   if ((o.check || o.reference) && !graph)
     fail("E124", "--check and --reference need the program as Graph IR (the oracle reads what the user meant)");
-  auto target_ir = passes::lower(*m, ir::Layer::Target, o.target);
+  // Matmuls: the arbiter's pick (the tuning ledger, or measured now), a forced
+  // candidate, or with --no-tune the synthesized kernel; each says why.
+  passes::Candidates candidates;
+  if (graph && !arbiter::matmul_regions(*m).empty()) {
+    if (o.no_tune && o.candidate.empty()) {
+      fmt::print("matmul: candidate tessera (--no-tune: not measured against the libraries)\n");
+    } else {
+      arbiter::Options ao;
+      ao.forced = o.candidate;
+      auto decisions = arbiter::arbitrate(*m, o.target == "cuda" ? arbiter::cuda_runner() : arbiter::cpu_runner(), ao);
+      for (const auto& d : decisions) fmt::print("{}", arbiter::describe(d));
+      candidates = arbiter::choices(decisions);
+    }
+  } else if (!o.candidate.empty()) {
+    fail("E304", "--candidate applies to matmuls, and the program has none");
+  }
+  auto target_ir = passes::lower(*m, ir::Layer::Target, o.target, candidates);
   // Exactly one backend runs; neither can stand in for the other.
   std::optional<runtime::Executable> cpu;
   std::optional<runtime::cuda::CudaExecutable> gpu;
@@ -130,8 +150,8 @@ int run_cmd(const RunOptions& o) {
                                             median(l, &runtime::LaunchRecord::kernel_wall_ns) / 1e3, of)
                               : fmt::format("kernel_wall={:.3f} ms{}",
                                             median(l, &runtime::LaunchRecord::kernel_wall_ns) / 1e6, of);
-      fmt::print("kernel @{}  placement={}  sha256={}  grid={}  {}\n", rec.kernel, rec.placement, rec.sha256,
-                 rec.programs, times);
+      fmt::print("kernel @{}  placement={}  sha256={}  grid={}  {}{}\n", rec.kernel, rec.placement, rec.sha256,
+                 rec.programs, times, rec.implementation == "tessera" ? "" : "  library=" + rec.implementation);
     }
     outputs = r.outputs;
   }

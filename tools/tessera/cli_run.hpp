@@ -8,6 +8,8 @@ struct RunOptions {
   std::string file, target = "cpu", func;
   std::vector<std::string> inputs, outputs;
   bool check = false, reference = false;
+  std::string candidate;  // forces every matmul's candidate
+  bool no_tune = false;   // matmuls: the synthesized candidate, unmeasured
   int repeat = 1;
 };
 void add_run_options(CLI::App& run, RunOptions& o);

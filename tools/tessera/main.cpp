@@ -15,17 +15,21 @@
 #include "ir/printer.hpp"
 #include "ir/target_dialect.hpp"
 #include "ir/verify.hpp"
+#include "passes/graph_to_schedule.hpp"
 #include "passes/pipeline.hpp"
 
 using namespace tessera;
 
 namespace {
 
-int compile_cmd(const std::string& file, const std::string& target, const std::string& emit, const std::string& out) {
+int compile_cmd(const std::string& file, const std::string& target, const std::string& emit, const std::string& out,
+                const std::string& candidate) {
   auto m = ir::parse_file(file);
+  passes::Candidates candidates;
+  if (!candidate.empty()) candidates["*"] = candidate;
   std::string text;
   if (emit == "source") {
-    auto t = passes::lower(*m, ir::Layer::Target, target);
+    auto t = passes::lower(*m, ir::Layer::Target, target, candidates);
     for (auto& op : t->ops)
       if (op->name == "target.kernel") {
         ir::KernelDesc k = ir::read_kernel_desc(*op);
@@ -37,7 +41,7 @@ int compile_cmd(const std::string& file, const std::string& target, const std::s
                                                             {"schedule", ir::Layer::Schedule},
                                                             {"tile", ir::Layer::Tile},
                                                             {"target", ir::Layer::Target}};
-    text = ir::print(*passes::lower(*m, layers.at(emit), target));
+    text = ir::print(*passes::lower(*m, layers.at(emit), target, candidates));
   }
   if (out.empty() || out == "-") {
     std::cout << text;
@@ -63,13 +67,14 @@ int main(int argc, char** argv) {
   CLI::App app{"tessera: a tile-centric kernel compiler and runtime"};
   app.require_subcommand(1);
 
-  std::string file, target = "cpu", emit = "target", out;
+  std::string file, target = "cpu", emit = "target", out, candidate;
   auto* compile = app.add_subcommand("compile", "lower a program and print one layer");
   compile->add_option("file", file, "program (.tsr), or any layer's IR text")->required();
   compile->add_option("--target", target, "cpu")->check(CLI::IsMember({"cpu", "cuda", "metal", "hip"}));
   compile->add_option("--emit", emit, "graph|schedule|tile|target|source")
       ->check(CLI::IsMember({"graph", "schedule", "tile", "target", "source"}));
   compile->add_option("-o,--output", out, "write to a file instead of stdout");
+  compile->add_option("--candidate", candidate, "implement every matmul with this candidate (tessera, openblas, cublaslt)");
 
   auto* verify = app.add_subcommand("verify", "parse and verify IR text of any layer");
   verify->add_option("file", file, "IR text")->required();
@@ -89,7 +94,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   try {
-    if (compile->parsed()) return compile_cmd(file, target, emit, out);
+    if (compile->parsed()) return compile_cmd(file, target, emit, out, candidate);
     if (verify->parsed()) return verify_cmd(file);
     if (run->parsed()) return cli::run_cmd(ro);
     if (package->parsed()) return cli::package_cmd(*package, po);

@@ -65,6 +65,7 @@ struct Driver {
     bind(lib, api.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", "libcuda");
     bind(lib, api.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", "libcuda");
     bind(lib, api.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", "libcuda");
+    bind(lib, api.cuMemsetD8Async, "cuMemsetD8Async", "libcuda");
     bind(lib, api.cuStreamCreate, "cuStreamCreate", "libcuda");
     bind(lib, api.cuStreamSynchronize, "cuStreamSynchronize", "libcuda");
     bind(lib, api.cuEventCreate, "cuEventCreate", "libcuda");

@@ -28,6 +28,7 @@ struct DriverApi {
   TSR_CU(cuMemcpyHtoDAsync)
   TSR_CU(cuMemcpyDtoHAsync)
   TSR_CU(cuMemcpyDtoDAsync)
+  TSR_CU(cuMemsetD8Async)
   TSR_CU(cuStreamCreate)
   TSR_CU(cuStreamSynchronize)
   TSR_CU(cuEventCreate)

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "support/sha256.hpp"
+
 namespace tessera::runtime::cuda {
 
 size_t DeviceTensor::nbytes() const {
@@ -46,7 +48,20 @@ Tensor DeviceTensor::download(CUstream stream) const {
 CudaExecutable CudaExecutable::load(const ir::Module& m, const std::string& func, CudaModuleCache& cache) {
   CudaExecutable e;
   e.h_ = HostSchedule::from(m, func, "cuda");
-  for (const ir::KernelDesc& k : e.h_.kernels) e.fns_.push_back(cache.load(k));  // digest verified here, once
+  for (const ir::KernelDesc& k : e.h_.kernels) {
+    if (k.library.empty()) {
+      e.fns_.push_back(cache.load(k));  // digest verified here, once
+      e.libraries_.emplace_back();
+      e.implementations_.push_back("tessera");
+      continue;
+    }
+    if (k.library != "cublaslt")
+      fail("E712", "kernel @" + k.sym + " calls library '" + k.library + "', which the CUDA runtime does not have");
+    if (sha256_hex(k.source) != k.sha256) fail("E701", "library call @" + k.sym + " does not match its sha256");
+    e.fns_.push_back(nullptr);
+    e.libraries_.push_back(std::make_shared<CublasLtMatmul>(ir::LibraryMatmul::parse(k.source)));
+    e.implementations_.push_back(cublaslt_version());
+  }
   const DriverApi& cu = driver();
   check(cu.cuStreamCreate(&e.stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   e.events_.resize(2 * e.h_.steps.size());
@@ -55,7 +70,8 @@ CudaExecutable CudaExecutable::load(const ir::Module& m, const std::string& func
 }
 
 CudaExecutable::CudaExecutable(CudaExecutable&& o) noexcept
-    : h_(std::move(o.h_)), fns_(std::move(o.fns_)), stream_(o.stream_), events_(std::move(o.events_)),
+    : h_(std::move(o.h_)), fns_(std::move(o.fns_)), libraries_(std::move(o.libraries_)),
+      implementations_(std::move(o.implementations_)), stream_(o.stream_), events_(std::move(o.events_)),
       timed_(o.timed_) {
   o.stream_ = nullptr;
   o.events_.clear();
@@ -120,6 +136,11 @@ void CudaExecutable::launch_each(const Binding& b, bool timed) const {
     if (k.grid == 0) continue;
     auto t0 = std::chrono::steady_clock::now();
     if (timed) check(cu.cuEventRecord(events_[2 * i], stream_), "cuEventRecord");
+    if (const auto& lib = libraries_[h_.steps[i].kernel]) {
+      std::vector<CUdeviceptr> ptrs;
+      for (void* p : b.params[i]) ptrs.push_back(*static_cast<const CUdeviceptr*>(p));
+      lib->enqueue(ptrs.data(), stream_);
+    } else
     check(cu.cuLaunchKernel(fns_[h_.steps[i].kernel], static_cast<unsigned>(k.grid), 1, 1,
                             static_cast<unsigned>(k.threads), 1, 1, static_cast<unsigned>(k.shared_bytes), stream_,
                             const_cast<void**>(b.params[i].data()), nullptr),
@@ -137,7 +158,7 @@ std::vector<LaunchRecord> CudaExecutable::finish() const {
   std::vector<LaunchRecord> out;
   for (size_t i = 0; i < h_.steps.size(); ++i) {
     const ir::KernelDesc& k = h_.kernels[h_.steps[i].kernel];
-    LaunchRecord r{k.sym, "native_gpu", k.sha256, k.grid, -1, -1};
+    LaunchRecord r{k.sym, "native_gpu", k.sha256, k.grid, -1, -1, implementations_[h_.steps[i].kernel]};
     if (timed_ && k.grid > 0) {
       r.kernel_wall_ns = enqueue_ns_[i];
       float ms = 0;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/cuda/cuda_api.hpp"
+#include "runtime/cuda/cublaslt.hpp"
 #include "runtime/cuda/cuda_module_cache.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/host_schedule.hpp"
@@ -70,7 +71,9 @@ class CudaExecutable {
  private:
   CudaExecutable() = default;
   HostSchedule h_;
-  std::vector<CUfunction> fns_;
+  std::vector<CUfunction> fns_;  // null for library kernels
+  std::vector<std::shared_ptr<CublasLtMatmul>> libraries_;  // per kernel; null for synthesized ones
+  std::vector<std::string> implementations_;
   CUstream stream_ = nullptr;
   std::vector<CUevent> events_;  // two per step
   mutable bool timed_ = false;

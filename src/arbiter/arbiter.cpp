@@ -1,0 +1,177 @@
+#include "arbiter/arbiter.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "arbiter/ledger.hpp"
+#include "arbiter/region_program.hpp"
+#include "evidence/provenance.hpp"
+#include "families/matmul/matmul_schedule.hpp"
+#include "ir/graph_dialect.hpp"
+#include "ir/printer.hpp"
+#include "ir/target_dialect.hpp"
+#include "oracle/reference.hpp"
+#include "passes/pipeline.hpp"
+#include "runtime/inputs.hpp"
+#include "support/sha256.hpp"
+
+namespace tessera::arbiter {
+
+using namespace tessera::ir;
+
+namespace {
+
+std::vector<Tensor> inputs_for(const Module& program) {
+  std::vector<Tensor> xs;
+  const Region& body = *program.funcs()[0]->regions[0];
+  for (size_t i = 0; i < body.args.size(); ++i)
+    xs.push_back(generate_input("random:seed=" + std::to_string(i + 1) + ",lo=-1,hi=1", body.args[i]->type.dtype,
+                                body.args[i]->type.shape));
+  return xs;
+}
+
+std::unique_ptr<Module> lower_with(const Module& program, const std::string& target, const std::string& candidate) {
+  return passes::lower(program, Layer::Target, target, {{"*", candidate}});
+}
+
+// The digest of what a candidate runs: its kernels' SHA-256s, in order.
+std::string candidate_digest(const Module& target_ir) {
+  std::string all;
+  for (auto& op : target_ir.ops)
+    if (op->name == "target.kernel") all += read_kernel_desc(*op).sha256;
+  return sha256_hex(all);
+}
+
+// Each dim rounded up to a power of two (reported with the entry).
+std::string bucket_of(const MatmulSpec& s) {
+  auto p2 = [](int64_t v) {
+    int64_t p = 1;
+    while (p < v) p *= 2;
+    return p;
+  };
+  return fmt::format("batch {} m {} n {} k {}", p2(s.batch), p2(s.m), p2(s.n), p2(s.k));
+}
+
+std::string one_line(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s;
+}
+
+}  // namespace
+
+std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const Options& o) {
+  std::vector<Decision> out;
+  Ledger ledger(o.ledger_path.empty() ? Ledger::default_path() : o.ledger_path);
+  for (const MatmulRegion& mr : matmul_regions(graph)) {
+    Decision d;
+    d.region = mr.id;
+    auto program = region_program(mr.region);
+    d.signature = one_line(print(*program));
+    if (!o.forced.empty()) {
+      d.candidate = o.forced;
+      d.why = "forced by --candidate";
+      out.push_back(d);
+      continue;
+    }
+    // Candidates, and the digest of each applicable one at this exact shape.
+    struct Cand {
+      families::matmul::Candidate c;
+      std::unique_ptr<Module> target_ir;
+      std::string digest;
+    };
+    std::vector<Cand> cands;
+    std::string keytext = "tessera-ledger-v1\n" + runner.target + "\n" + runner.device + "\n" + runner.toolchain +
+                          "\n" + d.signature + "\n";
+    for (const auto& c : families::matmul::candidates(mr.region, runner.target)) {
+      Cand k{c, nullptr, ""};
+      if (c.unsupported.empty()) {
+        k.target_ir = lower_with(*program, runner.target, c.name);
+        k.digest = candidate_digest(*k.target_ir);
+        keytext += c.name + "=" + k.digest + "\n";
+      }
+      cands.push_back(std::move(k));
+    }
+    d.key = sha256_hex(keytext);
+    if (auto hit = ledger.lookup(d.key)) {
+      d.candidate = hit->value("winner", "tessera");
+      d.why = "tuning ledger entry " + d.key.substr(0, 12) + " (measured " + hit->value("recorded_at", "?") + ")";
+      for (const auto& r : hit->value("rows", nlohmann::json::array()))
+        d.rows.push_back({r.value("candidate", ""), r.value("tier", ""), r.value("status", ""),
+                          r.value("detail", ""), r.value("median_ns", -1.0), r.value("worst_ratio", -1.0)});
+      out.push_back(d);
+      continue;
+    }
+    // Measure: gate every applicable candidate with the oracle, time the survivors.
+    const bool proxy = region_macs(mr.region) > o.gate_limit_macs;
+    auto gate_program = proxy ? region_program(mr.region, 256) : nullptr;
+    const Module& gated = proxy ? *gate_program : *program;
+    std::vector<Tensor> inputs = inputs_for(*program);
+    std::vector<Tensor> gate_inputs = proxy ? inputs_for(gated) : std::vector<Tensor>{};
+    std::vector<oracle::Expected> expected = oracle::evaluate(gated, "", proxy ? gate_inputs : inputs);
+    for (Cand& k : cands) {
+      Row r{k.c.name, k.c.tier, "", "", -1, -1};
+      if (!k.c.unsupported.empty()) {
+        r.status = "not applicable";
+        r.detail = "it " + k.c.unsupported;
+        d.rows.push_back(r);
+        continue;
+      }
+      try {
+        Runner::Measured m = runner.run(*k.target_ir, inputs, o.reps);
+        std::vector<Tensor> checked = m.outputs;
+        if (proxy) checked = runner.run(*lower_with(gated, runner.target, k.c.name), gate_inputs, 0).outputs;
+        oracle::Comparison c = oracle::compare(expected.at(0), checked.at(0));
+        r.worst_ratio = c.worst_ratio;
+        r.median_ns = m.median_ns;
+        r.status = c.pass ? "survivor" : "rejected";
+        r.detail = fmt::format("oracle worst err/tol {:.3g}{}{}", c.worst_ratio, proxy ? " (gated at M, N <= 256)" : "",
+                               c.pass ? "" : ": beyond its accuracy budget; " + c.first_failure);
+      } catch (const Error& e) {
+        r.status = "failed";
+        r.detail = e.what();
+      }
+      d.rows.push_back(r);
+    }
+    Row* best = nullptr;
+    for (Row& r : d.rows)
+      if (r.status == "survivor" && (!best || r.median_ns < best->median_ns)) best = &r;
+    if (!best) fail("E770", "matmul " + mr.id + ": no candidate passed the oracle:\n" + describe(d));
+    best->status = "winner";
+    d.candidate = best->candidate;
+    d.why = "measured now (" + runner.timing_domain + ", median of " + std::to_string(o.reps) + ")";
+    nlohmann::json rows = nlohmann::json::array();
+    for (const Row& r : d.rows)
+      rows.push_back({{"candidate", r.candidate}, {"tier", r.tier}, {"status", r.status}, {"detail", r.detail},
+                      {"median_ns", r.median_ns}, {"worst_ratio", r.worst_ratio}});
+    ledger.record(d.key, {{"winner", d.candidate},
+                          {"region", d.signature},
+                          {"bucket", bucket_of(matmul_spec(*mr.region.core))},
+                          {"target", runner.target},
+                          {"device", runner.device},
+                          {"toolchain", runner.toolchain},
+                          {"timing_domain", runner.timing_domain},
+                          {"recorded_at", evidence::utc_now_iso()},
+                          {"rows", rows}});
+    out.push_back(d);
+  }
+  return out;
+}
+
+passes::Candidates choices(const std::vector<Decision>& decisions) {
+  passes::Candidates c;
+  for (const Decision& d : decisions) c[d.region] = d.candidate;
+  return c;
+}
+
+std::string describe(const Decision& d) {
+  std::string s = fmt::format("matmul {}: candidate {} ({})\n", d.region, d.candidate, d.why);
+  for (const Row& r : d.rows) {
+    const std::string t = r.median_ns >= 0 ? fmt::format("{:10.3f} ms", r.median_ns / 1e6) : std::string(13, ' ');
+    s += fmt::format("  {:<9} {:<12} {:<14} {}  {}\n", r.candidate, r.tier, r.status, t, r.detail);
+  }
+  return s;
+}
+
+}  // namespace tessera::arbiter

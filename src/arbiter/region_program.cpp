@@ -1,0 +1,73 @@
+#include "arbiter/region_program.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "ir/graph_dialect.hpp"
+#include "passes/fusion.hpp"
+#include "passes/graph_to_schedule.hpp"
+
+namespace tessera::arbiter {
+
+using namespace tessera::ir;
+
+std::vector<MatmulRegion> matmul_regions(const Module& graph) {
+  std::vector<MatmulRegion> out;
+  for (Op* f : graph.funcs()) {
+    int i = 0;
+    for (const families::fused::FusedRegion& r : passes::partition(*f))
+      if (r.kind == families::fused::FusedRegion::Kind::Matmul)
+        out.push_back({passes::matmul_region_id(f->sym, i++), r});
+  }
+  return out;
+}
+
+double region_macs(const families::fused::FusedRegion& r) {
+  MatmulSpec s = matmul_spec(*r.core);
+  return double(s.batch) * double(s.m) * double(s.n) * double(s.k);
+}
+
+std::unique_ptr<Module> region_program(const families::fused::FusedRegion& r, int64_t cap) {
+  const Op& core = *r.core;
+  const MatmulSpec s = matmul_spec(core);
+  const int64_t m2 = cap > 0 ? std::min(s.m, cap) : s.m, n2 = cap > 0 ? std::min(s.n, cap) : s.n;
+  // Dims are rewritten by position: the M and N dims of A, B and of values
+  // shaped like (or broadcast to) the result.
+  auto resize = [&](const Value* v) {
+    Type t = v->type;
+    if (!t.is_tensor() || t.rank() == 0) return t;
+    const int64_t r = t.rank();
+    auto set = [&](int64_t d, int64_t want, int64_t from) {
+      if (d >= 0 && d < r && t.shape[d] == from && from != 1) t.shape[d] = want;
+    };
+    if (v == core.operands[0]) {
+      set(s.transpose_a ? r - 1 : r - 2, m2, s.m);
+    } else if (v == core.operands[1]) {
+      set(s.transpose_b ? r - 2 : r - 1, n2, s.n);
+    } else {
+      set(r - 2, m2, s.m);
+      set(r - 1, n2, s.n);
+    }
+    return t;
+  };
+  auto m = std::make_unique<Module>();
+  std::vector<std::pair<std::string, Type>> args;
+  for (const Value* leaf : r.leaves) args.emplace_back(leaf->name, resize(leaf));
+  Op& f = add_func(*m, "region", args, {resize(r.result)});
+  Region& body = *f.regions[0];
+  std::map<const Value*, Value*> map;
+  for (size_t i = 0; i < r.leaves.size(); ++i) map[r.leaves[i]] = body.args[i].get();
+  Builder b(body, "r");
+  for (const Op* op : r.ops) {
+    std::vector<Value*> operands;
+    for (const Value* v : op->operands) operands.push_back(map.at(v));
+    Op& copy = b.create(op->name, operands, op->attrs);
+    copy.loc = op->loc;
+    map[op->result()] = copy.add_result(op->result()->name, resize(op->result()));
+  }
+  b.create("return", {map.at(r.result)});
+  verify_graph(*m);
+  return m;
+}
+
+}  // namespace tessera::arbiter

@@ -1,0 +1,34 @@
+// The cuBLASLt library candidate on CUDA (the CUDA toolkit's libcublasLt,
+// loaded with dlopen at first use, like the driver). A plan is made once per
+// kernel at load: matrix layouts for the row-major call, the algorithm the
+// library's heuristic picks, and a workspace; enqueue() then only calls
+// cublasLtMatmul on the stream (capturable in CUDA graphs). f32 runs with
+// CUBLAS_COMPUTE_32F, never TF32. E762 if the library is missing.
+#pragma once
+#include <cuda.h>
+
+#include <memory>
+#include <string>
+
+#include "ir/library_call.hpp"
+
+namespace tessera::runtime::cuda {
+
+class CublasLtMatmul {
+ public:
+  explicit CublasLtMatmul(const ir::LibraryMatmul& call);
+  ~CublasLtMatmul();
+  CublasLtMatmul(const CublasLtMatmul&) = delete;
+  CublasLtMatmul& operator=(const CublasLtMatmul&) = delete;
+  // buffers: device pointers of a, b, out.
+  void enqueue(const CUdeviceptr* buffers, CUstream stream) const;
+
+ private:
+  struct Plan;
+  std::unique_ptr<Plan> plan_;
+};
+
+// "cublaslt <version>" (cublasLtGetVersion), or E762.
+std::string cublaslt_version();
+
+}  // namespace tessera::runtime::cuda
