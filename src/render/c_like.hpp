@@ -28,6 +28,10 @@ class CLikeRenderer {
   virtual std::string kernel_close(const ir::Op& kernel) = 0;
   virtual std::string program_id_expr() const = 0;
   virtual std::string alloca_decl(const std::string& name, const std::string& elem, int64_t size) const = 0;
+  // A tile library call whose meaning depends on the thread's position in the
+  // program (loads, stores, masks, lane reductions). CPU and CUDA read the
+  // position from the library (threadIdx); Metal passes it in.
+  virtual std::string lane_call(const std::string& fn, const std::string& args) const;
 
   // Helpers for subclasses.
   std::string name(const ir::Value* v);

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "runtime/metal/msl_emulation.hpp"
 #include "runtime/thread_pool.hpp"
 
 namespace tessera::runtime {
@@ -10,6 +11,14 @@ Executable Executable::load(const ir::Module& m, const std::string& func, CpuMod
   Executable e;
   e.h_ = HostSchedule::from(m, func, "cpu");
   for (const ir::KernelDesc& k : e.h_.kernels) e.fns_.push_back(cache.load(k));  // digest verified here, once
+  return e;
+}
+
+Executable Executable::load_emulated_msl(const ir::Module& m, const std::string& func, CpuModuleCache& cache) {
+  Executable e;
+  e.h_ = HostSchedule::from(m, func, "metal");
+  for (const ir::KernelDesc& k : e.h_.kernels) e.fns_.push_back(cache.load(metal::emulated_host_kernel(k)));
+  e.placement_ = "emulated_msl";
   return e;
 }
 
@@ -41,7 +50,7 @@ RunResult Executable::run(const std::vector<Tensor>& inputs, ThreadPool* on) con
     pool.parallel_for(k.grid, [fn, args](int64_t b, int64_t e) { fn(args, b, e); });
     auto t1 = std::chrono::steady_clock::now();
     result.launches.push_back(
-        {k.sym, "native_cpu", k.sha256, k.grid, std::chrono::duration<double, std::nano>(t1 - t0).count(), -1});
+        {k.sym, placement_, k.sha256, k.grid, std::chrono::duration<double, std::nano>(t1 - t0).count(), -1});
   }
   for (int r : h_.result_slots) result.outputs.push_back(slots[r]);
   return result;

@@ -7,7 +7,7 @@ namespace tessera::cli {
 struct RunOptions {
   std::string file, target = "cpu", func;
   std::vector<std::string> inputs, outputs;
-  bool check = false, reference = false;
+  bool check = false, reference = false, emulate = false;
   int repeat = 1;
 };
 void add_run_options(CLI::App& run, RunOptions& o);
