@@ -18,6 +18,7 @@
 #include "oracle/reference.hpp"
 #include "passes/pipeline.hpp"
 #include "reduce_cases.hpp"
+#include "semantics_checks.hpp"
 #include "render/msl_renderer.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/inputs.hpp"
@@ -71,10 +72,14 @@ std::vector<Tensor> run_and_check(const MetalProgram& p, const std::vector<Tenso
   bool all_pass = true;
   for (size_t i = 0; i < expected.size(); ++i) {
     oracle::Comparison c = oracle::compare(expected[i], r.outputs.at(i));
-    if (expect_pass) EXPECT_TRUE(c.pass) << c.failures << " elements out of tolerance; first: " << c.first_failure;
+    if (expect_pass) {
+      EXPECT_TRUE(c.pass) << c.failures << " elements out of tolerance; first: " << c.first_failure;
+    }
     all_pass = all_pass && c.pass;
   }
-  if (!expect_pass) EXPECT_FALSE(all_pass) << "the oracle did not catch the mutated kernel";
+  if (!expect_pass) {
+    EXPECT_FALSE(all_pass) << "the oracle did not catch the mutated kernel";
+  }
   return r.outputs;
 }
 
@@ -127,44 +132,17 @@ TEST_P(MetalFusion, EmulatedMatchesUnfusedOracle) {
 INSTANTIATE_TEST_SUITE_P(Sample, MetalFusion, ::testing::ValuesIn(sample(all_fusion_cases(), 3)),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
+Tensor reduce_on_metal(const std::vector<int64_t>& shape, DType dt, const std::string& kind,
+                       const std::vector<int64_t>& axes, bool keepdims, const Tensor& x) {
+  return run_and_check(reduce_metal(shape, dt, kind, axes, keepdims), {x})[0];
+}
 
 TEST(MetalSemantics, MaxMinPropagateNaNInEveryPosition) {
-  for (DType dt : {DType::F32, DType::F16, DType::BF16})
-    for (const char* kind : {"max", "min"})
-      for (int64_t cols : {70, 5000}) {
-        Tensor x = generate_input("const:1", dt, {6, cols});
-        x.set(0, kNaN);
-        x.set(cols + cols / 2, kNaN);
-        x.set(3 * cols - 1, kNaN);
-        for (int64_t j = 0; j < cols; ++j) x.set(3 * cols + j, kNaN);  // all NaN
-        x.set(4 * cols + 5, kInf);
-        x.set(4 * cols + 6, -kInf);
-        Tensor y = run_and_check(reduce_metal({6, cols}, dt, kind, {1}, false), {x})[0];
-        for (int r = 0; r < 4; ++r) EXPECT_TRUE(std::isnan(y.get(r))) << kind << " row " << r;
-        EXPECT_EQ(y.get(4), std::string(kind) == "max" ? kInf : -kInf);
-        EXPECT_EQ(y.get(5), 1.0);
-        Tensor c = run_and_check(reduce_metal({6, cols}, dt, kind, {0}, false), {x})[0];
-        EXPECT_TRUE(std::isnan(c.get(0)) && std::isnan(c.get(cols / 2)) && std::isnan(c.get(cols - 1)));
-      }
+  check_max_min_propagate_nan(reduce_on_metal, {DType::F32, DType::F16, DType::BF16});
 }
 
 TEST(MetalSemantics, InfinitiesZeroExtentsRankZero) {
-  Tensor x = generate_input("const:0", DType::F32, {3, 3});
-  x.set(0, kInf);
-  x.set(1, -kInf);
-  Tensor sm = run_and_check(reduce_metal({3, 3}, DType::F32, "sum", {1}, false), {x})[0];
-  Tensor mx = run_and_check(reduce_metal({3, 3}, DType::F32, "max", {1}, false), {x})[0];
-  EXPECT_TRUE(std::isnan(sm.get(0)));
-  EXPECT_EQ(mx.get(0), kInf);
-  Tensor e = Tensor::empty(DType::F32, {4, 0});
-  Tensor s0 = run_and_check(reduce_metal({4, 0}, DType::F32, "sum", {1}, false), {e})[0];
-  Tensor p1 = run_and_check(reduce_metal({4, 0}, DType::F32, "prod", {1}, true), {e})[0];
-  for (int i = 0; i < 4; ++i) EXPECT_TRUE(s0.get(i) == 0.0 && p1.get(i) == 1.0);
-  Tensor v = generate_input("random:seed=5", DType::BF16, {1000});
-  Tensor r0 = run_and_check(reduce_metal({1000}, DType::BF16, "mean", {0}, false), {v})[0];
-  EXPECT_EQ(r0.rank(), 0);
+  check_infinities_zero_extents_rank_zero(reduce_on_metal, DType::BF16, 1000);
 }
 
 TEST(MetalLane, F64FailsClosed) {
