@@ -9,6 +9,7 @@
 #include "ir/printer.hpp"
 #include "ir/target_dialect.hpp"
 #include "passes/pipeline.hpp"
+#include "render/msl_renderer.hpp"
 #include "runtime/disk_cache.hpp"
 #include "runtime/hip/hip_toolchain.hpp"
 #include "support/sha256.hpp"
@@ -29,6 +30,7 @@ void write_file(const fs::path& p, const std::string& bytes) {
 std::string extension(const std::string& target) {
   if (target == "cuda") return ".cu";
   if (target == "hip") return ".hip";
+  if (target == "metal") return ".metal";
   return ".cpp";
 }
 
@@ -59,6 +61,13 @@ WriteResult write(const ir::Module& m, const std::string& target, const std::str
     for (auto& b : k.buffers) buffers.push_back(b.str());
     json entry = {{"sym", k.sym},   {"sha256", k.sha256}, {"source_file", src_file}, {"grid", k.grid},
                   {"threads", k.threads}, {"buffers", buffers}, {"artifact_hash", k.artifact_hash}};
+    if (target == "metal") {  // what a Darwin loader needs to dispatch it
+      entry["metal"] = {{"function", k.sym},
+                        {"threads_per_threadgroup", {k.threads, 1, 1}},
+                        {"threadgroups_per_grid", {k.grid, 1, 1}},
+                        {"simdgroup_width", 32},
+                        {"compile_options", render::kMetalCompileOptions}};
+    }
     if (target == "hip") {  // the compile check, and its product
       runtime::hip::CodeObject co = runtime::hip::compile(k);
       const std::string co_file = "kernels/" + k.sym + "." + co.arch + ".co";
@@ -77,8 +86,11 @@ WriteResult write(const ir::Module& m, const std::string& target, const std::str
   json manifest = {{"format", kPackageFormat}, {"target", target}, {"func", f->sym},
                    {"target_ir", {{"file", tir_file}, {"sha256", sha256_hex(tir)}}},
                    {"kernels", kernels}, {"compile_check", r.compile_check},
-                   {"proves", target == "hip" ? "compiles for the arch named; not executed"
-                                              : "emitted and digested; execution is proven elsewhere (docs/status.md)"}};
+                   {"proves", target == "hip"     ? "compiles for the arch named; not executed"
+                              : target == "metal" ? "emitted and digested; never compiled by Apple's compiler nor run on "
+                                                    "an Apple GPU (the MSL's semantics are checked under host emulation, "
+                                                    "docs/status.md)"
+                                                  : "emitted and digested; execution is proven elsewhere (docs/status.md)"}};
   manifest["manifest_sha256"] = manifest_digest(manifest);
   write_file(fs::path(dir) / "manifest.json", manifest.dump(1) + "\n");
   return r;

@@ -1,10 +1,10 @@
 // Ahead-of-time packages: what a host with the target's hardware (a ROCm box,
-// later a Mac) would load. A package directory holds
+// a Mac) would load. A package directory holds
 //   manifest.json       format, target, func, ABI, every kernel's digest and
 //                       launch descriptor, the digests of every file, and the
 //                       manifest's own digest
 //   <func>.target.tsr   the Target IR, kernel sources embedded
-//   kernels/<sym>.<ext> each kernel's source (.cpp, .cu, .hip)
+//   kernels/<sym>.<ext> each kernel's source (.cpp, .cu, .hip, .metal)
 //   kernels/<sym>.<arch>.co   HIP only: the code object from the compile check
 // verify() re-derives every digest, so an edited source, code object or
 // manifest is caught, as the runtime does for kernels it loads.

@@ -7,6 +7,7 @@
 #include "ir/tile_dialect.hpp"
 #include "render/cpp_renderer.hpp"
 #include "render/cuda_renderer.hpp"
+#include "render/msl_renderer.hpp"
 
 #include "support/sha256.hpp"
 
@@ -35,15 +36,18 @@ AttrList buffer_descs(const Op& kernel, const Op& launch) {
 
 std::unique_ptr<Module> tile_to_target(const Module& tile, const std::string& target) {
   verify_tile(tile);
-  if (target != "cpu" && target != "cuda" && target != "hip")
-    fail("E506", "target '" + target + "' has no renderer in this build (available: cpu, cuda, hip)");
+  if (target != "cpu" && target != "cuda" && target != "hip" && target != "metal")
+    fail("E506", "target '" + target + "' has no renderer in this build (available: cpu, cuda, hip, metal)");
   auto render = [&](const Op& k) {
     if (target == "cuda") return render::render_cuda_kernel(k);
     if (target == "hip") return render::render_hip_kernel(k);
+    if (target == "metal") return render::render_msl_kernel(k);
     return render::render_cpp_kernel(k);
   };
-  const char* abi = target == "cuda" ? render::kCudaKernelAbi : target == "hip" ? render::kHipKernelAbi
-                                                                                : render::kCpuKernelAbi;
+  const char* abi = target == "cuda"    ? render::kCudaKernelAbi
+                    : target == "hip"   ? render::kHipKernelAbi
+                    : target == "metal" ? render::kMetalKernelAbi
+                                        : render::kCpuKernelAbi;
   auto out = clone(tile);
   // The host schedule: tile.launch -> target.launch, keyed by kernel.
   std::map<std::string, const Op*> launch_of;

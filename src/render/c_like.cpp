@@ -57,6 +57,10 @@ bool CLikeRenderer::contains(const Op& kernel, const std::string& op_name) {
   return found;
 }
 
+std::string CLikeRenderer::lane_call(const std::string& fn, const std::string& args) const {
+  return "tsr::" + fn + "(" + args + ")";
+}
+
 bool CLikeRenderer::is_written(const Op& kernel, const Value* ptr) const {
   bool written = false;
   std::function<void(const Region&)> walk = [&](const Region& r) {
@@ -125,17 +129,17 @@ void CLikeRenderer::render_op(const Op& op, int indent) {
       def("tsr::load1<" + storage(t.dtype) + ">(" + ptr + ")");
     } else {
       std::string targs = "<" + storage(t.dtype) + ", " + std::to_string(t.numel()) + ">";
-      if (n == "tile.load") def("tsr::" + load_fn(op.operands[0]) + targs + "(" + ptr + ")");
-      else def("tsr::load_masked" + targs + "(" + ptr + ", " + arg(2) + ", " + value_attr("other", t) + ")");
+      if (n == "tile.load") def(lane_call(load_fn(op.operands[0]) + targs, ptr));
+      else def(lane_call("load_masked" + targs, ptr + ", " + arg(2) + ", " + value_attr("other", t)));
     }
   } else if (n == "tile.store") {
-    out_ += pad + "tsr::store(" + arg(0) + " + " + arg(1) + ", " + arg(2) + ");\n";
+    out_ += pad + lane_call("store", arg(0) + " + " + arg(1) + ", " + arg(2)) + ";\n";
   } else if (n == "tile.store_masked") {
-    out_ += pad + "tsr::store_masked(" + arg(0) + " + " + arg(1) + ", " + arg(2) + ", " + arg(3) + ");\n";
+    out_ += pad + lane_call("store_masked", arg(0) + " + " + arg(1) + ", " + arg(2) + ", " + arg(3)) + ";\n";
   } else if (n == "tile.combine") {
     def("tsr::combine_" + kind() + "(" + arg(0) + ", " + arg(1) + ")");
   } else if (n == "tile.reduce_lanes") {
-    def("tsr::reduce_lanes_" + kind() + "(" + arg(0) + ")");
+    def(lane_call("reduce_lanes_" + kind(), arg(0)));
   } else if (n == "tile.divf") {
     def("tsr::divf(" + arg(0) + ", " + arg(1) + ")");
   } else if (n == "tile.map") {
@@ -150,7 +154,7 @@ void CLikeRenderer::render_op(const Op& op, int indent) {
     const Type& t = op.result(0)->type;
     def("tsr::full<" + storage(t.dtype) + ", " + std::to_string(t.numel()) + ">(" + arg(0) + ")");
   } else if (n == "tile.mask") {
-    def("tsr::mask_lanes(" + arg(0) + ", " + arg(1) + ", " + value_attr("other", op.result(0)->type) + ")");
+    def(lane_call("mask_lanes", arg(0) + ", " + arg(1) + ", " + value_attr("other", op.result(0)->type)));
   } else if (n == "tile.matmul") {
     auto ints = [&](const char* key) { return *op.attr(key)->as_ints(); };
     const auto blk = ints("block"), warps = ints("warps"), sa = ints("a_strides"), sb = ints("b_strides"),

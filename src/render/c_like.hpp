@@ -33,6 +33,10 @@ class CLikeRenderer {
   virtual std::string matmul_library() const = 0;
   // The tile library function that loads a whole tile from `ptr`.
   virtual std::string load_fn(const ir::Value*) const { return "load"; }
+  // A tile library call whose meaning depends on the thread's position in the
+  // program (loads, stores, masks, lane reductions). CPU and CUDA read the
+  // position from the library (threadIdx); Metal passes it in.
+  virtual std::string lane_call(const std::string& fn, const std::string& args) const;
 
   // Helpers for subclasses.
   std::string name(const ir::Value* v);

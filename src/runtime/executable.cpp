@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "runtime/library/openblas.hpp"
+#include "runtime/metal/msl_emulation.hpp"
 #include "runtime/thread_pool.hpp"
 #include "support/sha256.hpp"
 
@@ -25,6 +26,19 @@ Executable Executable::load(const ir::Module& m, const std::string& func, CpuMod
     e.library_fns_.push_back(openblas_matmul(ir::LibraryMatmul::parse(k.source)));
     e.implementations_.push_back("openblas " + openblas_version());
   }
+  return e;
+}
+
+Executable Executable::load_emulated_msl(const ir::Module& m, const std::string& func, CpuModuleCache& cache) {
+  Executable e;
+  e.h_ = HostSchedule::from(m, func, "metal");
+  for (const ir::KernelDesc& k : e.h_.kernels) {
+    if (!k.library.empty()) fail("E712", "kernel @" + k.sym + " is a library call; the MSL emulation runs MSL kernels");
+    e.fns_.push_back(cache.load(metal::emulated_host_kernel(k)));
+    e.library_fns_.emplace_back();
+    e.implementations_.push_back("tessera");
+  }
+  e.placement_ = "emulated_msl";
   return e;
 }
 
@@ -56,7 +70,7 @@ RunResult Executable::run(const std::vector<Tensor>& inputs, ThreadPool* on) con
     if (fn) pool.parallel_for(k.grid, [fn, args](int64_t b, int64_t e) { fn(args, b, e); });
     else library_fns_[s.kernel](args);  // the library threads itself
     auto t1 = std::chrono::steady_clock::now();
-    result.launches.push_back({k.sym, "native_cpu", k.sha256, k.grid,
+    result.launches.push_back({k.sym, placement_, k.sha256, k.grid,
                                std::chrono::duration<double, std::nano>(t1 - t0).count(), -1,
                                implementations_[s.kernel]});
   }

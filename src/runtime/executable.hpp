@@ -19,7 +19,7 @@ class ThreadPool;
 
 struct LaunchRecord {
   std::string kernel;
-  std::string placement;  // "native_cpu" | "native_gpu"
+  std::string placement;  // "native_cpu" | "native_gpu" | "emulated_msl" (Metal kernels run on the CPU under emulation)
   std::string sha256;
   int64_t programs = 0;
   double kernel_wall_ns = 0;    // host clock around the native submit (CPU: the kernel; GPU: the enqueue)
@@ -40,6 +40,12 @@ class Executable {
   static Executable load(const ir::Module& target_ir, const std::string& func = "",
                          CpuModuleCache& cache = CpuModuleCache::global());
 
+  // The Metal lane's host emulation: Target IR for "metal" (E712 otherwise);
+  // each kernel's MSL, digest verified, runs on the CPU as emulated
+  // threadgroups (runtime/metal/msl_emulation.hpp). Launches say emulated_msl.
+  static Executable load_emulated_msl(const ir::Module& target_ir, const std::string& func = "",
+                                      CpuModuleCache& cache = CpuModuleCache::global());
+
   // Runs on `pool` (default: the process-wide pool). Results never depend on it.
   RunResult run(const std::vector<Tensor>& inputs, ThreadPool* pool = nullptr) const;
 
@@ -57,6 +63,7 @@ class Executable {
   // Library kernels (KernelDesc::library): the call, and what it is.
   std::vector<std::function<void(void* const*)>> library_fns_;
   std::vector<std::string> implementations_;
+  std::string placement_ = "native_cpu";
 };
 
 }  // namespace tessera::runtime

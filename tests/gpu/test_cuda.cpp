@@ -12,6 +12,7 @@
 #include "../e2e/fusion_cases.hpp"
 #include "../e2e/matmul_cases.hpp"
 #include "../e2e/reduce_cases.hpp"
+#include "../e2e/semantics_checks.hpp"
 #include "ir/parser.hpp"
 #include "oracle/reference.hpp"
 #include "passes/pipeline.hpp"
@@ -107,43 +108,17 @@ INSTANTIATE_TEST_SUITE_P(All, CudaFusion, ::testing::ValuesIn(all_fusion_cases()
 INSTANTIATE_TEST_SUITE_P(Matmul, CudaFusion, ::testing::ValuesIn(matmul_cases()),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
+Tensor reduce_on_cuda(const std::vector<int64_t>& shape, DType dt, const std::string& kind,
+                      const std::vector<int64_t>& axes, bool keepdims, const Tensor& x) {
+  return run_and_check(reduce_cuda(shape, dt, kind, axes, keepdims), {x})[0];
+}
 
 TEST(CudaSemantics, MaxMinPropagateNaNInEveryPosition) {
-  for (DType dt : {DType::F32, DType::F64, DType::F16, DType::BF16})
-    for (const char* kind : {"max", "min"})
-      for (int64_t cols : {70, 5000}) {
-        Tensor x = generate_input("const:1", dt, {6, cols});
-        x.set(0, kNaN);
-        x.set(cols + cols / 2, kNaN);
-        x.set(3 * cols - 1, kNaN);
-        for (int64_t j = 0; j < cols; ++j) x.set(3 * cols + j, kNaN);  // all NaN
-        x.set(4 * cols + 5, kInf);
-        x.set(4 * cols + 6, -kInf);
-        Tensor y = run_and_check(reduce_cuda({6, cols}, dt, kind, {1}, false), {x})[0];
-        for (int r = 0; r < 4; ++r) EXPECT_TRUE(std::isnan(y.get(r))) << kind << " row " << r;
-        EXPECT_EQ(y.get(4), std::string(kind) == "max" ? kInf : -kInf);
-        EXPECT_EQ(y.get(5), 1.0);
-        Tensor c = run_and_check(reduce_cuda({6, cols}, dt, kind, {0}, false), {x})[0];
-        EXPECT_TRUE(std::isnan(c.get(0)) && std::isnan(c.get(cols / 2)) && std::isnan(c.get(cols - 1)));
-      }
+  check_max_min_propagate_nan(reduce_on_cuda, {DType::F32, DType::F64, DType::F16, DType::BF16});
 }
 
 TEST(CudaSemantics, InfinitiesZeroExtentsRankZero) {
-  Tensor x = generate_input("const:0", DType::F32, {3, 3});
-  x.set(0, kInf);
-  x.set(1, -kInf);
-  Tensor sm = run_and_check(reduce_cuda({3, 3}, DType::F32, "sum", {1}, false), {x})[0];
-  Tensor mx = run_and_check(reduce_cuda({3, 3}, DType::F32, "max", {1}, false), {x})[0];
-  EXPECT_TRUE(std::isnan(sm.get(0)));
-  EXPECT_EQ(mx.get(0), kInf);
-  Tensor e = Tensor::empty(DType::F32, {4, 0});
-  Tensor s0 = run_and_check(reduce_cuda({4, 0}, DType::F32, "sum", {1}, false), {e})[0];
-  Tensor p1 = run_and_check(reduce_cuda({4, 0}, DType::F32, "prod", {1}, true), {e})[0];
-  for (int i = 0; i < 4; ++i) EXPECT_TRUE(s0.get(i) == 0.0 && p1.get(i) == 1.0);
-  Tensor v = generate_input("random:seed=3", DType::F64, {100003});
-  EXPECT_EQ(run_and_check(reduce_cuda({100003}, DType::F64, "sum", {0}, false), {v})[0].rank(), 0);
+  check_infinities_zero_extents_rank_zero(reduce_on_cuda, DType::F64, 100003);
 }
 
 TEST(CudaSemantics, HalfStorageAccumulatesInF32) {

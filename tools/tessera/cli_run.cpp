@@ -51,7 +51,7 @@ std::string shape_str(const ir::Type& t) { return t.str(); }
 
 void add_run_options(CLI::App& run, RunOptions& o) {
   run.add_option("file", o.file, "program (.tsr) or lowered IR")->required();
-  run.add_option("--target", o.target, "cpu (cuda, metal, hip: see README)")
+  run.add_option("--target", o.target, "cpu | cuda (metal only with --emulate; hip: see README)")
       ->check(CLI::IsMember({"cpu", "cuda", "metal", "hip"}));
   run.add_option("--func", o.func, "func to run (default: the first)");
   run.add_option("--input", o.inputs, "NAME=file.npy or NAME=random:seed=N | special:seed=N | const:V | iota | nan | inf");
@@ -60,16 +60,22 @@ void add_run_options(CLI::App& run, RunOptions& o) {
   run.add_flag("--reference", o.reference, "run the oracle instead of kernels (labelled as such)");
   run.add_option("--candidate", o.candidate, "implement every matmul with this candidate (tessera, openblas, cublaslt)");
   run.add_flag("--no-tune", o.no_tune, "matmuls: run the synthesized candidate without consulting the arbiter");
+  run.add_flag("--emulate", o.emulate,
+               "--target metal: run the MSL kernels on the CPU under the host emulation (placement emulated_msl)");
   run.add_option("--repeat", o.repeat, "launch N times; times are the median")->check(CLI::Range(1, 100000));
 }
 
 int run_cmd(const RunOptions& o) {
-  if (o.target == "metal")
-    fail("E720", "native Metal execution needs a Darwin host with an Apple GPU; this is Linux");
+  if (o.emulate && o.target != "metal")
+    fail("E723", "--emulate applies to --target metal only (MSL under the host emulation); '" + o.target +
+                     "' runs natively or not at all");
+  if (o.target == "metal" && !o.emulate)
+    fail("E720", "native Metal execution needs a Darwin host with an Apple GPU; this is Linux (--emulate runs the "
+                 "MSL on the CPU under the host emulation, labelled emulated_msl)");
   if (o.target == "hip")
     fail("E722", "the HIP lane is compile-checked only (hipcc, gfx90a): there is no AMD GPU here and no HIP "
                  "runtime in this build (see `tessera package --target hip`)");
-  if (o.target != "cpu" && o.target != "cuda")
+  if (o.target != "cpu" && o.target != "cuda" && o.target != "metal")
     fail("E721", "target '" + o.target + "' cannot execute in this build (native execution: cpu, cuda)");
   auto m = ir::parse_file(o.file);
   const bool graph = ir::detect_layer(*m) == ir::Layer::Graph;
@@ -92,10 +98,11 @@ int run_cmd(const RunOptions& o) {
     fail("E304", "--candidate applies to matmuls, and the program has none");
   }
   auto target_ir = passes::lower(*m, ir::Layer::Target, o.target, candidates);
-  // Exactly one backend runs; neither can stand in for the other.
+  // Exactly one backend runs; none can stand in for another.
   std::optional<runtime::Executable> cpu;
   std::optional<runtime::cuda::CudaExecutable> gpu;
   if (o.target == "cuda") gpu.emplace(runtime::cuda::CudaExecutable::load(*target_ir, o.func));
+  else if (o.target == "metal") cpu.emplace(runtime::Executable::load_emulated_msl(*target_ir, o.func));
   else cpu.emplace(runtime::Executable::load(*target_ir, o.func));
   const runtime::HostSchedule& h = gpu ? gpu->schedule() : cpu->schedule();
 
@@ -120,6 +127,9 @@ int run_cmd(const RunOptions& o) {
   if (gpu)
     fmt::print("run @{} on target cuda ({}, {})\n", h.func, runtime::cuda::device_info().name,
                runtime::cuda::CudaModuleCache::global().toolchain());
+  else if (o.target == "metal")
+    fmt::print("run @{} on target metal, EMULATED: MSL compiled as C++ by the host compiler, {} CPU threads; "
+               "not an Apple GPU\n", h.func, runtime::ThreadPool::global().size());
   else
     fmt::print("run @{} on target cpu ({} threads)\n", h.func, runtime::ThreadPool::global().size());
   std::vector<Tensor> outputs;

@@ -7,7 +7,7 @@ namespace tessera::cli {
 struct RunOptions {
   std::string file, target = "cpu", func;
   std::vector<std::string> inputs, outputs;
-  bool check = false, reference = false;
+  bool check = false, reference = false, emulate = false;
   std::string candidate;  // forces every matmul's candidate
   bool no_tune = false;   // matmuls: the synthesized candidate, unmeasured
   int repeat = 1;

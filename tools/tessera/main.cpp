@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
   std::string file, target = "cpu", emit = "target", out, candidate;
   auto* compile = app.add_subcommand("compile", "lower a program and print one layer");
   compile->add_option("file", file, "program (.tsr), or any layer's IR text")->required();
-  compile->add_option("--target", target, "cpu")->check(CLI::IsMember({"cpu", "cuda", "metal", "hip"}));
+  compile->add_option("--target", target, "cpu | cuda | hip | metal")->check(CLI::IsMember({"cpu", "cuda", "metal", "hip"}));
   compile->add_option("--emit", emit, "graph|schedule|tile|target|source")
       ->check(CLI::IsMember({"graph", "schedule", "tile", "target", "source"}));
   compile->add_option("-o,--output", out, "write to a file instead of stdout");

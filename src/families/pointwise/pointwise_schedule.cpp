@@ -1,4 +1,5 @@
 #include "families/pointwise/pointwise_schedule.hpp"
+#include "families/gpu_targets.hpp"
 
 #include <algorithm>
 
@@ -30,7 +31,7 @@ void choose(Plan& p, const std::string& target, int64_t storage_bytes) {
     const int64_t lanes = p.tile_lanes();
     p.chunk = std::clamp<int64_t>((inner + lanes - 1) / lanes * lanes, lanes, 16384);
     p.rows_per_program = std::clamp<int64_t>(16384 / std::max<int64_t>(inner, 1), 1, std::max<int64_t>(1, rows / 64));
-  } else if (target == "cuda" || target == "hip") {  // HIP: the CUDA schedule, untuned for AMD
+  } else if (uses_gpu_schedule(target)) {  // HIP, Metal: the CUDA schedule, untuned for them
     p.vector_width = 16 / std::max<int64_t>(storage_bytes, 2);  // 16-byte loads of the narrowest storage
     static const std::pair<int64_t, int64_t> shapes[] = {{64, 1}, {128, 1}, {256, 1}, {256, 2}, {256, 4}};
     for (auto [threads, unroll] : shapes) {
@@ -41,7 +42,7 @@ void choose(Plan& p, const std::string& target, int64_t storage_bytes) {
     p.chunk = p.tile_lanes();
     p.rows_per_program = 1;
   } else {
-    fail("E506", "target '" + target + "' has no pointwise schedule in this build (available: cpu, cuda, hip)");
+    fail("E506", "target '" + target + "' has no pointwise schedule in this build (available: cpu, cuda, hip, metal)");
   }
   p.programs = (rows + p.rows_per_program - 1) / p.rows_per_program * p.chunks_per_row();
 }

@@ -1,4 +1,5 @@
 #include "families/reduce/reduce_plan.hpp"
+#include "families/gpu_targets.hpp"
 
 #include <algorithm>
 
@@ -45,8 +46,8 @@ constexpr Machine kCuda{true, 16, 264, 1024, 1 << 16, 0, 0, 1, 8};
 
 const Machine& machine_for(const std::string& target) {
   if (target == "cpu") return kCpu;
-  if (target == "cuda" || target == "hip") return kCuda;  // HIP: the H200's schedule, untuned for AMD
-  fail("E506", "target '" + target + "' has no reduce schedule in this build (available: cpu, cuda, hip)");
+  if (uses_gpu_schedule(target)) return kCuda;  // HIP, Metal: the H200's schedule, untuned for them
+  fail("E506", "target '" + target + "' has no reduce schedule in this build (available: cpu, cuda, hip, metal)");
 }
 
 void choose_cpu(Pass& p, const Machine& m) {

@@ -1,4 +1,5 @@
 #include "families/rowwise/rowwise_schedule.hpp"
+#include "families/gpu_targets.hpp"
 
 #include <algorithm>
 
@@ -25,7 +26,7 @@ void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out
     p.vector_width = 64 / esize;
     p.unroll = 4;
     p.resident = false;
-  } else if (target == "cuda" || target == "hip") {  // HIP: the CUDA schedule, untuned for AMD
+  } else if (uses_gpu_schedule(target)) {  // HIP, Metal: the CUDA schedule, untuned for them
     // 16-byte loads of the narrowest storage type: f16/bf16 rows with 4 lanes
     // a load moved half the bytes per instruction and reached half the bandwidth.
     p.vector_width = 16 / std::max<int64_t>(std::min(esize, storage_bytes), 2);
@@ -49,7 +50,7 @@ void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out
       p.unroll = 4;
     }
   } else {
-    fail("E506", "target '" + target + "' has no rowwise schedule in this build (available: cpu, cuda, hip)");
+    fail("E506", "target '" + target + "' has no rowwise schedule in this build (available: cpu, cuda, hip, metal)");
   }
   p.online = target != "cpu" && p.strategy == "rows" && !p.resident && (p.op == "softmax" || p.op == "log_softmax");
   p.stash_exp = target == "cpu" && p.strategy == "rows" && p.op == "softmax" && out_dtype == p.compute;
