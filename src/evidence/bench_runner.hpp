@@ -6,6 +6,14 @@
 //    "cases": [{"name": "sum_8192x8192_axis1", "kind": "sum", "shape": [8192, 8192],
 //               "axes": [1], "dtype": "f32", "input": "random:seed=7"},
 //              {"name": "...", "program": "examples/row_sum.tsr", "inputs": {"x": "random:seed=7"}}]}
+// Matmul programs (tessera.matmul) may name "candidate": "tessera" (default) |
+// "openblas" | "cublaslt", forced for every matmul region, and their rows carry
+// flops (2*batch*m*n*k summed over the matmuls) and achieved_tflops. The oracle
+// checks the measured run in full ("oracle_scope": "full") unless the program's
+// batch*m*n*k exceeds "oracle_full_limit_macs" (per case or per spec; default
+// 2^27, the arbiter's gate): then the same candidate runs the arbiter's proxy
+// (M, N <= 256; same K, dtypes, layout, epilogue) against the proxy's oracle,
+// and the row says "oracle_scope": "proxy M,N<=256 (...)".
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>

@@ -55,9 +55,14 @@ int run_evidence_commands(const EvidenceCommands& c) {
     if (!out) fail("E120", "cannot write '" + out_path + "'");
     fmt::print("wrote {} packet {} ({} cases, commit {}, {})\n", packet.value("sealed", false) ? "sealed" : "UNSEALED",
                out_path, packet["cases"].size(), packet["source"].value("commit", "?"), packet["target"].get<std::string>());
-    for (auto& r : packet["cases"])
-      fmt::print("  {:<28} {:>9.1f} GB/s  {}  {}\n", r["name"].get<std::string>(), r.value("achieved_gbs", 0.0),
+    for (auto& r : packet["cases"]) {
+      fmt::print("  {:<28} {:>9.1f} GB/s  {}  {}", r["name"].get<std::string>(), r.value("achieved_gbs", 0.0),
                  r.value("stable", false) ? "stable" : "UNSTABLE", r["placement"].get<std::string>());
+      if (r.contains("achieved_tflops"))
+        fmt::print("  {:.2f} TFLOP/s  candidate={}  oracle={}", r["achieved_tflops"].get<double>(),
+                   r.value("candidate", "?"), r.value("oracle_scope", "?"));
+      fmt::print("\n");
+    }
     return 0;
   }
   if (c.verify->parsed()) {
