@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: setup build demo test test-gpu bench bench-gpu record-cpu clean
+.PHONY: setup build demo test test-gpu bench bench-gpu record-cpu record-cpu-matmul record-cuda-matmul clean
 setup:
 	@scripts/bootstrap.sh
 build: setup
@@ -26,6 +26,21 @@ record-cpu: build
 	@python3 bench/anchors.py bench/reduce_cpu.json --target cpu --out $(BUILD)/anchors-cpu.json
 	@$(BUILD)/tessera bench bench/reduce_cpu.json --target cpu --anchors $(BUILD)/anchors-cpu.json \
 	  --out bench/evidence/cpu/reduce.packet.json
+	@$(BUILD)/tessera evidence report bench/evidence
+# The CPU matmul packet (tessera vs the openblas candidate vs numpy; commit first).
+record-cpu-matmul: build
+	@python3 bench/anchors.py bench/matmul_cpu.json --target cpu --out $(BUILD)/anchors-cpu-matmul.json
+	@$(BUILD)/tessera bench bench/matmul_cpu.json --target cpu --anchors $(BUILD)/anchors-cpu-matmul.json \
+	  --out bench/evidence/cpu/matmul.packet.json
+	@$(BUILD)/tessera evidence report bench/evidence
+# The CUDA matmul packet, on the GPU machine with a prebuilt $(BUILD)/tessera
+# (no build step here; torch and triton for the anchors). Where the tree has
+# no git, name the commit and its fingerprint (`tessera evidence fingerprint`
+# on the clean checkout): make record-cuda-matmul BUILD=build COMMIT=<sha> FINGERPRINT=<fp>
+record-cuda-matmul:
+	@python3 bench/anchors.py bench/matmul_cuda.json --target cuda --out $(BUILD)/anchors-cuda-matmul.json
+	@$(BUILD)/tessera bench bench/matmul_cuda.json --target cuda --anchors $(BUILD)/anchors-cuda-matmul.json \
+	  --out bench/evidence/cuda/matmul.packet.json $(if $(COMMIT),--commit $(COMMIT) --fingerprint $(FINGERPRINT))
 	@$(BUILD)/tessera evidence report bench/evidence
 clean:
 	rm -rf $(BUILD)

@@ -25,6 +25,22 @@ looped two-pass softmax (online max and sum, then a second pass that
 writes). Before a Triton row is timed its result is compared with torch's;
 a mismatch drops the row with a warning.
 
+A matmul program case carries
+    "anchor": {"op": "matmul", "m", "n", "k", "batch": 1, "dtype": "f32" | "f16" | "bf16",
+               "out_dtype": (= dtype), "transpose_a": false, "transpose_b": false,
+               "epilogue": "none" | "bias_gelu"}
+(A is [batch,] M x K, or K x M transposed; B is [batch,] K x N, or N x K;
+bias_gelu is gelu(C + bias), exact erf gelu, bias of length N). CPU: numpy
+`a @ b` (f32 only: numpy's bundled OpenBLAS, all cores) on the host clock,
+then for bias_gelu a separate numpy gelu(c + bias) (erf by Abramowitz-Stegun
+7.1.26, |err| < 1.5e-7), plus a matmul-only row. CUDA (CUDA events): torch.matmul
+(cuBLAS; for f32 with torch.backends.cuda.matmul.allow_tf32 = False, said in
+the row's note), for bias_gelu followed by a separate F.gelu(c + bias) (the
+unfused baseline), an addmm + gelu row and a matmul-only row; and a Triton
+matmul of this file (tiled tl.dot, f32 accumulation, no autotune: two fixed
+configs each checked against torch and timed, the faster is the row; f32
+uses input_precision="ieee", no TF32) with the epilogue fused.
+
 Every anchor is measured on its own: one that fails prints a warning to
 stderr and the others still run.
 """
@@ -179,6 +195,57 @@ if triton is not None:
         if SILU:
             out = out / (1.0 + tl.exp(-out))  # silu(t) = t * sigmoid(t), in f32, no rounding in between
         tl.store(y_ptr + base + cols, out.to(y_ptr.dtype.element_ty), mask=inside)
+
+
+    @triton.jit
+    def matmul_tile_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K,
+                           s_ab, s_am, s_ak, s_bb, s_bk, s_bn, s_cb, s_cm, s_cn,
+                           BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, BAND: tl.constexpr,
+                           EVEN: tl.constexpr, IEEE: tl.constexpr, BIAS_GELU: tl.constexpr):
+        # One BM x BN tile of C = A x B per program (axis 1: the batch), K walked
+        # in BK steps with f32 accumulation. Programs are numbered down bands of
+        # BAND tile-rows, so programs running together share B's tile-columns
+        # and a band of A in L2.
+        pid = tl.program_id(0)
+        tiles_m = tl.cdiv(M, BM)
+        tiles_n = tl.cdiv(N, BN)
+        band = pid // (BAND * tiles_n)
+        band_rows = tl.minimum(tiles_m - band * BAND, BAND)
+        within = pid - band * BAND * tiles_n
+        tm = band * BAND + within % band_rows
+        tn = within // band_rows
+        rows = tm * BM + tl.arange(0, BM)
+        cols = tn * BN + tl.arange(0, BN)
+        ks = tl.arange(0, BK)
+        z = tl.program_id(1).to(tl.int64)
+        a_tile = a_ptr + z * s_ab + rows[:, None] * s_am + ks[None, :] * s_ak
+        b_tile = b_ptr + z * s_bb + ks[:, None] * s_bk + cols[None, :] * s_bn
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k0 in range(0, K, BK):
+            if EVEN:
+                x = tl.load(a_tile)
+                y = tl.load(b_tile)
+            else:
+                x = tl.load(a_tile, mask=(rows[:, None] < M) & (ks[None, :] + k0 < K), other=0.0)
+                y = tl.load(b_tile, mask=(ks[:, None] + k0 < K) & (cols[None, :] < N), other=0.0)
+            if IEEE:
+                acc = tl.dot(x, y, acc, input_precision="ieee")
+            else:
+                acc = tl.dot(x, y, acc)
+            a_tile += BK * s_ak
+            b_tile += BK * s_bk
+        if BIAS_GELU:  # gelu(c + bias), exact erf form, in f32, rounded once on store
+            v = acc + tl.load(bias_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)[None, :]
+            acc = 0.5 * v * (1.0 + tl.math.erf(v * 0.7071067811865476))
+        out = c_ptr + z * s_cb + rows[:, None] * s_cm + cols[None, :] * s_cn
+        tl.store(out, acc.to(c_ptr.dtype.element_ty), mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+# Fixed Triton matmul configs (no autotune): (BM, BN, BK, BAND, num_warps, num_stages).
+TRITON_MATMUL_CONFIGS = {
+    "narrow": [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 4)],  # f16 / bf16 operands
+    "f32": [(128, 128, 32, 8, 8, 3), (64, 128, 32, 8, 4, 4)],      # f32, input_precision="ieee"
+}
 
 
 def row_warps(block):
@@ -363,12 +430,156 @@ def cuda_program_rows(anchor, reps):
     return [r for r in rows if r]
 
 
+# ----------------------------------------------------------------------------- matmul
+
+def matmul_layout(anchor):
+    """Stored shapes of A and B for a matmul anchor, and the fields it uses."""
+    m, n, k, batch = int(anchor["m"]), int(anchor["n"]), int(anchor["k"]), int(anchor.get("batch", 1))
+    ta, tb = bool(anchor.get("transpose_a", False)), bool(anchor.get("transpose_b", False))
+    lead = [batch] if batch > 1 else []
+    a_shape = lead + ([k, m] if ta else [m, k])
+    b_shape = lead + ([n, k] if tb else [k, n])
+    epilogue = anchor.get("epilogue", "none")
+    if epilogue not in ("none", "bias_gelu"):
+        raise ValueError(f"unknown matmul epilogue '{epilogue}' (none, bias_gelu)")
+    return m, n, k, batch, ta, tb, a_shape, b_shape, epilogue
+
+
+def numpy_gelu(x):
+    """Exact (erf) gelu in f32 numpy: erf by Abramowitz-Stegun 7.1.26 (|err| < 1.5e-7)."""
+    import numpy as np
+    z = np.abs(x) * np.float32(0.7071067811865476)
+    t = np.float32(1) / (np.float32(1) + np.float32(0.3275911) * z)
+    poly = t * (np.float32(0.254829592) + t * (np.float32(-0.284496736) + t * (np.float32(1.421413741) + t * (
+        np.float32(-1.453152027) + t * np.float32(1.061405429)))))
+    erf_abs = np.float32(1) - poly * np.exp(-z * z)
+    return np.float32(0.5) * x * (np.float32(1) + np.copysign(erf_abs, x))
+
+
+def numpy_matmul_rows(anchor, reps):
+    import numpy as np
+    m, n, k, batch, ta, tb, a_shape, b_shape, epilogue = matmul_layout(anchor)
+    if anchor.get("dtype", "f32") != "f32" or anchor.get("out_dtype", "f32") != "f32":
+        return []  # numpy's f16 matmul is not BLAS, and numpy has no bf16
+    rng = np.random.default_rng(7)
+    a = rng.uniform(-1, 1, a_shape).astype(np.float32)
+    b = rng.uniform(-1, 1, b_shape).astype(np.float32)
+    bias = rng.uniform(-1, 1, n).astype(np.float32)
+    op_a = np.swapaxes(a, -1, -2) if ta else a  # views: BLAS reads them transposed
+    op_b = np.swapaxes(b, -1, -2) if tb else b
+    mm = lambda: op_a @ op_b  # noqa: E731
+    blas = "numpy a @ b (bundled OpenBLAS, every core)"
+    rows = []
+    if epilogue == "none":
+        rows.append((measured("numpy", np.__version__, "end_to_end", reps, lambda: host_median_ns(mm, reps)), blas))
+    else:
+        fn = lambda: numpy_gelu(mm() + bias)  # noqa: E731
+        rows.append((measured("numpy", np.__version__, "end_to_end", reps, lambda: host_median_ns(fn, reps)),
+                     blas + ", then a separate gelu(c + bias) (unfused)"))
+        rows.append((measured("numpy_matmul_only", np.__version__, "end_to_end", reps,
+                              lambda: host_median_ns(mm, reps)), blas + ", without the epilogue"))
+    return [dict(r, note=note) for r, note in rows if r]
+
+
+def triton_matmul(op_a, op_b, bias, dtype_name, epilogue, config):
+    """A zero-argument launch of this file's Triton matmul on (possibly transposed)
+    views, and its output tensor."""
+    import torch
+    bm, bn, bk, band, warps, stages = config
+    batched = op_a.dim() == 3
+    m, k = op_a.shape[-2], op_a.shape[-1]
+    n = op_b.shape[-1]
+    batch = op_a.shape[0] if batched else 1
+    c = torch.empty((batch, m, n) if batched else (m, n), device=op_a.device, dtype=op_a.dtype)
+    sa = (op_a.stride(0) if batched else 0, op_a.stride(-2), op_a.stride(-1))
+    sb = (op_b.stride(0) if batched else 0, op_b.stride(-2), op_b.stride(-1))
+    sc = (c.stride(0) if batched else 0, c.stride(-2), c.stride(-1))
+    even = m % bm == 0 and n % bn == 0 and k % bk == 0
+    grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn), batch)
+    bias_arg = bias if epilogue == "bias_gelu" else c
+    launch = lambda: matmul_tile_kernel[grid](  # noqa: E731
+        op_a, op_b, c, bias_arg, m, n, k, *sa, *sb, *sc, BM=bm, BN=bn, BK=bk, BAND=band, EVEN=even,
+        IEEE=dtype_name == "f32", BIAS_GELU=epilogue == "bias_gelu", num_warps=warps, num_stages=stages)
+    return launch, c
+
+
+def cuda_matmul_rows(anchor, reps):
+    import torch
+    import torch.nn.functional as F
+    m, n, k, batch, ta, tb, a_shape, b_shape, epilogue = matmul_layout(anchor)
+    dtype_name = anchor.get("dtype", "f32")
+    if anchor.get("out_dtype", dtype_name) != dtype_name:
+        warn(f"torch.matmul returns its operands' dtype; no anchor for {dtype_name} -> {anchor['out_dtype']}")
+        return []
+    dt = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}[dtype_name]
+    torch.backends.cuda.matmul.allow_tf32 = False  # f32 stays f32 FMA on cuBLAS (no TF32)
+    gen = lambda shape: torch.rand(shape, device="cuda", dtype=torch.float32).mul_(2).sub_(1).to(dt)  # noqa: E731
+    a, b, bias = gen(a_shape), gen(b_shape), gen([n])
+    op_a = a.transpose(-1, -2) if ta else a
+    op_b = b.transpose(-1, -2) if tb else b
+    lib = "cuBLAS via torch.matmul" + (", torch.backends.cuda.matmul.allow_tf32 = False (no TF32)"
+                                       if dtype_name == "f32" else "")
+    mm = lambda: torch.matmul(op_a, op_b)  # noqa: E731
+    rows = []
+    if epilogue == "none":
+        ref_fn = mm
+        rows.append((measured("torch", torch.__version__, "device_event", reps,
+                              lambda: cuda_event_median_ns(mm, reps)), lib))
+    else:
+        ref_fn = lambda: F.gelu(mm() + bias)  # noqa: E731
+        rows.append((measured("torch", torch.__version__, "device_event", reps,
+                              lambda: cuda_event_median_ns(ref_fn, reps)),
+                     lib + ", then a separate F.gelu(c + bias) (unfused baseline)"))
+        if batch == 1:
+            addmm = lambda: F.gelu(torch.addmm(bias, op_a, op_b))  # noqa: E731
+            rows.append((measured("torch_addmm_gelu", torch.__version__, "device_event", reps,
+                                  lambda: cuda_event_median_ns(addmm, reps)),
+                         "torch.addmm(bias, a, b) (bias in the GEMM), then F.gelu" +
+                         (", allow_tf32 = False" if dtype_name == "f32" else "")))
+        rows.append((measured("torch_matmul_only", torch.__version__, "device_event", reps,
+                              lambda: cuda_event_median_ns(mm, reps)), lib + ", without the epilogue"))
+
+    if triton is None:
+        warn("triton is not importable: no triton row")
+    else:
+        def time_triton():
+            ref = ref_fn()
+            best, best_cfg, errors = None, None, []
+            for cfg in TRITON_MATMUL_CONFIGS["f32" if dtype_name == "f32" else "narrow"]:
+                try:
+                    launch, c = triton_matmul(op_a, op_b, bias, dtype_name, epilogue, cfg)
+                    launch()
+                    check_against(c, ref, dtype_name)
+                    t = cuda_event_median_ns(launch, reps)
+                except Exception as e:  # noqa: BLE001 - a config that fails is dropped, with its reason
+                    errors.append(f"config {cfg}: {type(e).__name__}: {e}")
+                    continue
+                if best is None or t < best:
+                    best, best_cfg = t, cfg
+            for e in errors:
+                warn(f"triton matmul {e}")
+            if best is None:
+                raise RuntimeError("no Triton config ran and matched torch")
+            time_triton.config = best_cfg
+            return best
+        row = measured("triton", triton.__version__, "device_event", reps, time_triton)
+        if row:
+            cfg = getattr(time_triton, "config", None)
+            rows.append((row, "this file's tiled tl.dot kernel, epilogue fused, no autotune; faster of "
+                              f"{len(TRITON_MATMUL_CONFIGS['f32' if dtype_name == 'f32' else 'narrow'])} fixed "
+                              f"configs: (BM, BN, BK, band, warps, stages) = {cfg}" +
+                              (", input_precision=\"ieee\" (no TF32)" if dtype_name == "f32" else "")))
+    return [dict(r, note=note) for r, note in rows if r]
+
+
 # ----------------------------------------------------------------------------- driver
 
 def case_rows(case, target, reps):
     if "program" in case:
         if "anchor" not in case:
             return None  # nothing to compare a bare program with
+        if case["anchor"].get("op") == "matmul":
+            return numpy_matmul_rows(case["anchor"], reps) if target == "cpu" else cuda_matmul_rows(case["anchor"], reps)
         return numpy_program_rows(case["anchor"], reps) if target == "cpu" else cuda_program_rows(case["anchor"], reps)
     return numpy_reduce_rows(case, reps) if target == "cpu" else cuda_reduce_rows(case, reps)
 

@@ -21,7 +21,7 @@ namespace {
 
 struct Row {
   std::string packet, target, device, name, verdict, anchors;
-  double gbs = 0, ceiling = 0;
+  double gbs = 0, ceiling = 0, tflops = -1;  // tflops: matmul programs only
   bool stable = false;
   std::string oracle;
 };
@@ -62,6 +62,8 @@ int write_report(const std::string& dir, const std::string& root) {
       r.name = c["name"];
       r.verdict = verdict_name(v.verdict);
       r.gbs = c.value("achieved_gbs", 0.0);
+      r.tflops = c.value("achieved_tflops", -1.0);
+      if (c.contains("candidate") && c["candidate"] != "tessera") r.name += " [" + c["candidate"].get<std::string>() + "]";
       r.ceiling = c.value("ceiling_gbs", p["ceiling"].value("gbs", 0.0));
       r.stable = c.value("stable", false);
       double err = 0, tol = 0;
@@ -70,6 +72,7 @@ int write_report(const std::string& dir, const std::string& root) {
         tol = std::max(tol, o.value("tolerance", 0.0));
       }
       r.oracle = fmt::format("{:.2g} / {:.2g}", err, tol);
+      if (c.value("oracle_scope", "full").rfind("proxy", 0) == 0) r.oracle += " (proxy M,N<=256)";
       for (const json& a : c["anchors"])
         r.anchors += fmt::format("{}{}: {:.2f}x", r.anchors.empty() ? "" : ", ", a.value("anchor", "?"),
                                  a.value("ratio_anchor_over_tessera", 0.0));
@@ -82,13 +85,17 @@ int write_report(const std::string& dir, const std::string& root) {
   md << "# Evidence report\n\nRendered by `tessera evidence report` from " << packets
      << " packet(s). GB/s counts bytes read and written once, over the median of the packet's primary timing "
         "domain (device_event on CUDA, kernel_wall on the CPU). \"vs anchor\" is anchor time / Tessera time "
-        "(above 1: Tessera is faster). A stale packet measured sources that have changed since.\n\n"
-     << "| packet | target | device | case | GB/s | ceiling GB/s | of ceiling | vs anchors | stable | oracle err / tol "
-        "| status |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+        "(above 1: Tessera is faster). TFLOP/s (matmul programs) counts 2*batch*m*n*k over the same median; a "
+        "[candidate] after a case name is a library candidate run through Tessera's runtime; an oracle marked "
+        "(proxy M,N<=256) checked the same candidate at M, N <= 256 (same K, dtypes, layout, epilogue), the full "
+        "size being beyond the oracle. A stale packet measured sources that have changed since.\n\n"
+     << "| packet | target | device | case | GB/s | ceiling GB/s | of ceiling | TFLOP/s | vs anchors | stable "
+        "| oracle err / tol | status |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows)
-    md << fmt::format("| {} | {} | {} | {} | {:.1f} | {:.1f} | {:.0f}% | {} | {} | {} | {} |\n", r.packet, r.target,
-                      r.device, r.name, r.gbs, r.ceiling, r.ceiling > 0 ? 100 * r.gbs / r.ceiling : 0.0,
-                      r.anchors.empty() ? "-" : r.anchors, r.stable ? "yes" : "no", r.oracle, r.verdict);
+    md << fmt::format("| {} | {} | {} | {} | {:.1f} | {:.1f} | {:.0f}% | {} | {} | {} | {} | {} |\n", r.packet,
+                      r.target, r.device, r.name, r.gbs, r.ceiling, r.ceiling > 0 ? 100 * r.gbs / r.ceiling : 0.0,
+                      r.tflops >= 0 ? fmt::format("{:.2f}", r.tflops) : "-", r.anchors.empty() ? "-" : r.anchors,
+                      r.stable ? "yes" : "no", r.oracle, r.verdict);
   md << "\n![achieved bandwidth against the ceiling](report.svg)\n";
   std::ofstream(fs::path(dir) / "report.md") << md.str();
 
