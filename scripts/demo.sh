@@ -31,6 +31,10 @@ $tsr compile examples/fused.tsr --emit schedule | grep -E '= (schedule|tessera)\
 say "...run natively, checked against the unfused graph by the oracle"
 $tsr run examples/fused.tsr --input x=special:seed=3,rate=0.0002 --input w=random:seed=4,lo=0.5,hi=1.5 \
   --input g=random:seed=5 --check --repeat 10
+say "Matmul with a fused bias + gelu epilogue (examples/matmul.tsr): one schedule.matmul"
+$tsr compile examples/matmul.tsr --emit schedule | grep -E '= (schedule|tessera)\.' | sed -E 's/ (\{|: ).*$//'
+say "...the arbiter gates each candidate with the oracle, times it, and picks (then the ledger answers)"
+$tsr run examples/matmul.tsr --input x=random:seed=1 --input w=random:seed=2 --input bias=random:seed=3 --check --repeat 5
 say "Tampering with a schedule is refused"
 $tsr compile examples/row_sum.tsr --emit schedule | sed 's/vector_width = 16/vector_width = 8/' > "$out/edited.sched"
 $tsr compile "$out/edited.sched" --emit tile || true

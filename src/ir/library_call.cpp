@@ -4,6 +4,8 @@
 #include <sstream>
 
 #include "ir/schedule_dialect.hpp"
+#include "ir/target_dialect.hpp"
+#include "support/sha256.hpp"
 
 namespace tessera::ir {
 
@@ -58,6 +60,13 @@ LibraryMatmul LibraryMatmul::parse(const std::string& text) {
   c.a_batch_stride = num("a_batch_stride"), c.b_batch_stride = num("b_batch_stride");
   if (c.to_text() != text) fail("E504", "library call record is not in canonical form");
   return c;
+}
+
+LibraryMatmul load_library_call(const KernelDesc& k, const std::string& library) {
+  if (k.library != library)
+    fail("E712", "kernel @" + k.sym + " calls library '" + k.library + "'; this runtime has " + library);
+  if (sha256_hex(k.source) != k.sha256) fail("E701", "library call @" + k.sym + " does not match its sha256");
+  return LibraryMatmul::parse(k.source);
 }
 
 LibraryMatmul LibraryMatmul::from_kernel(const Op& k) {

@@ -28,4 +28,10 @@ struct LibraryMatmul {
   static LibraryMatmul from_kernel(const Op& extern_kernel);  // a tile.extern_kernel's attributes
 };
 
+struct KernelDesc;
+// The call of a library kernel, refused (E701) unless its record matches the
+// recorded sha256 (checked once, at load, like any kernel source) and E712
+// unless it names `library` (what this runtime has).
+LibraryMatmul load_library_call(const KernelDesc& k, const std::string& library);
+
 }  // namespace tessera::ir

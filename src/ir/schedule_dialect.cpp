@@ -37,6 +37,19 @@ int64_t int_attr(const Op& op, const std::string& key) {
   return *a->as_int();
 }
 
+bool bool_attr(const Op& op, const std::string& key) {
+  const Attr* a = op.attr(key);
+  if (!a || !a->as_bool()) fail("E302", "'" + op.name + "' needs a boolean attribute '" + key + "'", op.loc);
+  return *a->as_bool();
+}
+
+std::vector<int64_t> ints_attr(const Op& op, const std::string& key, size_t count) {
+  const Attr* a = op.attr(key);
+  if (!a || !a->as_ints() || a->as_ints()->size() != count)
+    fail("E302", "'" + op.name + "' needs '" + key + "' = [" + std::to_string(count) + " integers]", op.loc);
+  return *a->as_ints();
+}
+
 std::string string_attr(const Op& op, const std::string& key) {
   const Attr* a = op.attr(key);
   if (!a || !a->as_string()) fail("E302", "'" + op.name + "' needs a string attribute '" + key + "'", op.loc);

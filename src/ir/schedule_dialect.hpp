@@ -5,6 +5,7 @@
 // hash and refuses an op whose attributes changed after hashing.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "ir/ir.hpp"
 
@@ -21,6 +22,8 @@ void verify_schedule(const Module& m);
 
 // Attribute accessors that fail with E302 naming the op and key.
 int64_t int_attr(const Op& op, const std::string& key);
+bool bool_attr(const Op& op, const std::string& key);
+std::vector<int64_t> ints_attr(const Op& op, const std::string& key, size_t count);  // exactly `count` integers
 std::string string_attr(const Op& op, const std::string& key);
 
 }  // namespace tessera::ir

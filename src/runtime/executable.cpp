@@ -19,11 +19,8 @@ Executable Executable::load(const ir::Module& m, const std::string& func, CpuMod
       e.implementations_.push_back("tessera");
       continue;
     }
-    if (k.library != "openblas")
-      fail("E712", "kernel @" + k.sym + " calls library '" + k.library + "', which the CPU runtime does not have");
-    if (sha256_hex(k.source) != k.sha256) fail("E701", "library call @" + k.sym + " does not match its sha256");
     e.fns_.push_back(nullptr);
-    e.library_fns_.push_back(openblas_matmul(ir::LibraryMatmul::parse(k.source)));
+    e.library_fns_.push_back(openblas_matmul(ir::load_library_call(k, "openblas")));
     e.implementations_.push_back("openblas " + openblas_version());
   }
   return e;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/inputs.hpp"
 #include "tessera/tessera.hpp"
 
 namespace tessera::test {
@@ -24,6 +25,15 @@ inline std::string shape_name(const std::vector<int64_t>& s) {
 }
 
 inline ir::Type T(DType dt, std::vector<int64_t> s) { return ir::Type::tensor(dt, std::move(s)); }
+
+// The inputs of a case's program, generated from its specs in argument order.
+inline std::vector<Tensor> inputs_for(const FusionCase& c, const ir::Module& m) {
+  std::vector<Tensor> xs;
+  const ir::Region& body = *m.funcs()[0]->regions[0];
+  for (size_t i = 0; i < body.args.size(); ++i)
+    xs.push_back(generate_input(c.inputs.at(i), body.args[i]->type.dtype, body.args[i]->type.shape));
+  return xs;
+}
 
 std::vector<FusionCase> row_op_cases() {
   struct ShapeAxis {

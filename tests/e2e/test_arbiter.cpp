@@ -18,14 +18,6 @@
 namespace tessera::test {
 namespace {
 
-std::vector<Tensor> inputs_of(const FusionCase& c, const ir::Module& m) {
-  std::vector<Tensor> xs;
-  const ir::Region& body = *m.funcs()[0]->regions[0];
-  for (size_t i = 0; i < body.args.size(); ++i)
-    xs.push_back(generate_input(c.inputs.at(i), body.args[i]->type.dtype, body.args[i]->type.shape));
-  return xs;
-}
-
 TEST(LibraryCandidates, OpenBlasMatchesTheOracle) {
   int ran = 0;
   for (const FusionCase& c : matmul_cases()) {
@@ -34,7 +26,7 @@ TEST(LibraryCandidates, OpenBlasMatchesTheOracle) {
     c.build(g);
     auto target = passes::lower(g.module(), ir::Layer::Target, "cpu", {{"*", "openblas"}});
     runtime::Executable exe = runtime::Executable::load(*target);
-    std::vector<Tensor> xs = inputs_of(c, g.module());
+    std::vector<Tensor> xs = inputs_for(c, g.module());
     runtime::RunResult r = exe.run(xs);
     ASSERT_FALSE(r.launches.empty());
     EXPECT_EQ(r.launches[0].implementation.rfind("openblas", 0), 0u) << c.name;

@@ -11,14 +11,6 @@ namespace {
 
 class FusionMatrix : public ::testing::TestWithParam<FusionCase> {};
 
-std::vector<Tensor> inputs_for(const FusionCase& c, const ir::Module& m) {
-  std::vector<Tensor> xs;
-  const ir::Region& body = *m.funcs()[0]->regions[0];
-  for (size_t i = 0; i < body.args.size(); ++i)
-    xs.push_back(generate_input(c.inputs.at(i), body.args[i]->type.dtype, body.args[i]->type.shape));
-  return xs;
-}
-
 TEST_P(FusionMatrix, MatchesUnfusedOracleDeterministically) {
   const FusionCase& c = GetParam();
   GraphBuilder g("e2e");

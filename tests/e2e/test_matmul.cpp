@@ -10,14 +10,6 @@ namespace {
 
 class MatmulMatrix : public ::testing::TestWithParam<FusionCase> {};
 
-std::vector<Tensor> inputs_of(const FusionCase& c, const ir::Module& m) {
-  std::vector<Tensor> xs;
-  const ir::Region& body = *m.funcs()[0]->regions[0];
-  for (size_t i = 0; i < body.args.size(); ++i)
-    xs.push_back(generate_input(c.inputs.at(i), body.args[i]->type.dtype, body.args[i]->type.shape));
-  return xs;
-}
-
 TEST_P(MatmulMatrix, MatchesOracleDeterministically) {
   const FusionCase& c = GetParam();
   GraphBuilder g("e2e");
@@ -25,7 +17,7 @@ TEST_P(MatmulMatrix, MatchesOracleDeterministically) {
   Program p = Program::compile(g.module(), "cpu");
   // the epilogue is part of the matmul's kernel
   EXPECT_EQ(p.executable().kernels().size(), 1u) << p.emit("schedule");
-  std::vector<Tensor> xs = inputs_of(c, g.module());
+  std::vector<Tensor> xs = inputs_for(c, g.module());
   std::vector<Tensor> first = run_and_check(p, xs);
   runtime::ThreadPool one(1), three(3);
   for (runtime::ThreadPool* pool : {&one, &three}) {

@@ -94,10 +94,7 @@ TEST_P(CudaFusion, MatchesUnfusedOracleBitwiseRunToRun) {
   GraphBuilder g("gpu");
   c.build(g);
   GpuProgram p = compile_cuda(g.module());
-  std::vector<Tensor> xs;
-  const ir::Region& body = *g.module().funcs()[0]->regions[0];
-  for (size_t i = 0; i < body.args.size(); ++i)
-    xs.push_back(generate_input(c.inputs.at(i), body.args[i]->type.dtype, body.args[i]->type.shape));
+  std::vector<Tensor> xs = inputs_for(c, g.module());
   std::vector<Tensor> first = run_and_check(p, xs);
   std::vector<Tensor> again = p.exe->run(xs).outputs;
   for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(same_bytes(first[i], again[i])) << "output " << i;
@@ -183,10 +180,7 @@ TEST_P(CudaLibrary, CublasLtMatchesTheOracle) {
     if (e.code() == "E304") GTEST_SKIP() << "cublaslt does not apply: " << e.what();
     throw;
   }
-  std::vector<Tensor> xs;
-  const ir::Region& body = *g.module().funcs()[0]->regions[0];
-  for (size_t i = 0; i < body.args.size(); ++i)
-    xs.push_back(generate_input(c.inputs.at(i), body.args[i]->type.dtype, body.args[i]->type.shape));
+  std::vector<Tensor> xs = inputs_for(c, g.module());
   runtime::RunResult r = p.exe->run(xs);
   EXPECT_EQ(r.launches.at(0).implementation.rfind("cublaslt", 0), 0u);
   run_and_check(p, xs);

@@ -214,18 +214,8 @@ Plan read_plan(const Op& op) {
   for (auto& a : region.args) leaves.push_back(a.get());
   Plan p = facts(*core, leaves);
   const std::string target = string_attr(op, "target");
-  auto ints = [&](const char* key, size_t count) {
-    const Attr* a = op.attr(key);
-    if (!a || !a->as_ints() || a->as_ints()->size() != count)
-      fail("E302", std::string("schedule.matmul needs '") + key + "' = [" + std::to_string(count) + " integers]",
-           op.loc);
-    return *a->as_ints();
-  };
-  auto flag = [&](const char* key) {
-    const Attr* a = op.attr(key);
-    if (!a || !a->as_bool()) fail("E302", std::string("schedule.matmul needs a boolean '") + key + "'", op.loc);
-    return *a->as_bool();
-  };
+  auto ints = [&](const char* key, size_t count) { return ints_attr(op, key, count); };
+  auto flag = [&](const char* key) { return bool_attr(op, key); };
   // The recorded facts must be the region's.
   if (int_attr(op, "batch") != p.batch || int_attr(op, "m") != p.m || int_attr(op, "n") != p.n ||
       int_attr(op, "k") != p.k || flag("transpose_a") != p.transpose_a || flag("transpose_b") != p.transpose_b ||

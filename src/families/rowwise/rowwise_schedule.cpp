@@ -124,11 +124,7 @@ Plan read_plan(const Op& op) {
   auto d = parse_dtype(string_attr(op, "compute"));
   if (!d || (*d != DType::F32 && *d != DType::F64)) fail("E302", "'compute' must be f32 or f64", op.loc);
   p.compute = *d;
-  auto flag = [&](const char* key) {
-    const Attr* a = op.attr(key);
-    if (!a || !a->as_bool()) fail("E302", std::string("schedule.rowwise needs a boolean '") + key + "'", op.loc);
-    return *a->as_bool();
-  };
+  auto flag = [&](const char* key) { return bool_attr(op, key); };
   p.resident = flag("resident");
   p.online = flag("online");
   if (p.online && (p.resident || p.strategy != "rows" || (p.op != "softmax" && p.op != "log_softmax")))

@@ -55,11 +55,8 @@ CudaExecutable CudaExecutable::load(const ir::Module& m, const std::string& func
       e.implementations_.push_back("tessera");
       continue;
     }
-    if (k.library != "cublaslt")
-      fail("E712", "kernel @" + k.sym + " calls library '" + k.library + "', which the CUDA runtime does not have");
-    if (sha256_hex(k.source) != k.sha256) fail("E701", "library call @" + k.sym + " does not match its sha256");
     e.fns_.push_back(nullptr);
-    e.libraries_.push_back(std::make_shared<CublasLtMatmul>(ir::LibraryMatmul::parse(k.source)));
+    e.libraries_.push_back(std::make_shared<CublasLtMatmul>(ir::load_library_call(k, "cublaslt")));
     e.implementations_.push_back(cublaslt_version());
   }
   const DriverApi& cu = driver();
