@@ -12,7 +12,7 @@ build: setup
 demo: build
 	@scripts/demo.sh $(BUILD)
 test: build
-	@ctest --test-dir $(BUILD) --output-on-failure -j 1
+	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	@scripts/verify_evidence.sh $(BUILD)
 bench: build
 	@python3 bench/run_cpu_reduce.py --build $(BUILD)
