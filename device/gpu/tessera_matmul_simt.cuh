@@ -44,6 +44,13 @@
 //       TSR_THREADS=64, SMEM_BYTES=30720, __launch_bounds__(64, 6):
 //       NN 34.3 (1.11), TN 37.3 (1.10), NT 31.0 (1.03), TT 33.4 (1.04).
 //       (128x128 there: 18 TFLOP/s, 64 blocks for 132 SMs.)
+//   64x64 warp tiles (128 outputs per lane, 8x16 for NN / 16x8 otherwise,
+//       LDS.128 along k for the one k-contiguous operand; no 128-register
+//       cap): BM=128 BN=128 BK=16 WM=2 WN=2 STAGES=3, TSR_THREADS=128,
+//       SMEM_BYTES=65536, __launch_bounds__(128, 2) (255 registers, no
+//       spills; STAGES=4: SMEM_BYTES=81920); or BM=128 BN=256 BK=16 WM=2
+//       WN=4 STAGES=4, TSR_THREADS=256, SMEM_BYTES=131072,
+//       __launch_bounds__(256, 1). Timing: see the probe (devbuild/simt_probe).
 // Without the min-blocks argument ptxas takes ~167 registers for the large
 // config (one block per SM; NN 42.1 TFLOP/s).
 //
@@ -334,18 +341,26 @@ __device__ void matmul_block(unsigned char* smem, const float* __restrict__ A, i
   constexpr int PA = ATR ? BM + 4 : BM, PB = BTR ? BN + 4 : BN;  // pitch of [BK][rows] layouts
 
   // Warp tile WTM x WTN; each lane a TM x TN register tile; LM x LN lanes.
+  // 128 outputs per lane (64x64 warp tiles: 1 block of 256 or 2 of 128
+  // threads per SM, up to 255 registers) use a 8x16 / 16x8 tile whose long
+  // side is the outer-contiguous operand: its fragments are LDS.128 of 4
+  // adjacent rows at one k, the k-contiguous operand's are LDS.128 of 4 k
+  // of one row, so fewer of those are needed per FFMA.
   constexpr int WTM = BM / WM, WTN = BN / WN, E = WTM * WTN / 32;
-  constexpr int TM = E >= 32 ? 8 : 4, TN = E / TM;
-  static_assert(WTM * WTN == 32 * TM * TN && (TN == 4 || TN == 8), "warp tile must give 16, 32 or 64 outputs per lane");
+  constexpr int TM = E >= 128 ? (AKS && !BKS ? 8 : 16) : (E >= 32 ? 8 : 4), TN = E / TM;
+  static_assert(WTM * WTN == 32 * TM * TN && (TN == 4 || TN == 8 || TN == 16),
+                "warp tile must give 16, 32, 64 or 128 outputs per lane");
   constexpr int LM = WTM / TM, LN = WTN / TN;
   static_assert(LM * LN == 32 && LM * TM == WTM && LN * TN == WTN, "warp tile does not split into 32 lanes");
   // k's per fragment load of a [rows][BK+4] operand: 2 (LDS.64). With 4
   // (LDS.128) the 32 fragment registers next to the 64 accumulators spilled
   // under the 128-register cap and ran 5% slower on the H200.
+  // With 128 outputs per lane (no 128-register cap) and one k-contiguous
+  // operand, 4 (LDS.128): a[4][8] next to b[16] of one k.
 #ifdef TSR_MATMUL_SIMT_KV  // tuning override (probe only)
   constexpr int KV = AKS || BKS ? TSR_MATMUL_SIMT_KV : 1;
 #else
-  constexpr int KV = AKS || BKS ? 2 : 1;
+  constexpr int KV = AKS || BKS ? (E >= 128 && !(AKS && BKS) ? 4 : 2) : 1;
 #endif
   static_assert(BK % KV == 0, "BK must be a multiple of the fragment depth");
 
