@@ -43,4 +43,15 @@ inline std::vector<Tensor> run_and_check(const Program& p, const std::vector<Ten
   return r.outputs;
 }
 
+// run_and_check, then the same bytes again on 1 and on 3 threads.
+inline std::vector<Tensor> run_and_check_deterministic(const Program& p, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> first = run_and_check(p, inputs);
+  runtime::ThreadPool one(1), three(3);
+  for (runtime::ThreadPool* pool : {&one, &three}) {
+    auto again = p.run(inputs, pool).outputs;
+    for (size_t i = 0; i < again.size(); ++i) EXPECT_TRUE(same_bytes(again[i], first.at(i))) << "output " << i;
+  }
+  return first;
+}
+
 }  // namespace tessera::test

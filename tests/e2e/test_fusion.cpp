@@ -16,13 +16,7 @@ TEST_P(FusionMatrix, MatchesUnfusedOracleDeterministically) {
   GraphBuilder g("e2e");
   c.build(g);
   Program p = Program::compile(g.module(), "cpu");
-  std::vector<Tensor> xs = inputs_for(c, g.module());
-  std::vector<Tensor> first = run_and_check(p, xs);
-  runtime::ThreadPool one(1), three(3);
-  for (runtime::ThreadPool* pool : {&one, &three}) {
-    auto again = p.run(xs, pool).outputs;
-    for (size_t i = 0; i < again.size(); ++i) EXPECT_TRUE(same_bytes(again[i], first.at(i))) << "output " << i;
-  }
+  run_and_check_deterministic(p, inputs_for(c, g.module()));
 }
 
 INSTANTIATE_TEST_SUITE_P(All, FusionMatrix, ::testing::ValuesIn(all_fusion_cases()),

@@ -17,13 +17,7 @@ TEST_P(MatmulMatrix, MatchesOracleDeterministically) {
   Program p = Program::compile(g.module(), "cpu");
   // the epilogue is part of the matmul's kernel
   EXPECT_EQ(p.executable().kernels().size(), 1u) << p.emit("schedule");
-  std::vector<Tensor> xs = inputs_for(c, g.module());
-  std::vector<Tensor> first = run_and_check(p, xs);
-  runtime::ThreadPool one(1), three(3);
-  for (runtime::ThreadPool* pool : {&one, &three}) {
-    auto again = p.run(xs, pool).outputs;
-    for (size_t i = 0; i < again.size(); ++i) EXPECT_TRUE(same_bytes(again[i], first.at(i))) << "output " << i;
-  }
+  run_and_check_deterministic(p, inputs_for(c, g.module()));
 }
 
 INSTANTIATE_TEST_SUITE_P(All, MatmulMatrix, ::testing::ValuesIn(matmul_cases()),
