@@ -87,8 +87,12 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
     for (const auto& c : families::matmul::candidates(mr.region, runner.target)) {
       Cand k{c, nullptr, ""};
       if (c.unsupported.empty()) {
-        k.target_ir = lower_with(*program, runner.target, c.name);
-        k.digest = candidate_digest(*k.target_ir);
+        try {
+          k.target_ir = lower_with(*program, runner.target, c.name);
+          k.digest = candidate_digest(*k.target_ir);
+        } catch (const Error& e) {
+          k.digest = std::string("failed to lower: ") + e.what();
+        }
         keytext += c.name + "=" + k.digest + "\n";
       }
       cands.push_back(std::move(k));
@@ -104,8 +108,17 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
       continue;
     }
     // Measure: gate every applicable candidate with the oracle, time the survivors.
-    const bool proxy = region_macs(mr.region) > o.gate_limit_macs;
-    auto gate_program = proxy ? region_program(mr.region, 256) : nullptr;
+    // Above the limit the gate is a proxy with M, N <= 256; a region whose
+    // values cannot be shrunk consistently (region_program refuses) is gated
+    // at full size, and says so.
+    std::unique_ptr<Module> gate_program;
+    if (region_macs(mr.region) > o.gate_limit_macs) {
+      try {
+        gate_program = region_program(mr.region, 256);
+      } catch (const Error&) {
+      }
+    }
+    const bool proxy = gate_program != nullptr;
     const Module& gated = proxy ? *gate_program : *program;
     std::vector<Tensor> inputs = inputs_for(*program);
     std::vector<Tensor> gate_inputs = proxy ? inputs_for(gated) : std::vector<Tensor>{};
@@ -115,6 +128,12 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
       if (!k.c.unsupported.empty()) {
         r.status = "not applicable";
         r.detail = "it " + k.c.unsupported;
+        d.rows.push_back(r);
+        continue;
+      }
+      if (!k.target_ir) {
+        r.status = "failed";
+        r.detail = k.digest;
         d.rows.push_back(r);
         continue;
       }

@@ -31,6 +31,16 @@ std::unique_ptr<Module> region_program(const families::fused::FusedRegion& r, in
   const Op& core = *r.core;
   const MatmulSpec s = matmul_spec(core);
   const int64_t m2 = cap > 0 ? std::min(s.m, cap) : s.m, n2 = cap > 0 ? std::min(s.n, cap) : s.n;
+  // Shrinking rewrites dims by role; a value with two roles (A is B, or an
+  // operand also read by the epilogue) has no consistent proxy.
+  if (cap > 0 && (m2 != s.m || n2 != s.n)) {
+    const Value *a = core.operands[0], *b = core.operands[1];
+    bool shared = a == b;
+    for (const Op* op : r.ops)
+      if (op != &core)
+        for (const Value* v : op->operands) shared = shared || v == a || v == b;
+    if (shared) fail("E770", "matmul region: an operand has two roles, so it has no M,N-shrunk proxy");
+  }
   // Dims are rewritten by position: the M and N dims of A, B and of values
   // shaped like (or broadcast to) the result.
   auto resize = [&](const Value* v) {

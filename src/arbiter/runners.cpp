@@ -1,6 +1,7 @@
 // The arbiter's runners: the CPU (host wall time around each launch) and CUDA
 // (device events around each launch, inputs resident on the device).
 #include <algorithm>
+#include <cstdlib>
 
 #include "arbiter/arbiter.hpp"
 #include "runtime/cpu_module_cache.hpp"
@@ -29,6 +30,9 @@ Runner cpu_runner() {
     blas = runtime::openblas_version();
   } catch (const Error&) {
   }
+  // OpenBLAS's threads and core type move its timings; its config string does not say them.
+  for (const char* env : {"OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "OMP_NUM_THREADS"})
+    if (const char* v = std::getenv(env)) blas += std::string(" ") + env + "=" + v;
   r.toolchain = runtime::CpuModuleCache::global().toolchain() + " | " + blas;
   r.timing_domain = "kernel_wall";
   r.run = [](const ir::Module& target_ir, const std::vector<Tensor>& inputs, int reps) {
@@ -53,7 +57,8 @@ Runner cuda_runner() {
   using runtime::cuda::DeviceTensor;
   Runner r;
   r.target = "cuda";
-  r.device = runtime::cuda::device_info().name;
+  r.device = runtime::cuda::device_info().name + " " + runtime::cuda::device_info().arch() + " driver " +
+             std::to_string(runtime::cuda::device_info().driver_version);
   std::string lt = "no cublaslt";
   try {
     lt = runtime::cuda::cublaslt_version();

@@ -1,5 +1,6 @@
 #include "ir/library_call.hpp"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -66,7 +67,15 @@ LibraryMatmul load_library_call(const KernelDesc& k, const std::string& library)
   if (k.library != library)
     fail("E712", "kernel @" + k.sym + " calls library '" + k.library + "'; this runtime has " + library);
   if (sha256_hex(k.source) != k.sha256) fail("E701", "library call @" + k.sym + " does not match its sha256");
-  return LibraryMatmul::parse(k.source);
+  LibraryMatmul c = LibraryMatmul::parse(k.source);
+  // The call must stay inside the buffers it is launched on.
+  const int64_t mk = c.m * c.k, kn = c.k * c.n, mn = c.m * c.n, last = std::max<int64_t>(c.batch - 1, 0);
+  const bool fits = k.buffers.size() == 3 && k.buffers[0].dtype == c.operand && k.buffers[1].dtype == c.operand &&
+                    k.buffers[2].dtype == c.result && k.buffers[2].elements == c.batch * mn &&
+                    (mk == 0 || k.buffers[0].elements >= last * c.a_batch_stride + mk) &&
+                    (kn == 0 || k.buffers[1].elements >= last * c.b_batch_stride + kn);
+  if (!fits) fail("E504", "library call @" + k.sym + ": the record does not match its buffers (a, b, out)");
+  return c;
 }
 
 LibraryMatmul LibraryMatmul::from_kernel(const Op& k) {
@@ -75,6 +84,7 @@ LibraryMatmul LibraryMatmul::from_kernel(const Op& k) {
   const Region& body = *k.regions.at(0);
   if (body.args.size() != 3) fail("E403", "tile.extern_kernel @" + k.sym + " takes buffers (a, b, out)", k.loc);
   c.operand = body.args[0]->type.dtype;
+  if (body.args[1]->type.dtype != c.operand) fail("E403", "tile.extern_kernel @" + k.sym + ": a and b differ in dtype", k.loc);
   c.result = body.args[2]->type.dtype;
   c.batch = int_attr(k, "batch"), c.m = int_attr(k, "m"), c.n = int_attr(k, "n"), c.k = int_attr(k, "k");
   auto flag = [&](const char* key) {

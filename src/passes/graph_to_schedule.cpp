@@ -1,6 +1,7 @@
 #include "passes/graph_to_schedule.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <unordered_map>
 
 #include "families/matmul/matmul_schedule.hpp"
@@ -54,7 +55,10 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const std::string
           for (const Value* v : r.core->operands)
             if (std::find(mm.leaves.begin(), mm.leaves.end(), v) == mm.leaves.end()) mm.leaves.push_back(v);
           map[r.core->result()] = families::matmul::emit_schedule(b, mm, map, target, prefix, candidate);
-          FusedRegion epi{FusedRegion::Kind::Pointwise, nullptr, {r.ops.begin() + 1, r.ops.end()}, {}, r.result};
+          // everything but the matmul (a producer of an epilogue leaf may precede it)
+          FusedRegion epi{FusedRegion::Kind::Pointwise, nullptr, {}, {}, r.result};
+          std::copy_if(r.ops.begin(), r.ops.end(), std::back_inserter(epi.ops),
+                       [&](const Op* op) { return op != r.core; });
           for (const Op* op : epi.ops)
             for (const Value* v : op->operands) {
               const bool inside = v->def && std::find(epi.ops.begin(), epi.ops.end(), v->def) != epi.ops.end();

@@ -113,6 +113,31 @@ TEST(Arbiter, ACandidateBeyondItsBudgetIsRejected) {
   EXPECT_TRUE(rejected);
 }
 
+// Above the gate limit the oracle checks a proxy with M, N <= 256; a region
+// whose operand has two roles has no such proxy and is gated at full size.
+TEST(Arbiter, ProxyGatesAndOperandsWithTwoRoles) {
+  TempLedger ledger;
+  arbiter::Options o;
+  o.ledger_path = ledger.path;
+  o.reps = 1;
+  o.gate_limit_macs = 1;  // every region takes the proxy path
+  GraphBuilder g("big");
+  ir::Value* a = g.input("a", T(DType::F32, {300, 40}));
+  g.output(g.matmul(a, g.input("b", T(DType::F32, {40, 280})), DType::F32));
+  auto d = arbiter::arbitrate(g.module(), arbiter::cpu_runner(), o);
+  for (const auto& r : d[0].rows)
+    if (r.status == "winner" || r.status == "survivor")
+      EXPECT_NE(r.detail.find("gated at M, N <= 256"), std::string::npos) << r.detail;
+  GraphBuilder sq("sq");
+  ir::Value* x = sq.input("x", T(DType::F32, {300, 300}));
+  sq.output(sq.binary("add", sq.matmul(x, x, DType::F32), x));
+  auto e = arbiter::arbitrate(sq.module(), arbiter::cpu_runner(), o);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].candidate, "tessera");
+  for (const auto& r : e[0].rows)
+    if (r.candidate == "tessera") EXPECT_EQ(r.detail.find("gated at"), std::string::npos) << r.detail;
+}
+
 TEST(Arbiter, ForcedCandidatesAreNotMeasuredAndMustApply) {
   GraphBuilder g("arb");
   const ir::Module& m = small_program(g);

@@ -3,7 +3,13 @@
 // kernel; a kernel that drops part of K is caught; bad programs are errors.
 #include "e2e_util.hpp"
 #include "matmul_cases.hpp"
+#include "ir/parser.hpp"
+#include "ir/printer.hpp"
+#include "ir/schedule_dialect.hpp"
+#include "passes/pipeline.hpp"
+#include "passes/schedule_to_tile.hpp"
 #include "runtime/inputs.hpp"
+#include "support/sha256.hpp"
 
 namespace tessera::test {
 namespace {
@@ -61,6 +67,105 @@ TEST(MatmulDecisions, OperandProducersAreMaterializedEpiloguesFused) {
   const std::string s = p.emit("schedule");
   EXPECT_NE(s.find("schedule.pointwise"), std::string::npos);
   EXPECT_NE(s.find("tessera.tanh"), std::string::npos);
+}
+
+// A re-stamped schedule is still checked against what its kernel can do:
+// decisions outside the block library's envelope, misaligned vector claims,
+// and a result wider than the matmul (the kernel writes batch*m*n elements).
+TEST(MatmulSchedule, EditedDecisionsAreValidated) {
+  GraphBuilder g("mm");
+  ir::Value* a = g.input("a", T(DType::BF16, {64, 36}));
+  ir::Value* b = g.input("b", T(DType::BF16, {64, 40}));
+  g.output(g.matmul(a, b, DType::F32, true, false));  // A stored transposed: 36 rows are not whole vectors
+  const std::vector<std::pair<std::string, ir::Attr>> edits = {
+      {"block", ir::Attr::ints({50, 32, 256})},  // not whole micro-tiles
+      {"slab_rows", ir::Attr(int64_t{6})},
+      {"programs", ir::Attr(int64_t{7})},
+      {"scratch", ir::Attr(int64_t{16})},
+      {"vec", ir::Attr::ints({1, 1})},
+      {"m", ir::Attr(int64_t{80})},
+      {"candidate", ir::Attr("cublaslt")}};
+  for (const auto& [key, value] : edits) {
+    auto schedule = passes::lower(g.module(), ir::Layer::Schedule, "cpu");
+    ir::Op& sop = *schedule->funcs()[0]->regions[0]->ops[0];
+    ASSERT_TRUE(sop.attr(key)) << key;
+    sop.attrs[key] = value;
+    ir::stamp_artifact_hash(sop);
+    try {
+      passes::lower(*schedule, ir::Layer::Target, "cpu");
+      ADD_FAILURE() << "edited '" << key << "' was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), "E302") << key << ": " << e.what();
+    }
+  }
+  // an epilogue that broadcasts the result wider than the matmul
+  GraphBuilder w("wide");
+  ir::Value* c = w.matmul(w.input("a", T(DType::F32, {8, 16})), w.input("b", T(DType::F32, {16, 32})), DType::F32);
+  w.output(w.binary("add", c, w.input("t", T(DType::F32, {4, 8, 32}))));
+  auto schedule = passes::lower(w.module(), ir::Layer::Schedule, "cpu");
+  // fusion keeps the wider add out of the matmul's kernel ...
+  EXPECT_EQ(schedule->funcs()[0]->regions[0]->ops.size(), 3u) << ir::print(*schedule);
+  // ... and a schedule edited (and re-stamped) to fuse it anyway is refused
+  GraphBuilder one("w");
+  ir::Value* c1 = one.matmul(one.input("a", T(DType::F32, {8, 16})), one.input("b", T(DType::F32, {16, 32})), DType::F32);
+  one.output(one.binary("add", c1, one.input("t", T(DType::F32, {8, 32}))));
+  std::string text = ir::print(*passes::lower(one.module(), ir::Layer::Schedule, "cpu"));
+  auto replace_all = [&](const std::string& from, const std::string& to) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+  };
+  replace_all("tensor<8x32xf32>", "tensor<4x8x32xf32>");  // t, the add and the result ...
+  replace_all("tensor<16x32xf32>) -> tensor<4x8x32xf32>\n", "tensor<16x32xf32>) -> tensor<8x32xf32>\n");  // ... not c
+  const size_t add = text.find("(tensor<4x8x32xf32>", text.find("= tessera.add"));  // the add's first operand is c
+  text.replace(add, 19, "(tensor<8x32xf32>");
+  auto s1 = ir::parse(text, "edited");
+  ir::stamp_artifact_hash(*s1->funcs()[0]->regions[0]->ops[0]);
+  try {
+    passes::schedule_to_tile(*s1);
+    ADD_FAILURE() << "a result wider than the matmul was accepted:\n" << text;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), "E302") << e.what();
+    EXPECT_NE(std::string(e.what()).find("is not the matmul's shape"), std::string::npos) << e.what();
+  }
+}
+
+// A library call's record must stay inside the buffers it is launched on.
+TEST(MatmulRuntime, ALibraryRecordThatDisagreesWithItsBuffersIsRefused) {
+  GraphBuilder g("lib");
+  g.output(g.matmul(g.input("a", T(DType::F32, {8, 16})), g.input("b", T(DType::F32, {16, 32})), DType::F32));
+  auto target = passes::lower(g.module(), ir::Layer::Target, "cpu", {{"*", "openblas"}});
+  for (auto& op : target->ops)
+    if (op->name == "target.kernel") {
+      std::string src = *op->attr("source")->as_string();
+      src.replace(src.find("\nm = 8\n"), 7, "\nm = 9\n");
+      op->attrs["source"] = src;
+      op->attrs["sha256"] = sha256_hex(src);
+    }
+  try {
+    runtime::Executable::load(*target);
+    ADD_FAILURE() << "a library call past its buffers was loaded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), "E504") << e.what();
+  }
+}
+
+// A producer of an epilogue leaf that precedes the matmul, and an operand
+// used twice, lower and run for every candidate the arbiter may pick.
+TEST(MatmulDecisions, LibraryCandidatesSplitAnyRegion) {
+  GraphBuilder g("mix");
+  ir::Value* a = g.input("a", T(DType::F32, {24, 24}));
+  ir::Value* bias = g.input("bias", T(DType::F32, {24}));
+  ir::Value* t = g.unary("exp", bias);  // joins the matmul's region, before the matmul
+  g.output(g.binary("add", g.binary("add", g.matmul(a, g.input("b", T(DType::F32, {24, 24})), DType::F32), t), a));
+  for (const char* cand : {"tessera", "openblas"}) {
+    auto target = passes::lower(g.module(), ir::Layer::Target, "cpu", {{"*", cand}});
+    runtime::Executable exe = runtime::Executable::load(*target);
+    std::vector<Tensor> xs = {generate_input("random:seed=1", DType::F32, {24, 24}),
+                              generate_input("random:seed=2", DType::F32, {24}),
+                              generate_input("random:seed=3", DType::F32, {24, 24})};
+    oracle::Comparison c = oracle::compare(oracle::evaluate(g.module(), "", xs)[0], exe.run(xs).outputs[0]);
+    EXPECT_TRUE(c.pass) << cand << ": " << c.first_failure;
+  }
 }
 
 TEST(MatmulErrors, BadProgramsAreCompileErrors) {

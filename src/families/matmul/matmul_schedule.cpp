@@ -24,6 +24,15 @@ int64_t next_pow2(int64_t v) {
 // Elements of the operand dtype in one 16-byte vector.
 int64_t per_vector(DType d) { return 16 / static_cast<int64_t>(dtype_size(d)); }
 
+// Whether 16-byte loads along A's (B's) contiguous dim are aligned: its other
+// stride, the batch stride and (when blocks step along the contiguous dim:
+// A transposed, B not) the block size are whole vectors.
+bool vec_aligned(const Plan& p, bool a) {
+  const int64_t epv = per_vector(p.operand);
+  if (a) return (p.transpose_a ? p.m : p.k) % epv == 0 && p.a_batch_stride % epv == 0 && (!p.transpose_a || p.bm % epv == 0);
+  return (p.transpose_b ? p.k : p.n) % epv == 0 && p.b_batch_stride % epv == 0 && (p.transpose_b || p.bn % epv == 0);
+}
+
 // f32 elements of a program's scratch: the C block (whole slabs of it) and, on
 // GPUs, the pipeline buffers of A and B it shares memory with (see
 // device/gpu/MATMUL_CONTRACT.md for the allowance).
@@ -78,9 +87,8 @@ void choose(Plan& p, const std::string& target) {
     fail("E506", "target '" + target + "' has no matmul schedule in this build (available: cpu, cuda)");
   }
   p.group_m = 8;
-  const int64_t epv = per_vector(p.operand);
-  p.vec_a = (p.transpose_a ? p.m : p.k) % epv == 0 && p.a_batch_stride % epv == 0;
-  p.vec_b = (p.transpose_b ? p.k : p.n) % epv == 0 && p.b_batch_stride % epv == 0;
+  p.vec_a = vec_aligned(p, true);
+  p.vec_b = vec_aligned(p, false);
   p.programs = p.batch * p.tiles_m() * p.tiles_n();
   p.scratch = scratch_elements(p, target);
 }
@@ -213,6 +221,10 @@ Plan read_plan(const Op& op) {
   std::vector<const Value*> leaves;
   for (auto& a : region.args) leaves.push_back(a.get());
   Plan p = facts(*core, leaves);
+  // The kernel writes batch*m*n elements: an epilogue may not broadcast the result wider.
+  if (op.result()->type.shape != core->result()->type.shape)
+    fail("E302", "schedule.matmul: the result " + op.result()->type.str() + " is not the matmul's shape " +
+                     core->result()->type.str(), op.loc);
   const std::string target = string_attr(op, "target");
   auto ints = [&](const char* key, size_t count) { return ints_attr(op, key, count); };
   auto flag = [&](const char* key) { return bool_attr(op, key); };
@@ -228,7 +240,8 @@ Plan read_plan(const Op& op) {
   if (p.candidate != "tessera") {
     if (p.candidate != (target == "cpu" ? "openblas" : "cublaslt"))
       fail("E302", "schedule.matmul: candidate '" + p.candidate + "' is not a library of target " + target, op.loc);
-    if (region.ops.size() != 2 || leaves.size() != 2 || p.a_leaf != 0 || p.b_leaf != 1)
+    if (region.ops.size() != 2 || leaves.size() != 2 || p.a_leaf != 0 || p.b_leaf != 1 ||
+        region.ops.back()->operands[0] != core->result())
       fail("E302", "schedule.matmul: a library call's region holds the matmul alone, on two distinct operands", op.loc);
     return p;
   }
@@ -266,11 +279,7 @@ Plan read_plan(const Op& op) {
     fail("E302", "schedule.matmul: block, warps, threads or slab do not fit the " + target + " block library",
          op.loc);
   fused::check_tile_shape(op, p.threads, p.vector_width, 1);
-  Plan want = p;
-  const int64_t epv = per_vector(p.operand);
-  want.vec_a = (p.transpose_a ? p.m : p.k) % epv == 0 && p.a_batch_stride % epv == 0;
-  want.vec_b = (p.transpose_b ? p.k : p.n) % epv == 0 && p.b_batch_stride % epv == 0;
-  if ((p.vec_a && !want.vec_a) || (p.vec_b && !want.vec_b))
+  if ((p.vec_a && !vec_aligned(p, true)) || (p.vec_b && !vec_aligned(p, false)))
     fail("E302", "schedule.matmul: 'vec' claims aligned 16-byte loads the layout does not give", op.loc);
   if (p.programs != p.batch * p.tiles_m() * p.tiles_n())
     fail("E302", "schedule.matmul records " + std::to_string(p.programs) + " programs but its blocks give " +
