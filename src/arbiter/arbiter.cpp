@@ -114,11 +114,14 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
     std::unique_ptr<Module> gate_program;
     if (region_macs(mr.region) > o.gate_limit_macs) {
       try {
-        gate_program = region_program(mr.region, 256);
+        gate_program = region_program(mr.region, kProxyCap);
       } catch (const Error&) {
       }
     }
     const bool proxy = gate_program != nullptr;
+    const std::string scope = proxy ? " (gated at M, N <= 256)"
+                              : region_macs(mr.region) > o.gate_limit_macs ? " (gated at full size: no proxy)"
+                                                                          : "";
     const Module& gated = proxy ? *gate_program : *program;
     std::vector<Tensor> inputs = inputs_for(*program);
     std::vector<Tensor> gate_inputs = proxy ? inputs_for(gated) : std::vector<Tensor>{};
@@ -145,7 +148,7 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
         r.worst_ratio = c.worst_ratio;
         r.median_ns = m.median_ns;
         r.status = c.pass ? "survivor" : "rejected";
-        r.detail = fmt::format("oracle worst err/tol {:.3g}{}{}", c.worst_ratio, proxy ? " (gated at M, N <= 256)" : "",
+        r.detail = fmt::format("oracle worst err/tol {:.3g}{}{}", c.worst_ratio, scope,
                                c.pass ? "" : ": beyond its accuracy budget; " + c.first_failure);
       } catch (const Error& e) {
         r.status = "failed";

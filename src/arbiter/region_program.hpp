@@ -23,6 +23,10 @@ std::vector<MatmulRegion> matmul_regions(const ir::Module& graph);
 
 std::unique_ptr<ir::Module> region_program(const families::fused::FusedRegion& r, int64_t cap = 0);
 
+// The cap of the oracle's proxy when the full-size check is too slow (the
+// arbiter's gate and `tessera bench` use the same one).
+inline constexpr int64_t kProxyCap = 256;
+
 // batch * m * n * k of the region's matmul (its multiply-adds).
 double region_macs(const families::fused::FusedRegion& r);
 

@@ -133,7 +133,7 @@ bool has_matmul(const ir::Module& graph) {
   return false;
 }
 
-constexpr int64_t kProxyCap = 256;  // the arbiter's gate proxy: M, N <= 256
+using arbiter::kProxyCap;  // the arbiter's gate proxy: M, N <= 256
 const char* kProxyScope = "proxy M,N<=256 (same K, dtypes, layout, epilogue)";
 
 // The oracle proxy of a program that is one matmul region (with its fused

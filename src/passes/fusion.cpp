@@ -55,13 +55,9 @@ bool leaves_fit(const State& s, const FusedRegion& r, const Op& op) {
   std::vector<int> groups = matmul ? std::vector<int>{rank - 2, 1, 1} : view_groups(*r.core);
   if (groups.empty()) return false;
   const Type& space = matmul ? r.core->result()->type : r.core->operands[0]->type;
-  if (matmul) {
-    for (Value* v : op.operands)
-      if (v->type.dtype == DType::F64) return false;
-    if (op.result()->type.dtype == DType::F64) return false;
-  }
-  // A reduction accumulates in its input's type: f64 values need an f64 reduction.
-  if (r.kind == FusedRegion::Kind::Reduce && space.dtype != DType::F64) {
+  // A reduction accumulates in its input's type, a matmul epilogue in f32:
+  // f64 values join only an f64 reduction.
+  if (matmul || (r.kind == FusedRegion::Kind::Reduce && space.dtype != DType::F64)) {
     for (Value* v : op.operands)
       if (v->type.dtype == DType::F64) return false;
     if (op.result()->type.dtype == DType::F64) return false;

@@ -149,19 +149,21 @@ CublasLtMatmul::~CublasLtMatmul() {
   if (plan_->workspace) driver().cuMemFree(plan_->workspace);
 }
 
-void CublasLtMatmul::enqueue(const CUdeviceptr* buffers, CUstream stream) const {
+void CublasLtMatmul::enqueue(void* const* params, CUstream stream) const {
   const Plan& p = *plan_;
+  auto buffer = [&](int i) { return *static_cast<const CUdeviceptr*>(params[i]); };
   const ir::LibraryMatmul& c = p.call;
   if (c.m == 0 || c.n == 0 || c.batch == 0) return;
   if (c.k == 0) {  // zeros; the library is not called with k = 0
     const size_t bytes = size_t(c.batch * c.m * c.n) * dtype_size(c.result);
-    check(driver().cuMemsetD8Async(buffers[2], 0, bytes, stream), "cuMemsetD8Async");
+    check(driver().cuMemsetD8Async(buffer(2), 0, bytes, stream), "cuMemsetD8Async");
     return;
   }
   const float alpha = 1.0f, beta = 0.0f;
-  const void *a = reinterpret_cast<const void*>(buffers[0]), *b = reinterpret_cast<const void*>(buffers[1]);
-  void* out = reinterpret_cast<void*>(buffers[2]);
-  ok(lt().cublasLtMatmul(lt().handle, p.desc, &alpha, b, p.la, a, p.lb, &beta, out, p.lc, out, p.lc, &p.algo,
+  const void *a = reinterpret_cast<const void*>(buffer(0)), *b = reinterpret_cast<const void*>(buffer(1));
+  void* out = reinterpret_cast<void*>(buffer(2));
+  const Lt& l = lt();
+  ok(l.cublasLtMatmul(l.handle, p.desc, &alpha, b, p.la, a, p.lb, &beta, out, p.lc, out, p.lc, &p.algo,
                          reinterpret_cast<void*>(p.workspace), kWorkspace, reinterpret_cast<cudaStream_t>(stream)),
      "cublasLtMatmul");
 }

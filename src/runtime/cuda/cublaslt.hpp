@@ -20,8 +20,9 @@ class CublasLtMatmul {
   ~CublasLtMatmul();
   CublasLtMatmul(const CublasLtMatmul&) = delete;
   CublasLtMatmul& operator=(const CublasLtMatmul&) = delete;
-  // buffers: device pointers of a, b, out.
-  void enqueue(const CUdeviceptr* buffers, CUstream stream) const;
+  // params: the launch's kernel-parameter array (pointers to the device
+  // pointers of a, b, out), as cuLaunchKernel takes it.
+  void enqueue(void* const* params, CUstream stream) const;
 
  private:
   struct Plan;

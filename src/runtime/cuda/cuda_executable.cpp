@@ -133,12 +133,10 @@ void CudaExecutable::launch_each(const Binding& b, bool timed) const {
     if (k.grid == 0) continue;
     auto t0 = std::chrono::steady_clock::now();
     if (timed) check(cu.cuEventRecord(events_[2 * i], stream_), "cuEventRecord");
-    if (const auto& lib = libraries_[h_.steps[i].kernel]) {
-      std::vector<CUdeviceptr> ptrs;
-      for (void* p : b.params[i]) ptrs.push_back(*static_cast<const CUdeviceptr*>(p));
-      lib->enqueue(ptrs.data(), stream_);
-    } else
-    check(cu.cuLaunchKernel(fns_[h_.steps[i].kernel], static_cast<unsigned>(k.grid), 1, 1,
+    if (const auto& lib = libraries_[h_.steps[i].kernel])
+      lib->enqueue(b.params[i].data(), stream_);
+    else
+      check(cu.cuLaunchKernel(fns_[h_.steps[i].kernel], static_cast<unsigned>(k.grid), 1, 1,
                             static_cast<unsigned>(k.threads), 1, 1, static_cast<unsigned>(k.shared_bytes), stream_,
                             const_cast<void**>(b.params[i].data()), nullptr),
           "cuLaunchKernel");
