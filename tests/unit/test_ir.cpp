@@ -200,3 +200,38 @@ TEST(ArtifactHash, CoversEveryAttributeAndType) {
 
 }  // namespace
 }  // namespace tessera::ir
+
+namespace tessera::ir {
+namespace {
+
+// A schedule that claims the TMA matmul block for operands the TMA cannot
+// address (K = 1001: 2002-byte rows) is refused even when re-hashed: E302,
+// never a kernel reading the wrong bytes.
+TEST(MatmulSchedule, ImpossibleTmaClaimIsRefused) {
+  auto graph = parse(R"(
+func @odd(%a: tensor<2048x1001xbf16>, %b: tensor<1001x2048xbf16>) -> tensor<2048x2048xbf16> {
+  %c = tessera.matmul %a, %b : (tensor<2048x1001xbf16>, tensor<1001x2048xbf16>) -> tensor<2048x2048xbf16>
+  return %c : tensor<2048x2048xbf16>
+}
+)");
+  auto sched = passes::lower(*graph, Layer::Schedule, "cuda");
+  Op* op = nullptr;
+  for (auto& o : sched->funcs()[0]->regions[0]->ops)
+    if (o->name == "schedule.matmul") op = o.get();
+  ASSERT_NE(op, nullptr);
+  ASSERT_NE(op->attr("tma"), nullptr);
+  EXPECT_FALSE(*op->attr("tma")->as_bool());
+  EXPECT_NO_THROW(passes::lower(*sched, Layer::Tile, "cuda"));
+  op->attrs["tma"] = true;
+  stamp_artifact_hash(*op);
+  try {
+    passes::lower(*sched, Layer::Tile, "cuda");
+    FAIL() << "an impossible tma claim was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), "E302");
+    EXPECT_NE(std::string(e.what()).find("16-byte row strides"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tessera::ir

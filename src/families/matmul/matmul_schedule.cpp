@@ -45,6 +45,27 @@ int64_t scratch_elements(const Plan& p, const std::string& target) {
   return std::max(block, (pipeline_bytes + 3) / 4);
 }
 
+}  // namespace
+
+std::string tma_unsupported(const Plan& p) {
+  if (p.strategy != "mma") return "is for the tensor-core (mma) strategy";
+  if (p.bm != 128 || (p.bn != 256 && p.bn != 128) || p.bk != 64 || p.wm != 2 || p.wn != 4 || p.stages < 2)
+    return "needs blocks of 128 x 256 (or 128) x 64 on 2 x 4 warps and at least 2 stages";
+  // Ring of STAGES (A + B) slices, its mbarriers, 1 KiB alignment slack (tessera_matmul_tma.cuh).
+  const int64_t ring = 1024 + p.stages * (p.bm + p.bn) * p.bk * 2 + 16 * p.stages;
+  if (ring > p.scratch * 4) return "needs a scratch of " + std::to_string(ring) + " bytes for its ring";
+  if (p.m < 1 || p.n < 1 || p.k < 1) return "needs non-empty operands (a tensor map has no empty dims)";
+  const int64_t limit = int64_t{1} << 31;  // TMA coordinates are int32
+  if (p.m >= limit || p.n >= limit || p.k >= limit || p.batch >= limit) return "needs dims below 2^31";
+  // Row strides (bytes) of the operands as stored; batch strides are whole rows of them.
+  const int64_t a_row = (p.transpose_a ? p.m : p.k) * 2, b_row = (p.transpose_b ? p.k : p.n) * 2;
+  if (a_row % 16 != 0 || b_row % 16 != 0)
+    return "needs 16-byte row strides (the contiguous extent of A and B a multiple of 8)";
+  return "";
+}
+
+namespace {
+
 void choose(Plan& p, const std::string& target) {
   if (target == "cpu") {
     // Blocks of 96 x 256 (the micro-kernel is 12 x 32: 24 zmm accumulators)
@@ -91,6 +112,10 @@ void choose(Plan& p, const std::string& target) {
   p.vec_b = vec_aligned(p, false);
   p.programs = p.batch * p.tiles_m() * p.tiles_n();
   p.scratch = scratch_elements(p, target);
+  // The large tensor-core blocks take A and B by TMA where its rules hold
+  // (measured on the H200; see device/gpu/MATMUL_CONTRACT.md), else keep
+  // cp.async from pointers: misaligned or odd-strided operands stay correct.
+  p.tma = p.strategy == "mma" && p.bn == 256 && tma_unsupported(p).empty();
 }
 
 // The facts a schedule.matmul must agree with, from its region's matmul op.
@@ -207,6 +232,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   a["programs"] = p.programs;
   a["scratch"] = p.scratch;
   a["vec"] = Attr::ints({p.vec_a, p.vec_b});
+  if (p.strategy == "mma") a["tma"] = p.tma;
   op.loc = core.loc;
   Value* result = op.add_result(region.result->name, region.result->type);
   stamp_artifact_hash(op);
@@ -269,6 +295,8 @@ Plan read_plan(const Op& op) {
   p.programs = int_attr(op, "programs");
   p.scratch = int_attr(op, "scratch");
   p.vec_a = vec[0] != 0, p.vec_b = vec[1] != 0;
+  if (p.strategy == "mma") p.tma = flag("tma");
+  else if (op.attr("tma")) fail("E302", "schedule.matmul: 'tma' is for the mma strategy only", op.loc);
   for (int64_t v : {p.bm, p.bn, p.bk, p.wm, p.wn, p.stages, p.group_m})
     if (v < 1 || v > 1024) fail("E302", "schedule.matmul: block, warps, stages and group_m must be in [1, 1024]", op.loc);
   if (!pow2(p.bn) || !pow2(p.slab_rows) || p.slab_rows * p.bn > (1 << 16))
@@ -286,6 +314,10 @@ Plan read_plan(const Op& op) {
                      std::to_string(p.batch * p.tiles_m() * p.tiles_n()), op.loc);
   if (p.scratch < scratch_elements(p, target) || p.scratch > (1 << 20))
     fail("E302", "schedule.matmul: scratch is smaller than the block library needs (or over 2^20)", op.loc);
+  if (p.tma) {
+    const std::string why = tma_unsupported(p);
+    if (!why.empty()) fail("E302", "schedule.matmul: 'tma' claims a TMA block that " + why, op.loc);
+  }
   return p;
 }
 

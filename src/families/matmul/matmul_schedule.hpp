@@ -7,7 +7,9 @@
 //         AVX-512 register-blocked micro-kernel (device/cpu/tessera_matmul.hpp).
 //   cuda: "simt" (f32: FFMA, no TF32) or "mma" (f16/bf16: tensor cores, f32
 //         accumulation); the scratch is the block's shared memory, which also
-//         holds the pipeline buffers of A and B.
+//         holds the pipeline buffers of A and B. Large "mma" blocks take A and
+//         B through TMA tensor maps (`tma`, a warp-specialized producer) when
+//         the TMA's alignment rules hold, else through cp.async from pointers.
 // Programs are ordered in groups of `group_m` block rows so that concurrent
 // programs share A and B panels in cache.
 #pragma once
@@ -37,6 +39,10 @@ struct Plan {
   int64_t min_blocks = 1;  // GPU: blocks an SM must fit (the register budget, __launch_bounds__)
   int64_t programs = 0, scratch = 0;  // scratch: f32 elements of the block's buffer
   bool vec_a = false, vec_b = false;   // 16-byte loads along A's/B's contiguous dim are aligned
+  // cuda "mma": A and B arrive by TMA (tensor maps) into a warp-specialized
+  // block with one more warpgroup (the copy producer) beyond `threads`.
+  bool tma = false;
+  static constexpr int64_t kTmaProducerThreads = 128;
 
   int64_t tiles_m() const { return (m + bm - 1) / bm; }
   int64_t tiles_n() const { return (n + bn - 1) / bn; }
@@ -61,5 +67,10 @@ ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
                          const std::string& prefix, const std::string& candidate = "tessera");
 
 Plan read_plan(const ir::Op& schedule_op);
+
+// Why the TMA block cannot take this plan (empty: it can): the block shape,
+// the ring in the scratch, and the tensor maps' rules (16-byte row strides,
+// int32 coordinates).
+std::string tma_unsupported(const Plan& p);
 
 }  // namespace tessera::families::matmul
