@@ -16,6 +16,6 @@ for p in mm_bf16 mm_f16 mmbg_bf16 mmbg_f16; do
 done
 timeout 90 python3 $B/torch_bench.py 2>&1 | tail -4
 echo "== GPU matmul tests"
-timeout 300 $B/tessera_gpu_tests --gtest_filter='Matmul/*:CudaArbiter.*' 2>&1 > $OUT/gpu-matmul-tests.log; echo "rc=$?"
+timeout 300 $B/tessera_gpu_tests --gtest_filter='Matmul/*:CudaArbiter.*' > $OUT/gpu-matmul-tests.log 2>&1; echo "rc=$?"
 grep -E "^\[  (PASSED|FAILED) |tests ran|FAILED  \]" $OUT/gpu-matmul-tests.log | head -30
 } 2>&1 | tee $L
