@@ -11,8 +11,10 @@ timeout 90 $B/tessera_gpu_tests --gtest_filter='Matmul/CudaTma.*1300x200*' 2>&1 
 echo "== timings (tessera run, median of 20 device events)"
 for p in mm_bf16 mm_f16 mmbg_bf16 mmbg_f16; do
   extra=""; [[ $p == mmbg* ]] && extra="--input bias=random:seed=3"
-  timeout 60 $B/tessera run $B/$p.tsr --target cuda --no-tune --repeat 20 --input a=random:seed=1,lo=-2,hi=2 --input b=random:seed=2,lo=-2,hi=2 $extra 2>&1 | grep -v "^  *[0-9-]" | head -8
-  timeout 60 $B/tessera run $B/$p.tsr --target cuda --candidate cublaslt --repeat 20 --input a=random:seed=1,lo=-2,hi=2 --input b=random:seed=2,lo=-2,hi=2 $extra 2>&1 | grep -i "device_event\|error" | head -4
+  for cand in tessera_tma tessera cublaslt; do
+    echo "-- $p --candidate $cand"
+    timeout 60 $B/tessera run $B/$p.tsr --target cuda --candidate $cand --repeat 20 --input a=random:seed=1,lo=-2,hi=2 --input b=random:seed=2,lo=-2,hi=2 $extra 2>&1 | grep -i "device_event\|error\|check" | head -6
+  done
 done
 timeout 90 python3 $B/torch_bench.py 2>&1 | tail -4
 echo "== GPU matmul tests"

@@ -32,10 +32,10 @@ struct GpuProgram {
   std::unique_ptr<CudaExecutable> exe;
 };
 
-GpuProgram compile_cuda(const ir::Module& graph) {
+GpuProgram compile_cuda(const ir::Module& graph, const passes::Candidates& candidates = {}) {
   GpuProgram p;
   p.graph = ir::clone(graph);
-  auto target = passes::lower(graph, ir::Layer::Target, "cuda");
+  auto target = passes::lower(graph, ir::Layer::Target, "cuda", candidates);
   p.exe = std::make_unique<CudaExecutable>(CudaExecutable::load(*target));
   return p;
 }
@@ -225,12 +225,13 @@ TEST_P(CudaTma, TakesTheTmaPathAndMatchesTheOracle) {
   const FusionCase& c = GetParam();
   GraphBuilder g("tma");
   c.build(g);
-  auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
+  const passes::Candidates tma = {{"*", "tessera_tma"}};  // opt-in: forced, as --candidate does
+  auto target = passes::lower(g.module(), ir::Layer::Target, "cuda", tma);
   int maps = 0;
   for (auto& op : target->ops)
     if (op->name == "target.kernel") maps += static_cast<int>(ir::read_kernel_desc(*op).tensor_maps.size());
   EXPECT_EQ(maps, 2) << "the matmul did not take the TMA path";
-  GpuProgram p = compile_cuda(g.module());
+  GpuProgram p = compile_cuda(g.module(), tma);
   std::vector<Tensor> xs = inputs_for(c, g.module());
   std::vector<Tensor> first = run_and_check(p, xs);
   std::vector<Tensor> again = p.exe->run(xs).outputs;

@@ -134,17 +134,27 @@ TEST(CudaRender, MatmulKernelsCompileWithNvrtc) {
   }
   int compiled = 0, tma = 0;
   std::set<std::string> strategies;
+  // Every case as the default schedule, and again as the opt-in TMA candidate
+  // wherever that applies (E304 elsewhere).
+  std::vector<std::unique_ptr<ir::Module>> targets;
   for (const test::FusionCase& c : cases) {
     GraphBuilder g("nvmm");
     c.build(g);
-    auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
+    targets.push_back(passes::lower(g.module(), ir::Layer::Target, "cuda"));
+    try {
+      targets.push_back(passes::lower(g.module(), ir::Layer::Target, "cuda", {{"*", "tessera_tma"}}));
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), "E304") << e.what();
+    }
+  }
+  for (const auto& target : targets) {
     for (auto& op : target->ops) {
       if (op->name != "target.kernel") continue;
       ir::KernelDesc k = ir::read_kernel_desc(*op);
       size_t use = k.source.find("tsr::matmul_block<");
       if (use == std::string::npos) use = k.source.find("tsr::matmul_block_tma<");
       if (use == std::string::npos) continue;
-      EXPECT_GT(runtime::cuda::nvrtc_compile(k.source, k.sym, "sm_90a").size(), 1000u) << c.name;
+      EXPECT_GT(runtime::cuda::nvrtc_compile(k.source, k.sym, "sm_90a").size(), 1000u) << k.sym;
       strategies.insert(k.source.substr(use, 40));
       if (!k.tensor_maps.empty()) {
         EXPECT_NE(k.source.find("if (!tsr::matmul_block_tma<"), std::string::npos) << k.sym;

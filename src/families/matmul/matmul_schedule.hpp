@@ -54,11 +54,20 @@ struct Plan {
 };
 
 // The candidates for a matmul region on a target, with the tier they belong
-// to; `unsupported` says why one does not apply (empty: it applies).
+// to (synthesized, per-arch, library); `unsupported` says why one does not
+// apply (empty: it applies). A candidate with an `opt_in` reason applies but
+// runs only when forced (`--candidate`): the arbiter lists it and does not
+// measure it (a kernel that has not yet run on its hardware is never picked
+// on its own).
 struct Candidate {
-  std::string name, tier, unsupported;
+  std::string name, tier, unsupported, opt_in;
 };
 std::vector<Candidate> candidates(const fused::FusedRegion& region, const std::string& target);
+
+// Every candidate name, for diagnostics: "tessera, tessera_tma, openblas, cublaslt".
+const std::string& candidate_names();
+// Tessera's own kernels (tessera, tessera_tma), as opposed to library calls.
+bool is_synthesized(const std::string& candidate);
 
 // A library candidate's region holds the matmul alone (graph_to_schedule
 // splits the epilogue off); E304 if `candidate` does not apply.

@@ -63,7 +63,7 @@ TensorMapDesc operand_map(const Plan& p, const Value* buffer, bool k_major, int6
 }  // namespace
 
 void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& sop) {
-  if (p.candidate != "tessera") return build_library_call(m, sym, p, sop);
+  if (!is_synthesized(p.candidate)) return build_library_call(m, sym, p, sop);
   auto k = new_tile_kernel(sym, p.programs, p.threads, p.vector_width, string_attr(sop, "artifact_hash"));
   if (p.min_blocks > 1) k->attrs["min_blocks"] = p.min_blocks;
   const Region& region = *sop.regions[0];
