@@ -86,7 +86,7 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
                           "\n" + d.signature + "\n";
     for (const auto& c : families::matmul::candidates(mr.region, runner.target)) {
       Cand k{c, nullptr, ""};
-      if (c.unsupported.empty()) {
+      if (c.unsupported.empty() && c.opt_in.empty()) {
         try {
           k.target_ir = lower_with(*program, runner.target, c.name);
           k.digest = candidate_digest(*k.target_ir);
@@ -131,6 +131,12 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
       if (!k.c.unsupported.empty()) {
         r.status = "not applicable";
         r.detail = "it " + k.c.unsupported;
+        d.rows.push_back(r);
+        continue;
+      }
+      if (!k.c.opt_in.empty()) {  // applies, but is not measured unless forced
+        r.status = "opt-in";
+        r.detail = k.c.opt_in;
         d.rows.push_back(r);
         continue;
       }
@@ -191,7 +197,7 @@ std::string describe(const Decision& d) {
   std::string s = fmt::format("matmul {}: candidate {} ({})\n", d.region, d.candidate, d.why);
   for (const Row& r : d.rows) {
     const std::string t = r.median_ns >= 0 ? fmt::format("{:10.3f} ms", r.median_ns / 1e6) : std::string(13, ' ');
-    s += fmt::format("  {:<9} {:<12} {:<14} {}  {}\n", r.candidate, r.tier, r.status, t, r.detail);
+    s += fmt::format("  {:<11} {:<12} {:<14} {}  {}\n", r.candidate, r.tier, r.status, t, r.detail);
   }
   return s;
 }

@@ -10,6 +10,7 @@
 #include "evidence/ceiling.hpp"
 #include "evidence/packet.hpp"
 #include "evidence/provenance.hpp"
+#include "families/matmul/matmul_schedule.hpp"
 #include "evidence/sampling.hpp"
 #include "ir/graph_dialect.hpp"
 #include "ir/parser.hpp"
@@ -243,8 +244,9 @@ json run_bench(const BenchOptions& o) {
     const std::string candidate = c.value("candidate", "tessera");
     if (c.contains("candidate") && !matmul)
       fail("E850", "case " + name + ": 'candidate' applies to matmul programs only");
-    if (candidate != "tessera" && candidate != "openblas" && candidate != "cublaslt")
-      fail("E850", "case " + name + ": unknown candidate '" + candidate + "' (tessera, openblas, cublaslt)");
+    if (candidate != "openblas" && candidate != "cublaslt" && !families::matmul::is_synthesized(candidate))
+      fail("E850", "case " + name + ": unknown candidate '" + candidate + "' (" + families::matmul::candidate_names() +
+                       ")");
     const passes::Candidates chosen =
         matmul ? passes::Candidates{{"*", candidate}} : passes::Candidates{};
     auto schedule = passes::lower(*prog.graph, ir::Layer::Schedule, o.target, chosen);

@@ -1,5 +1,6 @@
 #include "ir/target_dialect.hpp"
 
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -33,6 +34,107 @@ BufferDesc BufferDesc::parse(const std::string& s, const SourceLoc& loc) {
   return d;
 }
 
+namespace {
+
+std::string ints_text(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// "[1,2,3]" -> {1, 2, 3}: non-negative integers of at most 18 digits.
+std::optional<std::vector<int64_t>> parse_ints(const std::string& s) {
+  if (s.size() < 3 || s.front() != '[' || s.back() != ']') return std::nullopt;
+  std::vector<int64_t> out;
+  std::istringstream in(s.substr(1, s.size() - 2));
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.empty() || item.size() > 18 || item.find_first_not_of("0123456789") != std::string::npos)
+      return std::nullopt;
+    out.push_back(std::stoll(item));
+  }
+  return out;
+}
+
+// The tensor map's facts against its kernel: the buffer it names, the ABI
+// position, the TMA's encoding rules, and that no box can reach past the
+// buffer (a map is an address range the kernel reads without bounds checks
+// of its own).
+void check_tensor_map(const TensorMapDesc& t, size_t index, const KernelDesc& k, const SourceLoc& loc) {
+  auto bad = [&](const std::string& why) {
+    fail("E504", "tensor map '" + t.str() + "' of @" + k.sym + ": " + why, loc);
+  };
+  const BufferDesc* buf = nullptr;
+  for (const BufferDesc& b : k.buffers)
+    if (b.name == t.buffer) buf = &b;
+  if (!buf) bad("names no buffer of the kernel");
+  if (buf->dtype != t.dtype) bad("dtype differs from the buffer's");
+  if (t.param != static_cast<int64_t>(k.buffers.size() + index))
+    bad("param must be " + std::to_string(k.buffers.size() + index) + " (tensor maps follow the buffers, in order)");
+  const size_t rank = t.dims.size();
+  if (rank < 2 || rank > 5 || t.strides.size() != rank - 1 || t.box.size() != rank)
+    bad("needs 2 to 5 dims, one stride per dim after the first, one box size per dim");
+  if (t.swizzle != 128) bad("swizzle must be 128B");
+  const int64_t esize = static_cast<int64_t>(dtype_size(t.dtype));
+  int64_t reach = esize;  // bytes from the base to one past the farthest element
+  for (size_t d = 0; d < rank; ++d) {
+    if (t.dims[d] < 1 || t.dims[d] > (int64_t{1} << 32)) bad("dims must be in [1, 2^32]");
+    if (t.box[d] < 1 || t.box[d] > 256) bad("box sizes must be in [1, 256]");
+    const int64_t stride = d == 0 ? esize : t.strides[d - 1];
+    if (d > 0 && (stride % 16 != 0 || stride < 16 || stride >= (int64_t{1} << 40)))
+      bad("strides must be multiples of 16 bytes below 2^40");
+    reach += (t.dims[d] - 1) * stride;
+    if (reach > (int64_t{1} << 50)) bad("reaches past 2^50 bytes");
+  }
+  if (t.box[0] * esize % 16 != 0 || t.box[0] * esize > t.swizzle)
+    bad("an inner box row must be a multiple of 16 bytes within the swizzle span");
+  if (reach > buf->elements * esize) bad("reaches past the end of buffer '" + buf->str() + "'");
+}
+
+}  // namespace
+
+std::string TensorMapDesc::str() const {
+  return buffer + " " + std::string(dtype_name(dtype)) + " dims=" + ints_text(dims) + " strides=" +
+         ints_text(strides) + " box=" + ints_text(box) + " swizzle=" + std::to_string(swizzle) +
+         "B param=" + std::to_string(param);
+}
+
+TensorMapDesc TensorMapDesc::parse(const std::string& s, const SourceLoc& loc) {
+  std::istringstream in(s);
+  std::string name, dt, extra;
+  in >> name >> dt;
+  TensorMapDesc t;
+  t.buffer = name;
+  bool ok = !name.empty() && parse_dtype(dt).has_value();
+  if (ok) t.dtype = *parse_dtype(dt);
+  bool dims = false, strides = false, box = false, swizzle = false, param = false;
+  std::string field;
+  while (ok && in >> field) {
+    const size_t eq = field.find('=');
+    const std::string key = eq == std::string::npos ? field : field.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : field.substr(eq + 1);
+    auto list = [&](std::vector<int64_t>& into, bool& seen) {
+      auto v = parse_ints(value);
+      if (!v || seen) return false;
+      into = *v;
+      return seen = true;
+    };
+    if (key == "dims") ok = list(t.dims, dims);
+    else if (key == "strides") ok = list(t.strides, strides);
+    else if (key == "box") ok = list(t.box, box);
+    else if (key == "swizzle" && !swizzle && value == "128B") t.swizzle = 128, swizzle = true;
+    else if (key == "param" && !param && !value.empty() && value.size() < 10 &&
+             value.find_first_not_of("0123456789") == std::string::npos)
+      t.param = std::stoll(value), param = true;
+    else ok = false;
+  }
+  if (!ok || !dims || !strides || !box || !swizzle || !param)
+    fail("E504", "malformed tensor map descriptor '" + s +
+                     "' (expected e.g. \"a bf16 dims=[1024,8192] strides=[2048] box=[64,128] swizzle=128B param=3\")",
+         loc);
+  return t;
+}
+
 KernelDesc read_kernel_desc(const Op& op) {
   KernelDesc k;
   k.sym = op.sym;
@@ -64,6 +166,15 @@ KernelDesc read_kernel_desc(const Op& op) {
   for (const Attr& b : *bufs->as_list()) {
     if (!b.as_string()) fail("E504", "buffer descriptors are strings", op.loc);
     k.buffers.push_back(BufferDesc::parse(*b.as_string(), op.loc));
+  }
+  if (const Attr* maps = op.attr("tensor_maps")) {
+    if (!maps->as_list()) fail("E504", "target.kernel tensor_maps must be a list of descriptors", op.loc);
+    if (k.target != "cuda") fail("E504", "tensor maps are for CUDA kernels only", op.loc);
+    for (const Attr& m : *maps->as_list()) {
+      if (!m.as_string()) fail("E504", "tensor map descriptors are strings", op.loc);
+      k.tensor_maps.push_back(TensorMapDesc::parse(*m.as_string(), op.loc));
+      check_tensor_map(k.tensor_maps.back(), k.tensor_maps.size() - 1, k, op.loc);
+    }
   }
   return k;
 }

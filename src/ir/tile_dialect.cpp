@@ -5,6 +5,7 @@
 
 #include "ir/graph_dialect.hpp"
 #include "ir/library_call.hpp"
+#include "ir/target_dialect.hpp"
 
 namespace tessera::ir {
 
@@ -181,10 +182,16 @@ void verify_kernel_op(const Op& op) {
     if (op.operands[0]->type.kind != TypeKind::Tile || !is_index(op.operands[1]) || !op.attr("other"))
       bad(op, "takes (tile, index count) and 'other'");
   } else if (n == "tile.matmul") {
-    expect_operands(op, 7);
-    for (size_t i = 0; i < 7; ++i)
+    // The TMA form (attribute tma = [a_k_major, b_k_major, a_batched,
+    // b_batched]) reads A and B through the kernel's tensor maps 0 and 1 and
+    // takes the block's coordinates instead of bases and extents.
+    const bool tma = op.attr("tma") != nullptr;
+    const size_t count = tma ? 6 : 7;
+    expect_operands(op, count);
+    for (size_t i = 0; i < count; ++i)
       if ((i < 3) != is_ptr(op.operands[i]) || (i >= 3 && !is_index(op.operands[i])))
-        bad(op, "takes (ptr a, ptr b, ptr scratch, index a_base, index b_base, index mrows, index ncols)");
+        bad(op, tma ? "(tma) takes (ptr a, ptr b, ptr scratch, index batch, index m0, index n0)"
+                    : "takes (ptr a, ptr b, ptr scratch, index a_base, index b_base, index mrows, index ncols)");
     if (op.operands[2]->type.dtype != DType::F32 || !op.operands[2]->def ||
         op.operands[2]->def->name != "tile.alloca")
       bad(op, "accumulates into f32 scratch from tile.alloca");
@@ -205,6 +212,9 @@ void verify_kernel_op(const Op& op) {
     ints("a_strides", 2);
     ints("b_strides", 2);
     ints("vec", 2);
+    if (tma)
+      for (int64_t v : ints("tma", 4))
+        if (v > 1) bad(op, "'tma' holds four flags (0 or 1)");
     for (const char* key : {"k", "stages"})
       if (!op.attr(key) || !op.attr(key)->as_int() || *op.attr(key)->as_int() < 0) bad(op, std::string("needs '") + key + "'");
     if (*op.operands[2]->def->attr("size")->as_int() < blk[0] * blk[1]) bad(op, "scratch is smaller than the block");
@@ -253,6 +263,15 @@ void verify_tile(const Module& m) {
       for (const char* key : {"threads", "vector_width"})
         if (const Attr* a = top->attr(key); a && (!a->as_int() || *a->as_int() < 1 || *a->as_int() > 1024))
           fail("E403", "tile.kernel @" + top->sym + ": '" + key + "' must be an integer in [1, 1024]", top->loc);
+      if (const Attr* a = top->attr("producer_threads"); a && (!a->as_int() || *a->as_int() != 128))
+        fail("E403", "tile.kernel @" + top->sym + ": 'producer_threads' must be 128 (one warpgroup)", top->loc);
+      if (const Attr* a = top->attr("tensor_maps")) {  // checked against the buffers in Target IR
+        if (!a->as_list()) fail("E403", "tile.kernel @" + top->sym + ": 'tensor_maps' must be a list", top->loc);
+        for (const Attr& t : *a->as_list()) {
+          if (!t.as_string()) fail("E403", "tile.kernel @" + top->sym + ": tensor maps are strings", top->loc);
+          TensorMapDesc::parse(*t.as_string(), top->loc);
+        }
+      }
       for (auto& arg : top->regions[0]->args)
         if (arg->type.kind != TypeKind::Ptr) fail("E403", "tile.kernel arguments must be ptr<...>", top->loc);
       for (auto& op : top->regions[0]->ops) verify_kernel_op(*op);

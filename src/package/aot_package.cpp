@@ -61,6 +61,11 @@ WriteResult write(const ir::Module& m, const std::string& target, const std::str
     for (auto& b : k.buffers) buffers.push_back(b.str());
     json entry = {{"sym", k.sym},   {"sha256", k.sha256}, {"source_file", src_file}, {"grid", k.grid},
                   {"threads", k.threads}, {"buffers", buffers}, {"artifact_hash", k.artifact_hash}};
+    if (!k.tensor_maps.empty()) {  // CUDA TMA: encoded by the loader over its buffers, passed after them
+      json maps = json::array();
+      for (auto& t : k.tensor_maps) maps.push_back(t.str());
+      entry["tensor_maps"] = maps;
+    }
     if (target == "metal") {  // what a Darwin loader needs to dispatch it
       entry["metal"] = {{"function", k.sym},
                         {"threads_per_threadgroup", {k.threads, 1, 1}},

@@ -46,7 +46,7 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const std::string
           break;
         case FusedRegion::Kind::Matmul: {
           const std::string candidate = candidate_for(matmul_region_id(f->sym, matmuls++));
-          if (candidate == "tessera" || r.ops.size() == 1) {
+          if (families::matmul::is_synthesized(candidate) || r.ops.size() == 1) {
             map[r.result] = families::matmul::emit_schedule(b, r, map, target, prefix, candidate);
             break;
           }

@@ -70,6 +70,11 @@ std::unique_ptr<Module> tile_to_target(const Module& tile, const std::string& ta
     if (library) k->attrs["library"] = *op->attr("library");
     k->attrs["grid"] = library ? Attr::ints({1}) : *op->attr("grid");
     if (const Attr* t = op->attr("threads")) k->attrs["threads"] = *t;
+    // A TMA matmul's copy producer is launched beyond the program's threads,
+    // and its tensor maps follow the buffers as parameters.
+    if (const Attr* pt = op->attr("producer_threads"))
+      k->attrs["threads"] = *op->attr("threads")->as_int() + *pt->as_int();
+    if (const Attr* maps = op->attr("tensor_maps")) k->attrs["tensor_maps"] = *maps;
     if (target != "cpu")  // GPU kernels: the one tile.alloca is dynamic shared memory
       for (auto& inner : op->regions[0]->ops)
         if (inner->name == "tile.alloca")

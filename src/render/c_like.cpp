@@ -164,6 +164,20 @@ void CLikeRenderer::render_op(const Op& op, int indent) {
     for (int64_t v : {blk[0], blk[1], blk[2], warps[0], warps[1], *op.attr("stages")->as_int()})
       targs += ", " + std::to_string(v);
     for (int64_t v : {*op.attr("k")->as_int(), sa[0], sa[1], sb[0], sb[1]}) targs += ", " + std::to_string(v) + "LL";
+    if (const Attr* tma = op.attr("tma")) {
+      // The TMA form: A and B are the kernel's tensor maps 0 and 1; the copy
+      // producer's threads get false and leave the kernel (no epilogue).
+      if (!has_tensor_maps()) fail("E502", "this renderer has no tensor maps (the TMA form of tile.matmul)", op.loc);
+      std::string t = storage(op.operands[0]->type.dtype);
+      for (int64_t v : {blk[0], blk[1], blk[2], *op.attr("stages")->as_int()}) t += ", " + std::to_string(v);
+      t += ", " + std::to_string(*op.attr("k")->as_int()) + "LL";
+      for (int64_t f : *tma->as_ints()) t += f ? ", true" : ", false";
+      t += ", " + std::to_string(scratch_bytes);
+      out_ += pad + "if (!tsr::matmul_block_tma<" + t + ">(reinterpret_cast<unsigned char*>(" + arg(2) + "), &" +
+              tensor_map_param(0) + ", &" + tensor_map_param(1) + ", " + arg(3) + ", " + arg(4) + ", " + arg(5) +
+              ")) return;\n";
+      return;
+    }
     targs += std::string(", ") + (vec[0] ? "true" : "false") + ", " + (vec[1] ? "true" : "false") + ", " +
              std::to_string(scratch_bytes);
     out_ += pad + "tsr::matmul_block<" + targs + ">(reinterpret_cast<unsigned char*>(" + arg(2) + "), " + arg(0) +

@@ -31,6 +31,10 @@ class CLikeRenderer {
   // The target's matmul block library, embedded after the prelude only into
   // kernels that contain tile.matmul (other kernels' sources do not change).
   virtual std::string matmul_library() const = 0;
+  // Whether kernels can take tensor maps (the TMA form of tile.matmul, CUDA
+  // only); tensor map i of a kernel is the parameter tensor_map_param(i).
+  virtual bool has_tensor_maps() const { return false; }
+  static std::string tensor_map_param(size_t i) { return "tsr_tmap" + std::to_string(i); }
   // The tile library function that loads a whole tile from `ptr`.
   virtual std::string load_fn(const ir::Value*) const { return "load"; }
   // A tile library call whose meaning depends on the thread's position in the

@@ -18,6 +18,9 @@ const char* kMatmulSimt =
 const char* kMatmulMma =
 #include "cuda_matmul_mma.inc"
     ;
+const char* kMatmulTma =
+#include "cuda_matmul_tma.inc"
+    ;
 const char* kMatmulEpilogue =
 #include "cuda_matmul_epilogue.inc"
     ;
@@ -51,15 +54,22 @@ class CudaRenderer : public CLikeRenderer {
   std::string kernel_open(const Op& k) override {
     std::string s = "// artifact " + (k.attr("artifact_hash") ? *k.attr("artifact_hash")->as_string() : "") + "\n";
     // min_blocks: the schedule's register budget (blocks that must fit an SM).
+    // A TMA matmul's producer warpgroup is launched beyond TSR_THREADS, and
+    // its setmaxnreg needs the register cap the explicit min_blocks gives.
     const int64_t min_blocks = int_attr_or(k, "min_blocks", 1);
-    s += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads_) +
-         (min_blocks > 1 ? ", " + std::to_string(min_blocks) : "") + ") " + k.sym + "(";
+    const int64_t producer = k.attr("producer_threads") ? int_attr_or(k, "producer_threads", 0) : 0;
+    s += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads_ + producer) +
+         (min_blocks > 1 || producer ? ", " + std::to_string(min_blocks) : "") + ") " + k.sym + "(";
     const Region& body = *k.regions[0];
     for (size_t i = 0; i < body.args.size(); ++i) {
       const Value* a = body.args[i].get();
       std::string cq = is_written(k, a) ? "" : "const ";
       s += (i ? ", " : "") + cq + storage(a->type.dtype) + "* __restrict__ " + name(a);
     }
+    // Tensor maps follow the buffers (the runtime encodes them; Target IR's tensor_maps).
+    if (const Attr* maps = k.attr("tensor_maps"))
+      for (size_t i = 0; i < maps->as_list()->size(); ++i)
+        s += ", const __grid_constant__ tsr::tensormap " + tensor_map_param(i);
     s += ") {\n";
     // A kernel's one tile.alloca is its dynamic shared memory (launched with
     // shared_bytes of it; see tile_to_target).
@@ -75,8 +85,9 @@ class CudaRenderer : public CLikeRenderer {
   }
   std::string matmul_library() const override {
     if (hip_) fail("E502", "the HIP lane has no matmul block library yet (tile.matmul)");
-    return std::string(kMatmulSimt) + kMatmulMma + kMatmulEpilogue;
+    return std::string(kMatmulSimt) + kMatmulMma + kMatmulTma + kMatmulEpilogue;
   }
+  bool has_tensor_maps() const override { return !hip_; }
   // The scratch (tile.alloca) is shared memory, which __ldg cannot read.
   std::string load_fn(const Value* ptr) const override {
     return ptr->def && ptr->def->name == "tile.alloca" ? "load_shared" : "load";

@@ -109,7 +109,7 @@ TEST(CudaRender, MatmulKernelsCompileWithNvrtc) {
     GTEST_SKIP() << "NVRTC not available: " << e.what();
   }
   std::vector<test::FusionCase> cases = test::matmul_cases();
-  for (DType dt : {DType::F32, DType::BF16})
+  for (DType dt : {DType::F32, DType::BF16, DType::F16})
     for (int layout = 0; layout < 4; ++layout) {
       test::FusionCase c;
       c.build = [=](GraphBuilder& g) {
@@ -120,23 +120,53 @@ TEST(CudaRender, MatmulKernelsCompileWithNvrtc) {
       };
       cases.push_back(c);
     }
-  int compiled = 0;
+  // The TMA block with a batched A (3-D map) and a shared B (2-D), and an
+  // unaligned K that keeps the cp.async path.
+  for (int64_t k : {512, 1001}) {
+    test::FusionCase c;
+    c.build = [=](GraphBuilder& g) {
+      ir::Value* a = g.input("a", test::T(DType::BF16, {4, 1000, k}));
+      ir::Value* b = g.input("b", test::T(DType::BF16, {k, 1024}));
+      ir::Value* bias = g.input("bias", test::T(DType::BF16, {1024}));
+      g.output(g.unary("gelu", g.binary("add", g.matmul(a, b, DType::BF16), bias)));
+    };
+    cases.push_back(c);
+  }
+  int compiled = 0, tma = 0;
   std::set<std::string> strategies;
+  // Every case as the default schedule, and again as the opt-in TMA candidate
+  // wherever that applies (E304 elsewhere).
+  std::vector<std::unique_ptr<ir::Module>> targets;
   for (const test::FusionCase& c : cases) {
     GraphBuilder g("nvmm");
     c.build(g);
-    auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
+    targets.push_back(passes::lower(g.module(), ir::Layer::Target, "cuda"));
+    try {
+      targets.push_back(passes::lower(g.module(), ir::Layer::Target, "cuda", {{"*", "tessera_tma"}}));
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), "E304") << e.what();
+    }
+  }
+  for (const auto& target : targets) {
     for (auto& op : target->ops) {
       if (op->name != "target.kernel") continue;
       ir::KernelDesc k = ir::read_kernel_desc(*op);
-      if (k.source.find("tsr::matmul_block<") == std::string::npos) continue;
-      EXPECT_GT(runtime::cuda::nvrtc_compile(k.source, k.sym, "sm_90a").size(), 1000u) << c.name;
-      strategies.insert(k.source.substr(k.source.find("tsr::matmul_block<"), 40));
+      size_t use = k.source.find("tsr::matmul_block<");
+      if (use == std::string::npos) use = k.source.find("tsr::matmul_block_tma<");
+      if (use == std::string::npos) continue;
+      EXPECT_GT(runtime::cuda::nvrtc_compile(k.source, k.sym, "sm_90a").size(), 1000u) << k.sym;
+      strategies.insert(k.source.substr(use, 40));
+      if (!k.tensor_maps.empty()) {
+        EXPECT_NE(k.source.find("if (!tsr::matmul_block_tma<"), std::string::npos) << k.sym;
+        EXPECT_EQ(k.threads, 384) << k.sym;  // two consumer warpgroups and the producer
+        ++tma;
+      }
       ++compiled;
     }
   }
-  EXPECT_GE(compiled, 60);
-  EXPECT_GE(strategies.size(), 4u);  // f32 small/large, 16-bit small/large
+  EXPECT_GE(compiled, 66);
+  EXPECT_GE(strategies.size(), 5u);  // f32 small/large, 16-bit small/large, 16-bit TMA
+  EXPECT_EQ(tma, 9);                 // bf16 and f16 in four layouts, the batched one; not K = 1001
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include "ir/printer.hpp"
 #include "ir/schedule_dialect.hpp"
 #include "ir/verify.hpp"
+#include "families/matmul/matmul_schedule.hpp"
+#include "passes/fusion.hpp"
 #include "passes/pipeline.hpp"
 
 namespace tessera::ir {
@@ -196,6 +198,81 @@ TEST(ArtifactHash, CoversEveryAttributeAndType) {
     value = saved;
   }
   check_artifact_hash(op);
+}
+
+}  // namespace
+}  // namespace tessera::ir
+
+namespace tessera::ir {
+namespace {
+
+// The TMA block is a candidate of its own (the per-arch tier): it applies to
+// a large aligned bf16 matmul on cuda, but is opt-in (the arbiter never
+// measures or picks it unforced) until it has run on a GPU; elsewhere it says
+// why it does not apply.
+TEST(MatmulSchedule, TmaCandidateIsOptIn) {
+  auto graph = parse(R"(
+func @big(%a: tensor<4096x1024xbf16>, %b: tensor<1024x4096xbf16>) -> tensor<4096x4096xbf16> {
+  %c = tessera.matmul %a, %b : (tensor<4096x1024xbf16>, tensor<1024x4096xbf16>) -> tensor<4096x4096xbf16>
+  return %c : tensor<4096x4096xbf16>
+}
+)");
+  const auto regions = passes::partition(*graph->funcs()[0]);
+  ASSERT_EQ(regions.size(), 1u);
+  auto find = [&](const std::string& target) {
+    for (const auto& c : families::matmul::candidates(regions[0], target))
+      if (c.name == "tessera_tma") return c;
+    ADD_FAILURE() << "no tessera_tma candidate on " << target;
+    return families::matmul::Candidate{};
+  };
+  const auto on_cuda = find("cuda");
+  EXPECT_EQ(on_cuda.tier, "per-arch");
+  EXPECT_EQ(on_cuda.unsupported, "");
+  EXPECT_NE(on_cuda.opt_in.find("--candidate tessera_tma"), std::string::npos) << on_cuda.opt_in;
+  EXPECT_EQ(find("cpu").unsupported, "runs on target cuda");
+  for (const auto& c : families::matmul::candidates(regions[0], "cuda"))
+    if (c.name != "tessera_tma") EXPECT_EQ(c.opt_in, "") << c.name;
+}
+
+// A schedule that claims the TMA matmul block for operands the TMA cannot
+// address (K = 1001: 2002-byte rows) is refused even when re-hashed: E302,
+// never a kernel reading the wrong bytes.
+TEST(MatmulSchedule, ImpossibleTmaClaimIsRefused) {
+  auto graph = parse(R"(
+func @odd(%a: tensor<2048x1001xbf16>, %b: tensor<1001x2048xbf16>) -> tensor<2048x2048xbf16> {
+  %c = tessera.matmul %a, %b : (tensor<2048x1001xbf16>, tensor<1001x2048xbf16>) -> tensor<2048x2048xbf16>
+  return %c : tensor<2048x2048xbf16>
+}
+)");
+  auto sched = passes::lower(*graph, Layer::Schedule, "cuda");
+  Op* op = nullptr;
+  for (auto& o : sched->funcs()[0]->regions[0]->ops)
+    if (o->name == "schedule.matmul") op = o.get();
+  ASSERT_NE(op, nullptr);
+  ASSERT_NE(op->attr("tma"), nullptr);
+  EXPECT_FALSE(*op->attr("tma")->as_bool());
+  EXPECT_NO_THROW(passes::lower(*sched, Layer::Tile, "cuda"));
+  auto refused = [&](const std::string& why) {
+    stamp_artifact_hash(*op);
+    try {
+      passes::lower(*sched, Layer::Tile, "cuda");
+      ADD_FAILURE() << "an impossible tma claim was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), "E302");
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  op->attrs["tma"] = true;  // on the default candidate: tma belongs to tessera_tma
+  refused("exactly for the candidate tessera_tma");
+  op->attrs["candidate"] = std::string("tessera_tma");
+  refused("16-byte row strides");
+  // Forcing the candidate on these operands is refused before any schedule.
+  try {
+    passes::lower(*graph, Layer::Schedule, "cuda", {{"*", "tessera_tma"}});
+    ADD_FAILURE() << "tessera_tma was accepted for 2002-byte rows";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), "E304") << e.what();
+  }
 }
 
 }  // namespace

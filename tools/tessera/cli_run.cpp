@@ -58,7 +58,7 @@ void add_run_options(CLI::App& run, RunOptions& o) {
   run.add_option("--output", o.outputs, "NAME=file.npy: write a result");
   run.add_flag("--check", o.check, "compare every result with the oracle");
   run.add_flag("--reference", o.reference, "run the oracle instead of kernels (labelled as such)");
-  run.add_option("--candidate", o.candidate, "implement every matmul with this candidate (tessera, openblas, cublaslt)");
+  run.add_option("--candidate", o.candidate, "implement every matmul with this candidate (tessera, tessera_tma, openblas, cublaslt)");
   run.add_flag("--no-tune", o.no_tune, "matmuls: run the synthesized candidate without consulting the arbiter");
   run.add_flag("--emulate", o.emulate,
                "--target metal: run the MSL kernels on the CPU under the host emulation (placement emulated_msl)");

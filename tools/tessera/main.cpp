@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
   compile->add_option("--emit", emit, "graph|schedule|tile|target|source")
       ->check(CLI::IsMember({"graph", "schedule", "tile", "target", "source"}));
   compile->add_option("-o,--output", out, "write to a file instead of stdout");
-  compile->add_option("--candidate", candidate, "implement every matmul with this candidate (tessera, openblas, cublaslt)");
+  compile->add_option("--candidate", candidate, "implement every matmul with this candidate (tessera, tessera_tma, openblas, cublaslt)");
 
   auto* verify = app.add_subcommand("verify", "parse and verify IR text of any layer");
   verify->add_option("file", file, "IR text")->required();

@@ -45,6 +45,27 @@ int64_t scratch_elements(const Plan& p, const std::string& target) {
   return std::max(block, (pipeline_bytes + 3) / 4);
 }
 
+}  // namespace
+
+std::string tma_unsupported(const Plan& p) {
+  if (p.strategy != "mma") return "is for the tensor-core (mma) strategy";
+  if (p.bm != 128 || (p.bn != 256 && p.bn != 128) || p.bk != 64 || p.wm != 2 || p.wn != 4 || p.stages < 2)
+    return "needs blocks of 128 x 256 (or 128) x 64 on 2 x 4 warps and at least 2 stages";
+  // Ring of STAGES (A + B) slices, its mbarriers, 1 KiB alignment slack (tessera_matmul_tma.cuh).
+  const int64_t ring = 1024 + p.stages * (p.bm + p.bn) * p.bk * 2 + 16 * p.stages;
+  if (ring > p.scratch * 4) return "needs a scratch of " + std::to_string(ring) + " bytes for its ring";
+  if (p.m < 1 || p.n < 1 || p.k < 1) return "needs non-empty operands (a tensor map has no empty dims)";
+  const int64_t limit = int64_t{1} << 31;  // TMA coordinates are int32
+  if (p.m >= limit || p.n >= limit || p.k >= limit || p.batch >= limit) return "needs dims below 2^31";
+  // Row strides (bytes) of the operands as stored; batch strides are whole rows of them.
+  const int64_t a_row = (p.transpose_a ? p.m : p.k) * 2, b_row = (p.transpose_b ? p.k : p.n) * 2;
+  if (a_row % 16 != 0 || b_row % 16 != 0)
+    return "needs 16-byte row strides (the contiguous extent of A and B a multiple of 8)";
+  return "";
+}
+
+namespace {
+
 void choose(Plan& p, const std::string& target) {
   if (target == "cpu") {
     // Blocks of 96 x 256 (the micro-kernel is 12 x 32: 24 zmm accumulators)
@@ -121,16 +142,35 @@ const Op* core_of(const Region& region) {
 
 }  // namespace
 
+const std::string& candidate_names() {
+  static const std::string names = "tessera, tessera_tma, openblas, cublaslt";
+  return names;
+}
+
+bool is_synthesized(const std::string& candidate) { return candidate == "tessera" || candidate == "tessera_tma"; }
+
 std::vector<Candidate> candidates(const fused::FusedRegion& region, const std::string& target) {
   const Op& core = *region.core;
   const DType in = core.operands[0]->type.dtype, out = core.result()->type.dtype;
-  std::vector<Candidate> c = {{"tessera", "synthesized", ""}};
+  std::vector<Candidate> c = {{"tessera", "synthesized", "", ""}};
+  // The Hopper block: tessera's large tensor-core schedule with A and B
+  // copied by TMA into a warp-specialized block (device/gpu/tessera_matmul_tma.cuh).
+  // Opt-in until it has passed the GPU suite on an H200: compiled by NVRTC in
+  // CI, never executed yet.
+  std::string tma_why = target == "cuda" ? "" : "runs on target cuda";
+  if (tma_why.empty()) {
+    Plan p = facts(core, region.leaves);
+    choose(p, target);
+    tma_why = tma_unsupported(p);
+  }
+  c.push_back({"tessera_tma", "per-arch", tma_why,
+               "not yet run on a GPU: it runs only when forced (--candidate tessera_tma)"});
   auto library = [&](const std::string& name, const std::string& on, bool dtypes_ok, const std::string& dtypes) {
     std::string why;
     if (target != on) why = "runs on target " + on;
     else if (!dtypes_ok) why = "takes " + dtypes;
     else if (core.operands[0] == core.operands[1]) why = "needs distinct operand buffers";
-    c.push_back({name, "library", why});
+    c.push_back({name, "library", why, ""});
   };
   library("openblas", "cpu", in == DType::F32 && out == DType::F32, "f32 operands and an f32 result (sgemm)");
   library("cublaslt", "cuda", in == DType::F32 ? out == DType::F32 : out == in || out == DType::F32,
@@ -148,8 +188,8 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
     if (!c.unsupported.empty())
       fail("E304", "matmul candidate '" + candidate + "' does not apply here: it " + c.unsupported, core.loc);
   }
-  if (!known) fail("E304", "unknown matmul candidate '" + candidate + "' (tessera, openblas, cublaslt)", core.loc);
-  if (candidate != "tessera" && region.ops.size() != 1)
+  if (!known) fail("E304", "unknown matmul candidate '" + candidate + "' (" + candidate_names() + ")", core.loc);
+  if (!is_synthesized(candidate) && region.ops.size() != 1)
     fail("E303", "a library matmul's region must hold the matmul alone (an epilogue is its own kernel)", core.loc);
   Plan p = facts(core, region.leaves);
   p.candidate = candidate;
@@ -170,7 +210,10 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
     if (!st) fail("E303", "fused region: an epilogue leaf is not linear in [batch, m, n] (a fusion bug)");
     p.leaf_strides.push_back(*st);
   }
-  if (candidate == "tessera") choose(p, target);
+  if (is_synthesized(candidate)) {
+    choose(p, target);
+    p.tma = candidate == "tessera_tma";
+  }
   Op& op = fused::create_region_op(b, "schedule.matmul", region.leaves, region.ops, region.result, map, prefix);
   AttrDict& a = op.attrs;
   a["family"] = "matmul";
@@ -189,7 +232,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   a["leaf_strides"] = fused::leaf_strides_attr(p.leaf_strides);
   a["operand"] = std::string(dtype_name(p.operand));
   a["accum"] = std::string("f32");
-  if (candidate != "tessera") {  // the library decides its own blocking
+  if (!is_synthesized(candidate)) {  // the library decides its own blocking
     op.loc = core.loc;
     Value* result = op.add_result(region.result->name, region.result->type);
     stamp_artifact_hash(op);
@@ -207,6 +250,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   a["programs"] = p.programs;
   a["scratch"] = p.scratch;
   a["vec"] = Attr::ints({p.vec_a, p.vec_b});
+  if (p.strategy == "mma") a["tma"] = p.tma;
   op.loc = core.loc;
   Value* result = op.add_result(region.result->name, region.result->type);
   stamp_artifact_hash(op);
@@ -237,7 +281,7 @@ Plan read_plan(const Op& op) {
     fail("E302", "schedule.matmul: recorded shapes, layouts or dtypes disagree with its region", op.loc);
   p.leaf_strides = fused::read_leaf_strides(op, 3, 2);
   p.candidate = string_attr(op, "candidate");
-  if (p.candidate != "tessera") {
+  if (!is_synthesized(p.candidate)) {
     if (p.candidate != (target == "cpu" ? "openblas" : "cublaslt"))
       fail("E302", "schedule.matmul: candidate '" + p.candidate + "' is not a library of target " + target, op.loc);
     if (region.ops.size() != 2 || leaves.size() != 2 || p.a_leaf != 0 || p.b_leaf != 1 ||
@@ -269,6 +313,8 @@ Plan read_plan(const Op& op) {
   p.programs = int_attr(op, "programs");
   p.scratch = int_attr(op, "scratch");
   p.vec_a = vec[0] != 0, p.vec_b = vec[1] != 0;
+  if (p.strategy == "mma") p.tma = flag("tma");
+  else if (op.attr("tma")) fail("E302", "schedule.matmul: 'tma' is for the mma strategy only", op.loc);
   for (int64_t v : {p.bm, p.bn, p.bk, p.wm, p.wn, p.stages, p.group_m})
     if (v < 1 || v > 1024) fail("E302", "schedule.matmul: block, warps, stages and group_m must be in [1, 1024]", op.loc);
   if (!pow2(p.bn) || !pow2(p.slab_rows) || p.slab_rows * p.bn > (1 << 16))
@@ -286,6 +332,12 @@ Plan read_plan(const Op& op) {
                      std::to_string(p.batch * p.tiles_m() * p.tiles_n()), op.loc);
   if (p.scratch < scratch_elements(p, target) || p.scratch > (1 << 20))
     fail("E302", "schedule.matmul: scratch is smaller than the block library needs (or over 2^20)", op.loc);
+  if (p.tma != (p.candidate == "tessera_tma"))
+    fail("E302", "schedule.matmul: 'tma' is set exactly for the candidate tessera_tma", op.loc);
+  if (p.tma) {
+    const std::string why = tma_unsupported(p);
+    if (!why.empty()) fail("E302", "schedule.matmul: 'tma' claims a TMA block that " + why, op.loc);
+  }
   return p;
 }
 

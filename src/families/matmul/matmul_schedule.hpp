@@ -7,7 +7,9 @@
 //         AVX-512 register-blocked micro-kernel (device/cpu/tessera_matmul.hpp).
 //   cuda: "simt" (f32: FFMA, no TF32) or "mma" (f16/bf16: tensor cores, f32
 //         accumulation); the scratch is the block's shared memory, which also
-//         holds the pipeline buffers of A and B.
+//         holds the pipeline buffers of A and B. Large "mma" blocks take A and
+//         B through TMA tensor maps (`tma`, a warp-specialized producer) when
+//         the TMA's alignment rules hold, else through cp.async from pointers.
 // Programs are ordered in groups of `group_m` block rows so that concurrent
 // programs share A and B panels in cache.
 #pragma once
@@ -37,6 +39,10 @@ struct Plan {
   int64_t min_blocks = 1;  // GPU: blocks an SM must fit (the register budget, __launch_bounds__)
   int64_t programs = 0, scratch = 0;  // scratch: f32 elements of the block's buffer
   bool vec_a = false, vec_b = false;   // 16-byte loads along A's/B's contiguous dim are aligned
+  // cuda "mma": A and B arrive by TMA (tensor maps) into a warp-specialized
+  // block with one more warpgroup (the copy producer) beyond `threads`.
+  bool tma = false;
+  static constexpr int64_t kTmaProducerThreads = 128;
 
   int64_t tiles_m() const { return (m + bm - 1) / bm; }
   int64_t tiles_n() const { return (n + bn - 1) / bn; }
@@ -48,11 +54,20 @@ struct Plan {
 };
 
 // The candidates for a matmul region on a target, with the tier they belong
-// to; `unsupported` says why one does not apply (empty: it applies).
+// to (synthesized, per-arch, library); `unsupported` says why one does not
+// apply (empty: it applies). A candidate with an `opt_in` reason applies but
+// runs only when forced (`--candidate`): the arbiter lists it and does not
+// measure it (a kernel that has not yet run on its hardware is never picked
+// on its own).
 struct Candidate {
-  std::string name, tier, unsupported;
+  std::string name, tier, unsupported, opt_in;
 };
 std::vector<Candidate> candidates(const fused::FusedRegion& region, const std::string& target);
+
+// Every candidate name, for diagnostics: "tessera, tessera_tma, openblas, cublaslt".
+const std::string& candidate_names();
+// Tessera's own kernels (tessera, tessera_tma), as opposed to library calls.
+bool is_synthesized(const std::string& candidate);
 
 // A library candidate's region holds the matmul alone (graph_to_schedule
 // splits the epilogue off); E304 if `candidate` does not apply.
@@ -61,5 +76,10 @@ ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
                          const std::string& prefix, const std::string& candidate = "tessera");
 
 Plan read_plan(const ir::Op& schedule_op);
+
+// Why the TMA block cannot take this plan (empty: it can): the block shape,
+// the ring in the scratch, and the tensor maps' rules (16-byte row strides,
+// int32 coordinates).
+std::string tma_unsupported(const Plan& p);
 
 }  // namespace tessera::families::matmul

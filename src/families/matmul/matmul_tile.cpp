@@ -4,6 +4,7 @@
 
 #include "families/fused/expr_tile.hpp"
 #include "ir/schedule_dialect.hpp"
+#include "ir/target_dialect.hpp"
 
 namespace tessera::families::matmul {
 
@@ -34,10 +35,35 @@ void build_library_call(Module& m, const std::string& sym, const Plan& p, const 
   m.ops.push_back(std::move(k));
 }
 
+// The tensor map of one operand of a TMA block (tessera_matmul_tma.cuh):
+// K-major (A row-major, B stored N x K): dims {K, rows}, one box of
+// {64, block rows} per stage; MN-major: dims {rows, K}, boxes of {64, 64}.
+// A batched operand has the batch as its third dim (rows past M of one
+// matrix are then out of bounds, zero-filled, not the next matrix's); a
+// shared one (batch stride 0) is 2-D. The 128-byte swizzle is the wgmma layout.
+TensorMapDesc operand_map(const Plan& p, const Value* buffer, bool k_major, int64_t rows, int64_t block_rows,
+                          int64_t batch_stride, int64_t param) {
+  const int64_t es = static_cast<int64_t>(dtype_size(p.operand));
+  TensorMapDesc t;
+  t.buffer = buffer->name;
+  t.dtype = p.operand;
+  t.dims = k_major ? std::vector<int64_t>{p.k, rows} : std::vector<int64_t>{rows, p.k};
+  t.strides = {t.dims[0] * es};
+  t.box = {p.bk, k_major ? block_rows : 64};
+  if (batch_stride) {
+    t.dims.push_back(p.batch);
+    t.strides.push_back(batch_stride * es);
+    t.box.push_back(1);
+  }
+  t.swizzle = 128;
+  t.param = param;
+  return t;
+}
+
 }  // namespace
 
 void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& sop) {
-  if (p.candidate != "tessera") return build_library_call(m, sym, p, sop);
+  if (!is_synthesized(p.candidate)) return build_library_call(m, sym, p, sop);
   auto k = new_tile_kernel(sym, p.programs, p.threads, p.vector_width, string_attr(sop, "artifact_hash"));
   if (p.min_blocks > 1) k->attrs["min_blocks"] = p.min_blocks;
   const Region& region = *sop.regions[0];
@@ -66,18 +92,38 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   Value* ncols = tb.min(idx(p.bn), tb.sub(idx(p.n), n0));
 
   // The f32 block of A x B, row-major in scratch.
-  Value* a_base = tb.add(tb.mul(batch, idx(p.a_batch_stride)), tb.mul(m0, idx(p.sam())));
-  Value* b_base = tb.add(tb.mul(batch, idx(p.b_batch_stride)), tb.mul(n0, idx(p.sbn())));
   Value* scratch = tb.scratch(p.scratch, DType::F32);
-  tb.base().create("tile.matmul",
-                   {leaves[p.a_leaf], leaves[p.b_leaf], scratch, a_base, b_base, mrows, ncols},
-                   {{"k", Attr(p.k)},
-                    {"block", Attr::ints({p.bm, p.bn, p.bk})},
-                    {"warps", Attr::ints({p.wm, p.wn})},
-                    {"stages", Attr(p.stages)},
-                    {"a_strides", Attr::ints({p.sam(), p.sak()})},
-                    {"b_strides", Attr::ints({p.sbk(), p.sbn()})},
-                    {"vec", Attr::ints({p.vec_a, p.vec_b})}});
+  if (p.tma) {
+    // A and B come as the kernel's tensor maps 0 and 1 (after its buffers),
+    // copied by a producer warpgroup launched beyond `threads`.
+    const int64_t first = static_cast<int64_t>(body.args.size());
+    const bool a_km = !p.transpose_a, b_km = p.transpose_b;
+    k->attrs["tensor_maps"] = Attr(AttrList{
+        Attr(operand_map(p, leaves[p.a_leaf], a_km, p.m, p.bm, p.a_batch_stride, first).str()),
+        Attr(operand_map(p, leaves[p.b_leaf], b_km, p.n, p.bn, p.b_batch_stride, first + 1).str())});
+    k->attrs["producer_threads"] = Plan::kTmaProducerThreads;
+    k->attrs["min_blocks"] = p.min_blocks;  // the register cap setmaxnreg needs
+    tb.base().create("tile.matmul", {leaves[p.a_leaf], leaves[p.b_leaf], scratch, batch, m0, n0},
+                     {{"k", Attr(p.k)},
+                      {"block", Attr::ints({p.bm, p.bn, p.bk})},
+                      {"warps", Attr::ints({p.wm, p.wn})},
+                      {"stages", Attr(p.stages)},
+                      {"a_strides", Attr::ints({p.sam(), p.sak()})},
+                      {"b_strides", Attr::ints({p.sbk(), p.sbn()})},
+                      {"vec", Attr::ints({p.vec_a, p.vec_b})},
+                      {"tma", Attr::ints({a_km, b_km, p.a_batch_stride != 0, p.b_batch_stride != 0})}});
+  } else {
+    Value* a_base = tb.add(tb.mul(batch, idx(p.a_batch_stride)), tb.mul(m0, idx(p.sam())));
+    Value* b_base = tb.add(tb.mul(batch, idx(p.b_batch_stride)), tb.mul(n0, idx(p.sbn())));
+    tb.base().create("tile.matmul", {leaves[p.a_leaf], leaves[p.b_leaf], scratch, a_base, b_base, mrows, ncols},
+                     {{"k", Attr(p.k)},
+                      {"block", Attr::ints({p.bm, p.bn, p.bk})},
+                      {"warps", Attr::ints({p.wm, p.wn})},
+                      {"stages", Attr(p.stages)},
+                      {"a_strides", Attr::ints({p.sam(), p.sak()})},
+                      {"b_strides", Attr::ints({p.sbk(), p.sbn()})},
+                      {"vec", Attr::ints({p.vec_a, p.vec_b})}});
+  }
 
   // The epilogue, a slab of rows at a time: the region evaluated on the
   // accumulator's tiles, leaves read by their [batch, m, n] strides.

@@ -80,6 +80,7 @@ struct Driver {
     bind(lib, api.cuGraphLaunch, "cuGraphLaunch", "libcuda");
     bind(lib, api.cuGraphExecDestroy, "cuGraphExecDestroy", "libcuda");
     bind(lib, api.cuGraphDestroy, "cuGraphDestroy", "libcuda");
+    bind(lib, api.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled", "libcuda");  // CUDA 12+ drivers
 
     CUresult r = api.cuInit(0);
     if (r != CUDA_SUCCESS) fail("E730", "the CUDA driver found no usable GPU (cuInit: " + message(r) + ")");

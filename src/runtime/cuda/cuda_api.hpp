@@ -43,6 +43,7 @@ struct DriverApi {
   TSR_CU(cuGraphLaunch)
   TSR_CU(cuGraphExecDestroy)
   TSR_CU(cuGraphDestroy)
+  TSR_CU(cuTensorMapEncodeTiled)
 #undef TSR_CU
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "runtime/cuda/tensor_map.hpp"
 #include "support/sha256.hpp"
 
 namespace tessera::runtime::cuda {
@@ -100,6 +101,12 @@ CudaExecutable::Binding CudaExecutable::bind(const std::vector<DeviceTensor>& in
         fail("E612", "buffer '" + k.buffers[i].str() + "' of @" + k.sym + " got " +
                          ir::Type::tensor(t.dtype(), t.shape()).str());
       params.push_back(&b.ptrs[s.buffers[i]]);
+    }
+    for (const ir::TensorMapDesc& t : k.tensor_maps) {  // after the buffers (Target IR checked the order)
+      size_t i = 0;
+      while (k.buffers[i].name != t.buffer) ++i;  // read_kernel_desc checked that it names one
+      b.tensor_maps.push_back(std::make_shared<CUtensorMap>(encode_tensor_map(t, b.ptrs[s.buffers[i]])));
+      params.push_back(b.tensor_maps.back().get());
     }
     b.params.push_back(std::move(params));
   }

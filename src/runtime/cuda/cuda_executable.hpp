@@ -52,7 +52,8 @@ class CudaExecutable {
   struct Binding {
     std::vector<DeviceTensor> slots;
     std::vector<CUdeviceptr> ptrs;
-    std::vector<std::vector<void*>> params;  // per step: pointers into ptrs
+    std::vector<std::vector<void*>> params;  // per step: pointers into ptrs, then into tensor_maps
+    std::vector<std::shared_ptr<CUtensorMap>> tensor_maps;  // encoded once here; the graph copies them
     std::shared_ptr<CUgraphExec_st> graph;
   };
   Binding bind(const std::vector<DeviceTensor>& inputs) const;  // shape guards here (E611)
