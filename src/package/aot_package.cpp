@@ -61,6 +61,9 @@ WriteResult write(const ir::Module& m, const std::string& target, const std::str
     for (auto& b : k.buffers) buffers.push_back(b.str());
     json entry = {{"sym", k.sym},   {"sha256", k.sha256}, {"source_file", src_file}, {"grid", k.grid},
                   {"threads", k.threads}, {"buffers", buffers}, {"artifact_hash", k.artifact_hash}};
+    // CUDA: a program is a cluster of this many blocks (grid counts blocks; the
+    // source fixes the shape with __cluster_dims__, so a plain launch forms them).
+    if (const ir::Attr* c = op->attr("cluster")) entry["cluster"] = *c->as_int();
     if (target == "metal") {  // what a Darwin loader needs to dispatch it
       entry["metal"] = {{"function", k.sym},
                         {"threads_per_threadgroup", {k.threads, 1, 1}},
