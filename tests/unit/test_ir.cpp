@@ -7,6 +7,7 @@
 #include "ir/parser.hpp"
 #include "ir/printer.hpp"
 #include "ir/schedule_dialect.hpp"
+#include "ir/target_dialect.hpp"
 #include "ir/verify.hpp"
 #include "passes/pipeline.hpp"
 
@@ -233,7 +234,19 @@ func @p(%x: tensor<2x262144xf32>) -> tensor<2x262144xf32> {
   refused("cluster", std::nullopt);              // nor without a cluster
   refused("target", Attr(std::string("cpu")));   // CUDA-only
   refused("resident", Attr(false));              // a cluster is for resident rows
-  passes::lower(*sched, Layer::Target, "cuda");  // restored: accepted again
+  auto target = passes::lower(*sched, Layer::Target, "cuda");  // restored: accepted again
+  // Target IR: the grid counts blocks, which the cluster must divide.
+  for (auto& k : target->ops)
+    if (k->name == "target.kernel") {
+      EXPECT_EQ(read_kernel_desc(*k).grid, 2 * 8);
+      k->attrs["cluster"] = Attr(int64_t{3});
+      try {
+        read_kernel_desc(*k);
+        ADD_FAILURE() << "a cluster that does not divide the grid was accepted";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), "E504") << e.what();
+      }
+    }
 }
 
 }  // namespace
