@@ -5,17 +5,27 @@
 // the GPU compiler sees. The HIP differences are a few #ifdef TSR_HIP blocks:
 // 64-lane wavefronts, shuffles without masks, no PTX.
 //
-// A program is one thread block of TSR_THREADS threads. A tile<T, N> is N
-// lanes spread over the block: thread t holds, for each part c, the TSR_VEC
-// contiguous lanes starting at c*TSR_THREADS*TSR_VEC + t*TSR_VEC, so a tile
-// load is one coalesced vector load per part. Index math and scalars are
-// computed by every thread alike; a scalar store is done by thread 0.
-// max/min propagate NaN (CUDA's fmaxf/fminf drop it).
+// A program is one thread block of TSR_THREADS threads, or (CUDA, with
+// TSR_CLUSTER > 1) a thread-block cluster of TSR_CLUSTER such blocks, which
+// then act as one block of TSR_CLUSTER*TSR_THREADS threads: thread t of the
+// block of rank r in the cluster is program thread g = r*TSR_THREADS + t.
+// A tile<T, N> is N lanes spread over the program: thread g holds, for each
+// part c, the TSR_VEC contiguous lanes starting at c*G*TSR_VEC + g*TSR_VEC
+// (G the program's threads), so a tile load is one coalesced vector load per
+// part. Index math and scalars are computed by every thread alike; a scalar
+// store is done by program thread 0. max/min propagate NaN (CUDA's
+// fmaxf/fminf drop it).
 #ifndef TSR_THREADS
 #error "define TSR_THREADS (threads per program) before the tile library"
 #endif
 #ifndef TSR_VEC
 #error "define TSR_VEC (contiguous lanes per thread) before the tile library"
+#endif
+#ifndef TSR_CLUSTER
+#define TSR_CLUSTER 1
+#endif
+#if TSR_CLUSTER > 1 && defined(TSR_HIP)
+#error "thread-block clusters (TSR_CLUSTER > 1) are CUDA-only"
 #endif
 
 namespace tsr {
@@ -28,13 +38,39 @@ typedef unsigned long long u64;
 struct f16_t { u16 bits; };
 struct bf16_t { u16 bits; };
 
+// Threads of one program (all blocks of its cluster).
+#define TSR_PROGRAM_THREADS (TSR_THREADS * TSR_CLUSTER)
+
 template <class T, int N>
 struct tile {
-  static_assert(N % (TSR_THREADS * TSR_VEC) == 0, "tile lanes must fill whole vectors on every thread");
-  static constexpr int E = N / TSR_THREADS;  // lanes per thread
-  static constexpr int P = E / TSR_VEC;      // parts per thread
+  static_assert(N % (TSR_PROGRAM_THREADS * TSR_VEC) == 0, "tile lanes must fill whole vectors on every thread");
+  static constexpr int E = N / TSR_PROGRAM_THREADS;  // lanes per thread
+  static constexpr int P = E / TSR_VEC;              // parts per thread
   T v[E];
 };
+
+#if TSR_CLUSTER > 1
+// This block's rank in its cluster, and the cluster's index (the program id).
+__device__ __forceinline__ u32 cluster_rank() {
+  u32 r;
+  asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ u32 cluster_id() {
+  u32 r;
+  asm("mov.u32 %0, %%clusterid.x;" : "=r"(r));
+  return r;
+}
+// The cluster barrier, split: arrive (release: this thread's earlier shared
+// stores, remote ones too, become visible to threads that wait), then wait
+// (acquire). Every thread of every block of the cluster arrives once a phase.
+__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release;" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire;" ::: "memory"); }
+// Program thread index of this thread.
+__device__ __forceinline__ i64 program_thread() { return (i64)cluster_rank() * TSR_THREADS + threadIdx.x; }
+#else
+__device__ __forceinline__ i64 program_thread() { return threadIdx.x; }
+#endif
 
 template <class T> __device__ __forceinline__ T inf();
 template <> __device__ __forceinline__ float inf<float>() { return __int_as_float(0x7f800000); }
@@ -46,7 +82,7 @@ __device__ __forceinline__ i64 imin(i64 a, i64 b) { return a < b ? a : b; }
 
 // First lane held by this thread in part c.
 template <int N> __device__ __forceinline__ i64 lane0(int c) {
-  return (i64)c * TSR_THREADS * TSR_VEC + (i64)threadIdx.x * TSR_VEC;
+  return (i64)c * TSR_PROGRAM_THREADS * TSR_VEC + program_thread() * TSR_VEC;
 }
 
 template <class T, int N> __device__ __forceinline__ tile<T, N> full(T x) {
@@ -157,7 +193,7 @@ template <class T, int N, class S> __device__ __forceinline__ tile<T, N> load_ma
 template <class T, class S> __device__ __forceinline__ T load1(const S* p) { return T(widen(*p)); }
 
 template <class S, class T> __device__ __forceinline__ void store(S* p, T x) {
-  if (threadIdx.x == 0) *p = narrow<S>(x);
+  if (program_thread() == 0) *p = narrow<S>(x);
 }
 // TSR_VEC lanes narrowed to S at q, one vector store when aligned (2-byte
 // element stores of bf16 outputs are otherwise a sixth of the write bandwidth).
@@ -383,6 +419,40 @@ template <class U, class T, int N> __device__ __forceinline__ tile<U, N> convert
     return x;                                                                         \
   }
 #else
+#if TSR_CLUSTER > 1
+// The cluster stage (CUDA clusters): every block pushes its block result into
+// slot[its rank] of every block's shared memory (distributed shared memory:
+// mapa + st.shared::cluster), and after a cluster barrier every thread folds
+// slots 0..C-1 in rank order, so all blocks hold the same bits. Barrier
+// phases: the kernel arrives once at entry; here the first wait completes the
+// previous phase (all blocks have started, or have read the previous call's
+// slots, so they may be overwritten); the middle arrive/wait publishes the
+// slots; the last arrive says this block is done reading them. The kernel
+// waits once at exit, so no block leaves while its slots may still be read.
+template <class T, class Combine> __device__ __forceinline__ T cluster_combine(T x, Combine combine) {
+  __shared__ T slot[TSR_CLUSTER];
+  cluster_wait();
+  if (threadIdx.x < TSR_CLUSTER) {  // thread i writes into block i
+    const u32 mine = static_cast<u32>(__cvta_generic_to_shared(&slot[cluster_rank()]));
+    u32 theirs;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(theirs) : "r"(mine), "r"(u32(threadIdx.x)));
+    if constexpr (sizeof(T) == 8)
+      asm volatile("st.shared::cluster.f64 [%0], %1;" ::"r"(theirs), "d"(x) : "memory");
+    else
+      asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(theirs), "f"(x) : "memory");
+  }
+  cluster_arrive();
+  cluster_wait();
+  T r = slot[0];
+#pragma unroll
+  for (int i = 1; i < TSR_CLUSTER; ++i) r = combine(r, slot[i]);
+  cluster_arrive();
+  return r;
+}
+#define TSR_CLUSTER_STAGE(NAME) x = cluster_combine(x, [](T a, T b) { return combine_##NAME(a, b); });
+#else
+#define TSR_CLUSTER_STAGE(NAME)
+#endif
 #define TSR_REDUCE_LANES(NAME)                                                         \
   template <class T, int N> __device__ __forceinline__ T reduce_lanes_##NAME(tile<T, N> t) { \
     T x = t.v[0];                                                                     \
@@ -399,6 +469,7 @@ template <class U, class T, int N> __device__ __forceinline__ tile<U, N> convert
     } else {                                                                          \
       x = __shfl_sync(0xffffffffu, x, 0);                                             \
     }                                                                                 \
+    TSR_CLUSTER_STAGE(NAME)                                                           \
     return x;                                                                         \
   }
 #endif
@@ -407,5 +478,6 @@ TSR_REDUCE_LANES(prod)
 TSR_REDUCE_LANES(max)
 TSR_REDUCE_LANES(min)
 #undef TSR_REDUCE_LANES
+#undef TSR_CLUSTER_STAGE
 
 }  // namespace tsr

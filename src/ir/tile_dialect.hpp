@@ -73,6 +73,9 @@ class TileBuilder {
 
 // An empty `tile.kernel @sym {grid = [programs], threads, vector_width,
 // artifact_hash}` with one region, for a family's tile builder to fill.
+// Optional kernel attributes: min_blocks (GPU: blocks an SM must fit) and
+// cluster (CUDA: a program is a cluster of this many blocks of `threads`,
+// its tiles spread over all of them; tile.reduce_lanes spans the cluster).
 std::unique_ptr<Op> new_tile_kernel(const std::string& sym, int64_t programs, int64_t threads, int64_t vector_width,
                                     const std::string& artifact_hash);
 

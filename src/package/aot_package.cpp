@@ -66,6 +66,9 @@ WriteResult write(const ir::Module& m, const std::string& target, const std::str
       for (auto& t : k.tensor_maps) maps.push_back(t.str());
       entry["tensor_maps"] = maps;
     }
+    // CUDA: a program is a cluster of this many blocks (grid counts blocks; the
+    // source fixes the shape with __cluster_dims__, so a plain launch forms them).
+    if (const ir::Attr* c = op->attr("cluster")) entry["cluster"] = *c->as_int();
     if (target == "metal") {  // what a Darwin loader needs to dispatch it
       entry["metal"] = {{"function", k.sym},
                         {"threads_per_threadgroup", {k.threads, 1, 1}},

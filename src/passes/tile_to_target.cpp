@@ -75,6 +75,13 @@ std::unique_ptr<Module> tile_to_target(const Module& tile, const std::string& ta
     if (const Attr* pt = op->attr("producer_threads"))
       k->attrs["threads"] = *op->attr("threads")->as_int() + *pt->as_int();
     if (const Attr* maps = op->attr("tensor_maps")) k->attrs["tensor_maps"] = *maps;
+    // A cluster of C blocks a program (CUDA; the other renderers refused it
+    // above): the launch is programs * C blocks.
+    if (const Attr* c = op->attr("cluster"); c && *c->as_int() > 1) {
+      k->attrs["abi"] = render::kCudaClusterKernelAbi;
+      k->attrs["cluster"] = *c;
+      k->attrs["grid"] = Attr::ints({(*op->attr("grid")->as_ints())[0] * *c->as_int()});
+    }
     if (target != "cpu")  // GPU kernels: the one tile.alloca is dynamic shared memory
       for (auto& inner : op->regions[0]->ops)
         if (inner->name == "tile.alloca")

@@ -50,6 +50,10 @@ class CppRenderer : public CLikeRenderer {
 }  // namespace
 
 std::string render_cpp_kernel(const Op& kernel) {
+  // A CPU program is one thread; a CUDA cluster's lane layout has no meaning here.
+  if (const Attr* c = kernel.attr("cluster"); c && c->as_int() && *c->as_int() > 1)
+    fail("E502", "kernel @" + kernel.sym + ": the CPU target has no thread-block clusters (kernel 'cluster' > 1)",
+         kernel.loc);
   CppRenderer r;
   return r.render_kernel(kernel);
 }

@@ -35,7 +35,11 @@ int64_t int_attr_or(const Op& kernel, const char* key, int64_t fallback) {
 // languages differ here only in the header and the tile library's TSR_HIP parts.
 class CudaRenderer : public CLikeRenderer {
  public:
-  CudaRenderer(int64_t threads, int64_t vec, bool hip) : threads_(threads), vec_(vec), hip_(hip) {}
+  CudaRenderer(int64_t threads, int64_t vec, int64_t cluster, bool hip)
+      : threads_(threads), vec_(vec), cluster_(cluster), hip_(hip) {
+    // A cluster needs Hopper's distributed shared memory; HIP has none.
+    if (hip && cluster > 1) fail("E502", "the HIP lane has no thread-block clusters (kernel 'cluster' > 1)");
+  }
 
  private:
   const Spelling& spelling() const override {
@@ -49,7 +53,7 @@ class CudaRenderer : public CLikeRenderer {
                    "#include <hip/hip_runtime.h>\n#define TSR_HIP 1\n"
                  : " Do not edit: the runtime\n// refuses a kernel whose source does not match its recorded SHA-256.\n") +
            "#define TSR_THREADS " + std::to_string(threads_) + "\n#define TSR_VEC " + std::to_string(vec_) + "\n" +
-           kTileLibrary;
+           (cluster_ > 1 ? "#define TSR_CLUSTER " + std::to_string(cluster_) + "\n" : "") + kTileLibrary;
   }
   std::string kernel_open(const Op& k) override {
     std::string s = "// artifact " + (k.attr("artifact_hash") ? *k.attr("artifact_hash")->as_string() : "") + "\n";
@@ -58,7 +62,11 @@ class CudaRenderer : public CLikeRenderer {
     // its setmaxnreg needs the register cap the explicit min_blocks gives.
     const int64_t min_blocks = int_attr_or(k, "min_blocks", 1);
     const int64_t producer = k.attr("producer_threads") ? int_attr_or(k, "producer_threads", 0) : 0;
-    s += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads_ + producer) +
+    // cluster: the program is a cluster of blocks, fixed at compile time so a
+    // plain launch of programs * cluster blocks forms the clusters.
+    const std::string cluster_dims =
+        cluster_ > 1 ? "__cluster_dims__(" + std::to_string(cluster_) + ", 1, 1) " : "";
+    s += "extern \"C\" __global__ void " + cluster_dims + "__launch_bounds__(" + std::to_string(threads_ + producer) +
          (min_blocks > 1 || producer ? ", " + std::to_string(min_blocks) : "") + ") " + k.sym + "(";
     const Region& body = *k.regions[0];
     for (size_t i = 0; i < body.args.size(); ++i) {
@@ -74,11 +82,19 @@ class CudaRenderer : public CLikeRenderer {
     // A kernel's one tile.alloca is its dynamic shared memory (launched with
     // shared_bytes of it; see tile_to_target).
     if (contains(k, "tile.alloca")) s += "  extern __shared__ __align__(128) unsigned char tsr_smem[];\n";
+    // The cluster barrier's first phase (see tsr::cluster_combine): lane
+    // reductions wait on it before writing into other blocks.
+    if (cluster_ > 1) s += "  tsr::cluster_arrive();\n";
     s += "  {\n";
     return s;
   }
-  std::string kernel_close(const Op&) override { return "  }\n}\n"; }
-  std::string program_id_expr() const override { return "(long long)blockIdx.x"; }
+  std::string kernel_close(const Op&) override {
+    // Clusters: no block exits while another may still read its shared memory.
+    return cluster_ > 1 ? "  }\n  tsr::cluster_wait();\n}\n" : "  }\n}\n";
+  }
+  std::string program_id_expr() const override {
+    return cluster_ > 1 ? "(long long)tsr::cluster_id()" : "(long long)blockIdx.x";
+  }
   std::string alloca_decl(const std::string& n, const std::string& elem, int64_t) const override {
     if (allocas_++) fail("E502", "the CUDA/HIP renderer gives a kernel one scratch buffer (tile.alloca), in shared memory");
     return elem + "* const " + n + " = reinterpret_cast<" + elem + "*>(tsr_smem);\n";
@@ -93,7 +109,7 @@ class CudaRenderer : public CLikeRenderer {
     return ptr->def && ptr->def->name == "tile.alloca" ? "load_shared" : "load";
   }
 
-  int64_t threads_, vec_;
+  int64_t threads_, vec_, cluster_;
   bool hip_;
   mutable int allocas_ = 0;
 };
@@ -102,12 +118,14 @@ class CudaRenderer : public CLikeRenderer {
 }  // namespace
 
 std::string render_cuda_kernel(const Op& kernel) {
-  CudaRenderer r(int_attr_or(kernel, "threads", 1), int_attr_or(kernel, "vector_width", 4), false);
+  CudaRenderer r(int_attr_or(kernel, "threads", 1), int_attr_or(kernel, "vector_width", 4),
+                 int_attr_or(kernel, "cluster", 1), false);
   return r.render_kernel(kernel);
 }
 
 std::string render_hip_kernel(const Op& kernel) {
-  CudaRenderer r(int_attr_or(kernel, "threads", 1), int_attr_or(kernel, "vector_width", 4), true);
+  CudaRenderer r(int_attr_or(kernel, "threads", 1), int_attr_or(kernel, "vector_width", 4),
+                 int_attr_or(kernel, "cluster", 1), true);
   return r.render_kernel(kernel);
 }
 

@@ -1,6 +1,7 @@
 // Renders Tile IR kernels as CUDA C++ for NVRTC. A program is a thread block
-// (blockIdx.x); the kernel's `threads` attribute is its block size. Buffers are
-// the kernel's parameters, in order.
+// (blockIdx.x), or a cluster of `cluster` blocks (clusterid.x); the kernel's
+// `threads` attribute is its block size. Buffers are the kernel's parameters,
+// in order.
 #pragma once
 #include <string>
 
@@ -9,6 +10,12 @@
 namespace tessera::render {
 
 inline constexpr const char* kCudaKernelAbi = "tessera.cuda.v1(buffer pointers in order; grid.x = programs)";
+// A kernel whose program is a thread-block cluster (tile.kernel 'cluster' > 1):
+// its source fixes the cluster shape (__cluster_dims__), Target IR records
+// cluster = C and grid = [programs * C] (blocks), and a plain launch of that
+// grid forms the clusters.
+inline constexpr const char* kCudaClusterKernelAbi =
+    "tessera.cuda.v1(buffer pointers in order; grid.x = programs * cluster, __cluster_dims__(cluster, 1, 1))";
 
 std::string render_cuda_kernel(const ir::Op& kernel);
 

@@ -91,6 +91,8 @@ void check_expressible(const Op& kernel) {
     fail("E502", "kernel @" + kernel.sym + ": more than 2^32-1 threadgroups", kernel.loc);
   if (int_attr_or(kernel, "threads", 1) % 32 != 0)
     fail("E502", "kernel @" + kernel.sym + ": a Metal threadgroup here is whole simdgroups of 32 threads", kernel.loc);
+  if (int_attr_or(kernel, "cluster", 1) > 1)  // a program's tiles would span threadgroups
+    fail("E502", "kernel @" + kernel.sym + ": Metal has no thread-block clusters (kernel 'cluster' > 1)", kernel.loc);
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ std::vector<FusionCase> row_op_cases() {
   const std::vector<ShapeAxis> shapes = {
       {{37, 129}, -1},   // odd rows, a tail tile
       {{16, 4096}, 1},   // a row that fills whole tiles (resident on CUDA)
-      {{3, 70000}, -1},  // long rows: streamed on every target
+      {{3, 70000}, -1},  // long rows: streamed (cluster-resident on CUDA with rows_cluster)
       {{1000}, 0},       // rank 1
       {{64, 100}, 0},    // a leading axis: columns
       {{3, 5, 7}, 1},    // an interior axis: columns with a ragged tile

@@ -13,6 +13,7 @@
 #include "../e2e/matmul_cases.hpp"
 #include "../e2e/reduce_cases.hpp"
 #include "../e2e/semantics_checks.hpp"
+#include "../experimental_env.hpp"
 #include "arbiter/arbiter.hpp"
 #include "ir/parser.hpp"
 #include "oracle/reference.hpp"
@@ -105,6 +106,82 @@ INSTANTIATE_TEST_SUITE_P(All, CudaFusion, ::testing::ValuesIn(all_fusion_cases()
 // Matmul (tensor cores for f16/bf16, FFMA for f32) with fused epilogues.
 INSTANTIATE_TEST_SUITE_P(Matmul, CudaFusion, ::testing::ValuesIn(matmul_cases()),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
+
+// Long rows resident in a thread-block cluster (2-8 blocks whose lane
+// reductions meet in distributed shared memory), and rows past the cluster's
+// reach, streamed: NaN, +inf and all--inf rows, ragged lengths, f32, bf16,
+// f16 and f64 lanes, a fused epilogue; checked by the oracle and bitwise
+// equal run to run (the cluster combine is in a fixed order).
+TEST(CudaRows, ClusterResidentRowsMatchOracleBitwise) {
+  test::ExperimentalEnv on("rows_cluster");  // opt-in until this test has passed on a GPU
+  struct RowCase {
+    const char* op;
+    DType dt;
+    std::vector<int64_t> shape;
+    int64_t cluster;  // expected: 1 = streamed
+    bool epilogue;    // silu(op(x) * g)
+  };
+  const std::vector<RowCase> cases = {
+      {"softmax", DType::F32, {4, 262144}, 8, false},  // the tile exactly: 1024 x 4 x 8 x 8
+      {"softmax", DType::F32, {4, 200003}, 8, false},  // ragged, odd
+      {"log_softmax", DType::BF16, {4, 100003}, 4, false},
+      {"softmax", DType::BF16, {4, 262144}, 8, false},
+      {"layer_norm", DType::BF16, {4, 262144}, 8, false},
+      {"layer_norm", DType::F64, {4, 40000}, 8, false},
+      {"rms_norm", DType::F16, {4, 50001}, 2, false},
+      {"rms_norm", DType::BF16, {4, 262144}, 8, true},
+      {"log_softmax", DType::F32, {4, 20000}, 2, false},
+      {"softmax", DType::F32, {4, 300000}, 1, false},    // past 256K: streamed (online)
+      {"layer_norm", DType::BF16, {4, 600000}, 1, true},  // streamed
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const RowCase& rc : cases) {
+    const std::string op = rc.op;
+    const int64_t n = rc.shape[1];
+    const std::string name = op + " " + std::string(dtype_name(rc.dt)) + " " + std::to_string(rc.shape[0]) + "x" +
+                             std::to_string(n);
+    GraphBuilder g("rows");
+    ir::Value* x = g.input("x", T(rc.dt, rc.shape));
+    ir::Value* w = op == "layer_norm" || op == "rms_norm" ? g.input("w", T(rc.dt, {n})) : nullptr;
+    ir::Value* y = op == "softmax"       ? g.softmax(x)
+                   : op == "log_softmax" ? g.log_softmax(x)
+                   : op == "layer_norm"  ? g.layer_norm(x, w, g.input("b", T(rc.dt, {n})))
+                                         : g.rms_norm(x, w);
+    if (rc.epilogue) y = g.unary("silu", g.binary("mul", y, g.input("gate", T(rc.dt, rc.shape))));
+    g.output(y);
+    // The path this case is meant to take.
+    auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
+    for (auto& k : target->ops)
+      if (k->name == "target.kernel") {
+        const std::string src = ir::read_kernel_desc(*k).source;
+        const std::string dims = "__cluster_dims__(" + std::to_string(rc.cluster) + ", 1, 1)";
+        if (rc.cluster > 1) EXPECT_NE(src.find(dims), std::string::npos) << name;
+        else EXPECT_EQ(src.find("__cluster_dims__"), std::string::npos) << name;
+      }
+    GpuProgram p = compile_cuda(g.module());
+    std::vector<Tensor> xs;
+    const ir::Region& body = *g.module().funcs()[0]->regions[0];
+    for (size_t i = 0; i < body.args.size(); ++i)
+      xs.push_back(generate_input(i == 0 ? "special:seed=" + std::to_string(40 + i) + ",rate=0.0005,lo=-6,hi=6"
+                                         : "random:seed=" + std::to_string(40 + i) + ",lo=0.5,hi=1.5",
+                                  body.args[i]->type.dtype, body.args[i]->type.shape));
+    // Row 0: one NaN; row 1: all -inf; row 2: -inf but for one finite lane at
+    // the end (the ragged tail); row 3: clean (no specials: the values the
+    // statistics are mostly checked on).
+    Tensor& xt = xs[0];
+    for (int64_t j = 0; j < n; ++j) {
+      xt.set(1 * n + j, -inf);
+      xt.set(2 * n + j, j == n - 1 ? 1.5 : -inf);
+      const double v = xt.get(3 * n + j);
+      if (!std::isfinite(v)) xt.set(3 * n + j, 0.25);
+    }
+    xt.set(0 * n + n / 3, std::numeric_limits<double>::quiet_NaN());
+    SCOPED_TRACE(name);
+    std::vector<Tensor> first = run_and_check(p, xs);
+    std::vector<Tensor> again = p.exe->run(xs).outputs;
+    for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(same_bytes(first[i], again[i])) << name;
+  }
+}
 
 Tensor reduce_on_cuda(const std::vector<int64_t>& shape, DType dt, const std::string& kind,
                       const std::vector<int64_t>& axes, bool keepdims, const Tensor& x) {

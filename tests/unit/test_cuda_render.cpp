@@ -2,13 +2,19 @@
 // sm_90a. Needs the CUDA toolkit's NVRTC, not a GPU, so it runs in CI.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 
 #include "ir/parser.hpp"
+#include "ir/printer.hpp"
 #include "passes/pipeline.hpp"
+#include "render/cpp_renderer.hpp"
+#include "render/cuda_renderer.hpp"
+#include "render/msl_renderer.hpp"
 #include "runtime/cuda/cuda_module_cache.hpp"
 #include "tessera/tessera.hpp"
 #include "../e2e/matmul_cases.hpp"
+#include "../experimental_env.hpp"
 
 namespace tessera {
 namespace {
@@ -97,6 +103,90 @@ TEST(CudaRender, FusedStrategiesCompileWithNvrtc) {
       ++compiled;
     }
   EXPECT_GE(compiled, 19);
+}
+
+// With the experimental feature rows_cluster (opt-in: not yet run on a GPU),
+// long rows on CUDA are resident in a thread-block cluster: every row op, f32,
+// bf16 and f16 storage, clusters of 2, 4 and 8 blocks, ragged lengths (not a
+// multiple of the tile, nor of a vector), a fused prologue/epilogue. The CPU
+// schedule of the same programs has no cluster, and the renderers of the
+// other targets refuse a cluster kernel (E502) rather than drop the cluster.
+TEST(CudaRender, ClusterResidentRowsCompileWithNvrtc) {
+  try {
+    runtime::cuda::nvrtc();
+  } catch (const Error& e) {
+    GTEST_SKIP() << "NVRTC not available: " << e.what();
+  }
+  std::optional<test::ExperimentalEnv> on(std::in_place, "rows_cluster");
+  struct Case {
+    const char* op;
+    DType dt;
+    int64_t extent;
+    int64_t cluster;  // expected
+    bool fused;       // silu(op(x) * g), x * 0.5 before
+  };
+  const std::vector<Case> cases = {
+      {"softmax", DType::F32, 262144, 8, false},     // 1024 threads x 4 x 8 x 8 blocks, exact
+      {"softmax", DType::BF16, 262144, 8, false},    // 1024 x 8 x 4 x 8
+      {"softmax", DType::F32, 200003, 8, true},      // ragged, odd
+      {"log_softmax", DType::F32, 20000, 2, false},  // ragged
+      {"layer_norm", DType::BF16, 50000, 2, false},
+      {"layer_norm", DType::F32, 50000, 4, true},
+      {"rms_norm", DType::F16, 100000, 4, false},
+      {"rms_norm", DType::F32, 100001, 8, true},
+  };
+  int compiled = 0;
+  for (const Case& c : cases) {
+    GraphBuilder g("nvc");
+    auto T = [&](std::vector<int64_t> s) { return ir::Type::tensor(c.dt, s); };
+    ir::Value* x = g.input("x", T({3, c.extent}));
+    if (c.fused) x = g.binary("mul", x, g.input("h", T({3, c.extent})));
+    ir::Value* w = g.input("w", T({c.extent}));
+    const std::string op = c.op;
+    ir::Value* y = op == "softmax"       ? g.softmax(x)
+                   : op == "log_softmax" ? g.log_softmax(x)
+                   : op == "layer_norm"  ? g.layer_norm(x, w, g.input("b", T({c.extent})))
+                                         : g.rms_norm(x, w);
+    if (c.fused) y = g.unary("silu", g.binary("mul", y, g.input("gate", T({3, c.extent}))));
+    g.output(y);
+    const std::string name = op + " " + std::string(dtype_name(c.dt)) + " " + std::to_string(c.extent);
+    const std::string dims = "__cluster_dims__(" + std::to_string(c.cluster) + ", 1, 1)";
+    auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
+    int kernels = 0;
+    for (auto& k_op : target->ops) {
+      if (k_op->name != "target.kernel") continue;
+      ir::KernelDesc k = ir::read_kernel_desc(*k_op);
+      EXPECT_NE(k.source.find(dims), std::string::npos) << name;
+      EXPECT_EQ(k.grid, 3 * c.cluster) << name;  // blocks: programs x cluster
+      EXPECT_EQ(k.abi, render::kCudaClusterKernelAbi) << name;
+      EXPECT_GT(runtime::cuda::nvrtc_compile(k.source, k.sym, "sm_90a").size(), 1000u) << name;
+      ++kernels;
+    }
+    EXPECT_EQ(kernels, 1) << name << ": one fused kernel";
+    compiled += kernels;
+    // The CPU schedule is untouched: no cluster attribute at all.
+    EXPECT_EQ(ir::print(*passes::lower(g.module(), ir::Layer::Schedule, "cpu")).find("cluster"), std::string::npos)
+        << name;
+    // Fail closed: a cluster kernel is never rendered for a target without clusters.
+    auto tile = passes::lower(g.module(), ir::Layer::Tile, "cuda");
+    for (auto& k_op : tile->ops) {
+      if (k_op->name != "tile.kernel") continue;
+      for (auto render : {&render::render_hip_kernel, &render::render_msl_kernel, &render::render_cpp_kernel}) {
+        try {
+          render(*k_op);
+          ADD_FAILURE() << name << ": a cluster kernel was rendered for a target without clusters";
+        } catch (const Error& e) {
+          EXPECT_EQ(e.code(), "E502") << e.what();
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compiled, static_cast<int>(cases.size()));
+  // Without the feature, the same long rows keep the streamed schedule.
+  on.reset();
+  GraphBuilder g("plain");
+  g.output(g.softmax(g.input("x", ir::Type::tensor(DType::F32, {3, 262144}))));
+  EXPECT_EQ(ir::print(*passes::lower(g.module(), ir::Layer::Schedule, "cuda")).find("cluster"), std::string::npos);
 }
 
 // Matmul: every case of the GPU matmul matrix (the small-block configs:

@@ -7,10 +7,12 @@
 #include "ir/parser.hpp"
 #include "ir/printer.hpp"
 #include "ir/schedule_dialect.hpp"
+#include "ir/target_dialect.hpp"
 #include "ir/verify.hpp"
 #include "families/matmul/matmul_schedule.hpp"
 #include "passes/fusion.hpp"
 #include "passes/pipeline.hpp"
+#include "../experimental_env.hpp"
 
 namespace tessera::ir {
 namespace {
@@ -198,6 +200,57 @@ TEST(ArtifactHash, CoversEveryAttributeAndType) {
     value = saved;
   }
   check_artifact_hash(op);
+}
+
+// A rowwise schedule's cluster claim is validated when the schedule is read,
+// even with a correct artifact_hash: impossible claims are E302.
+TEST(RowwiseSchedule, ClusterClaimsAreValidated) {
+  const char* program = R"(
+func @p(%x: tensor<2x262144xf32>) -> tensor<2x262144xf32> {
+  %y = tessera.softmax %x {axis = -1} : tensor<2x262144xf32> -> tensor<2x262144xf32>
+  return %y : tensor<2x262144xf32>
+}
+)";
+  test::ExperimentalEnv on("rows_cluster");
+  auto sched = passes::lower(*parse(program), Layer::Schedule, "cuda");
+  Op& op = *sched->ops[0]->regions[0]->ops[0];
+  ASSERT_EQ(op.name, "schedule.rowwise");
+  ASSERT_TRUE(op.attr("cluster"));
+  EXPECT_EQ(*op.attr("cluster")->as_int(), 8);
+  passes::lower(*sched, Layer::Tile, "cuda");  // as synthesized: accepted
+  auto refused = [&](const char* key, std::optional<Attr> value) {
+    Attr saved = *op.attr(key);
+    if (value) op.attrs[key] = *value;
+    else op.attrs.erase(key);
+    stamp_artifact_hash(op);
+    try {
+      passes::lower(*sched, Layer::Tile, "cuda");
+      ADD_FAILURE() << key << ": an impossible cluster claim was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), "E302") << e.what();
+    }
+    op.attrs[key] = saved;
+    stamp_artifact_hash(op);
+  };
+  refused("cluster", Attr(int64_t{16}));         // past the portable cluster size
+  refused("cluster", Attr(int64_t{1}));          // recorded only when > 1
+  refused("cluster", Attr(int64_t{4}));          // the row no longer fits the tile
+  refused("cluster", std::nullopt);              // nor without a cluster
+  refused("target", Attr(std::string("cpu")));   // CUDA-only
+  refused("resident", Attr(false));              // a cluster is for resident rows
+  auto target = passes::lower(*sched, Layer::Target, "cuda");  // restored: accepted again
+  // Target IR: the grid counts blocks, which the cluster must divide.
+  for (auto& k : target->ops)
+    if (k->name == "target.kernel") {
+      EXPECT_EQ(read_kernel_desc(*k).grid, 2 * 8);
+      k->attrs["cluster"] = Attr(int64_t{3});
+      try {
+        read_kernel_desc(*k);
+        ADD_FAILURE() << "a cluster that does not divide the grid was accepted";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), "E504") << e.what();
+      }
+    }
 }
 
 }  // namespace

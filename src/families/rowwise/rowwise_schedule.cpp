@@ -1,5 +1,6 @@
 #include "families/rowwise/rowwise_schedule.hpp"
 #include "families/gpu_targets.hpp"
+#include "support/experimental.hpp"
 
 #include <algorithm>
 
@@ -15,9 +16,13 @@ using namespace tessera::ir;
 namespace {
 
 // Rows on CUDA: the smallest block whose tile holds the whole row (up to
-// 1024 threads x 4 lanes x 4 = 16K f32 lanes, 16 registers a thread), else a
-// 256x4x4 tile streamed along the row. Columns: one lane per column, a block
-// as wide as the columns (at most 256 threads x 4).
+// 1024 threads x 4 lanes x 4 = 16K f32 lanes, 16 registers a thread); with
+// the experimental feature rows_cluster (support/experimental.hpp: not yet
+// run on a GPU), longer rows in a cluster of 2, 4 or 8 such blocks (8 is the
+// portable cluster size; a block an SM, so the row is on chip across 8 SMs),
+// up to 32 lanes (128 bytes of registers) a thread: 256K f32 or bf16 lanes;
+// else a 256x4x4 tile streamed along the row. Columns: one lane per column, a
+// block as wide as the columns (at most 256 threads x 4).
 // storage_bytes: the narrowest element the kernel reads or writes.
 void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out_dtype) {
   const int64_t esize = static_cast<int64_t>(dtype_size(p.compute));
@@ -31,11 +36,16 @@ void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out
     // a load moved half the bytes per instruction and reached half the bandwidth.
     p.vector_width = 16 / std::max<int64_t>(std::min(esize, storage_bytes), 2);
     const int64_t want = p.strategy == "rows" ? p.extent : p.inner;
-    static const std::pair<int64_t, int64_t> row_shapes[] = {{32, 1},  {64, 1},  {128, 1}, {128, 2},
-                                                             {256, 2}, {256, 4}, {512, 4}, {1024, 4}};
-    static const std::pair<int64_t, int64_t> column_shapes[] = {{32, 1}, {64, 1}, {128, 1}, {256, 1}};
-    const auto& shapes = p.strategy == "rows" ? std::vector<std::pair<int64_t, int64_t>>(std::begin(row_shapes), std::end(row_shapes))
-                                              : std::vector<std::pair<int64_t, int64_t>>(std::begin(column_shapes), std::end(column_shapes));
+    // rows_narrow_128x4 (experimental, not yet measured): 128 x 4 rather than
+    // 256 x 2 for the same lanes, four 16-byte loads in flight a thread, as
+    // f32 rows of 4096 get from 256 x 4 (bf16 rows of 4096 at 256 x 2 have
+    // two, and reached 2.7-3.0 TB/s against f32's 4.07).
+    using Shape = std::pair<int64_t, int64_t>;  // {threads, unroll}
+    const Shape mid = experimental("rows_narrow_128x4") ? Shape{128, 4} : Shape{256, 2};
+    const std::vector<Shape> shapes = p.strategy == "rows"
+                                          ? std::vector<Shape>{{32, 1},  {64, 1},  {128, 1}, {128, 2},
+                                                               mid,      {256, 4}, {512, 4}, {1024, 4}}
+                                          : std::vector<Shape>{{32, 1}, {64, 1}, {128, 1}, {256, 1}};
     p.resident = false;
     for (auto [threads, unroll] : shapes) {
       p.threads = threads;
@@ -44,6 +54,22 @@ void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out
         p.resident = p.strategy == "rows";
         break;
       }
+    }
+    if (target == "cuda" && p.strategy == "rows" && !p.resident && experimental("rows_cluster")) {
+      // {threads, unroll, cluster}. 1024 threads: one block an SM at 64
+      // registers a thread (__launch_bounds__(1024)), 32 of them lanes at most.
+      static const int64_t cluster_shapes[][3] = {{1024, 4, 2}, {1024, 4, 4}, {1024, 4, 8}, {1024, 8, 8}};
+      for (const auto& [threads, unroll, cluster] : cluster_shapes) {
+        if (p.vector_width * unroll * esize > 128) break;
+        p.threads = threads;
+        p.unroll = unroll;
+        p.cluster = cluster;
+        if (p.tile_lanes() >= want) {
+          p.resident = true;
+          break;
+        }
+      }
+      if (!p.resident) p.cluster = 1;
     }
     if (p.strategy == "rows" && !p.resident) {
       p.threads = 256;
@@ -96,6 +122,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   a["threads"] = p.threads;
   a["vector_width"] = p.vector_width;
   a["unroll"] = p.unroll;
+  if (p.cluster > 1) a["cluster"] = p.cluster;  // absent: no cluster (older schedules hash the same)
   a["programs"] = p.programs;
   op.loc = core.loc;
   Value* result = op.add_result(region.result->name, region.result->type);
@@ -138,6 +165,15 @@ Plan read_plan(const Op& op) {
   p.unroll = int_attr(op, "unroll");
   p.programs = int_attr(op, "programs");
   fused::check_tile_shape(op, p.threads, p.vector_width, p.unroll);
+  if (const Attr* c = op.attr("cluster")) {
+    // A cluster is a CUDA launch shape for a resident row: anything else is a
+    // claim no target can honour.
+    if (!c->as_int() || *c->as_int() < 2 || *c->as_int() > 8)
+      fail("E302", "'cluster' must be an integer in [2, 8] (absent: no cluster)", op.loc);
+    p.cluster = *c->as_int();
+    if (string_attr(op, "target") != "cuda" || p.strategy != "rows" || !p.resident)
+      fail("E302", "'cluster' applies to resident rows on target cuda only", op.loc);
+  }
   if ((p.strategy == "rows") != (p.inner == 1) && p.inner != 0)
     fail("E302", "strategy \"rows\" is for inner == 1, \"columns\" for inner > 1", op.loc);
   if (p.outer < 0 || p.extent < 0 || p.inner < 0 || p.outer * p.extent * p.inner != op.result()->type.numel())

@@ -3,8 +3,10 @@
 // one kernel. The op's axis splits x into an [outer, extent, inner] view:
 //   rows     (inner == 1): a program normalizes one row; its statistics
 //            (max, sums) are lane reductions. `resident`: the whole row is one
-//            tile, read from memory once (CUDA, rows up to 16K elements);
-//            otherwise the row is streamed once per statistic and once more
+//            tile, read from memory once (CUDA: rows up to 16K f32 lanes in
+//            one block; longer rows, up to 256K, in a thread-block cluster of
+//            `cluster` blocks whose lane reductions meet in distributed shared
+//            memory); otherwise the row is streamed once per statistic and once more
 //            to write (re-reads hit L1/L2 on the CPU); `online` folds the
 //            max and the sum of a softmax into one read (CUDA).
 //   columns  (inner > 1): a program owns a tile of columns of one outer index
@@ -38,9 +40,12 @@ struct Plan {
   // (one exp an element instead of two; CPU, where exp is the cost).
   bool stash_exp = false;
   int64_t threads = 1, vector_width = 16, unroll = 4;
+  // CUDA resident rows: blocks in a program's thread-block cluster (1: none).
+  // Recorded in the schedule only when > 1.
+  int64_t cluster = 1;
   int64_t programs = 0;
 
-  int64_t tile_lanes() const { return threads * vector_width * unroll; }
+  int64_t tile_lanes() const { return threads * vector_width * unroll * cluster; }
   int64_t column_blocks() const { return (inner + tile_lanes() - 1) / tile_lanes(); }
 };
 

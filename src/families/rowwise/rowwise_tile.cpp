@@ -232,6 +232,7 @@ struct RowKernel {
 
 void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& sop) {
   auto k = new_tile_kernel(sym, p.programs, p.threads, p.vector_width, string_attr(sop, "artifact_hash"));
+  if (p.cluster > 1) k->attrs["cluster"] = p.cluster;  // tiles span the cluster's blocks
   const Region& region = *sop.regions[0];
   const Op* core = nullptr;
   for (auto& op : region.ops)
