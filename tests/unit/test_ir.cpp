@@ -283,8 +283,11 @@ func @big(%a: tensor<4096x1024xbf16>, %b: tensor<1024x4096xbf16>) -> tensor<4096
   EXPECT_EQ(on_cuda.unsupported, "");
   EXPECT_NE(on_cuda.opt_in.find("--candidate tessera_tma"), std::string::npos) << on_cuda.opt_in;
   EXPECT_EQ(find("cpu").unsupported, "runs on target cuda");
-  for (const auto& c : families::matmul::candidates(regions[0], "cuda"))
-    if (c.name != "tessera_tma") EXPECT_EQ(c.opt_in, "") << c.name;
+  for (const auto& c : families::matmul::candidates(regions[0], "cuda")) {
+    if (c.name != "tessera_tma") {
+      EXPECT_EQ(c.opt_in, "") << c.name;
+    }
+  }
 }
 
 // A schedule that claims the TMA matmul block for operands the TMA cannot
