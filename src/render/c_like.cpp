@@ -173,9 +173,9 @@ void CLikeRenderer::render_op(const Op& op, int indent) {
       t += ", " + std::to_string(*op.attr("k")->as_int()) + "LL";
       // as_ints() returns an optional by value: copy the flags out of it. A
       // range-for over `*tma->as_ints()` iterates a destroyed temporary
-      // (dangling before C++23), which rendered tn's [0, 0, 0, 0] as
-      // "true, true, false, false": K-major boxes over MN-major maps, too few
-      // bytes for the expect_tx, a hang.
+      // (dangling before C++23): A_KC and B_KC came out "true" from freed
+      // memory for NN ([1, 0, 0, 0]) and TN ([0, 0, 0, 0]) alike, i.e. one
+      // K-major box over an MN-major map, too few bytes for the expect_tx: a hang.
       const std::vector<int64_t> flags = *tma->as_ints();
       for (int64_t f : flags) t += f ? ", true" : ", false";
       t += ", " + std::to_string(scratch_bytes);
