@@ -17,7 +17,12 @@ for p in mm_bf16 mm_f16 mmbg_bf16 mmbg_f16; do
   done
 done
 timeout 90 python3 $B/torch_bench.py 2>&1 | tail -4
+echo "== TMA cases, one process each (a hang shows as rc=124 for that case only)"
+for t in $($B/tessera_gpu_tests --gtest_list_tests --gtest_filter='Matmul/CudaTma.*' | awk '/^[^ ]/{s=$1} /^  /{print s $1}'); do
+  timeout 45 $B/tessera_gpu_tests --gtest_filter="$t" > $OUT/tma-case.log 2>&1; rc=$?
+  echo "rc=$rc $t"; [ $rc -ne 0 ] && tail -5 $OUT/tma-case.log
+done
 echo "== GPU matmul tests"
-timeout 300 $B/tessera_gpu_tests --gtest_filter='Matmul/*:CudaArbiter.*' > $OUT/gpu-matmul-tests.log 2>&1; echo "rc=$?"
+timeout 300 $B/tessera_gpu_tests --gtest_filter='Matmul/*:CudaArbiter.*:-Matmul/CudaTma.*' > $OUT/gpu-matmul-tests.log 2>&1; echo "rc=$?"
 grep -E "^\[  (PASSED|FAILED) |tests ran|FAILED  \]" $OUT/gpu-matmul-tests.log | head -30
 } 2>&1 | tee $L

@@ -171,7 +171,13 @@ void CLikeRenderer::render_op(const Op& op, int indent) {
       std::string t = storage(op.operands[0]->type.dtype);
       for (int64_t v : {blk[0], blk[1], blk[2], *op.attr("stages")->as_int()}) t += ", " + std::to_string(v);
       t += ", " + std::to_string(*op.attr("k")->as_int()) + "LL";
-      for (int64_t f : *tma->as_ints()) t += f ? ", true" : ", false";
+      // as_ints() returns an optional by value: copy the flags out of it. A
+      // range-for over `*tma->as_ints()` iterates a destroyed temporary
+      // (dangling before C++23): A_KC and B_KC came out "true" from freed
+      // memory for NN ([1, 0, 0, 0]) and TN ([0, 0, 0, 0]) alike, i.e. one
+      // K-major box over an MN-major map, too few bytes for the expect_tx: a hang.
+      const std::vector<int64_t> flags = *tma->as_ints();
+      for (int64_t f : flags) t += f ? ", true" : ", false";
       t += ", " + std::to_string(scratch_bytes);
       out_ += pad + "if (!tsr::matmul_block_tma<" + t + ">(reinterpret_cast<unsigned char*>(" + arg(2) + "), &" +
               tensor_map_param(0) + ", &" + tensor_map_param(1) + ", " + arg(3) + ", " + arg(4) + ", " + arg(5) +

@@ -265,6 +265,9 @@ std::vector<FusionCase> tma_matmul_cases() {
       {{640, 128}, {5, 128, 1288}, false, false, DType::BF16, DType::F32, 2, false},    // a shared A
       {{1280, 256}, {256, 2560}, false, false, DType::BF16, DType::BF16, 0, true},      // NaN / inf inputs
       {{1280, 256}, {2560, 256}, false, true, DType::F16, DType::F16, 0, true},
+      // K < 64: one k-slice, mostly zero-filled (a box wider than the dim).
+      {{2048, 40}, {40, 2048}, false, false, DType::BF16, DType::BF16, 0, false},
+      {{40, 2048}, {2048, 40}, true, true, DType::F16, DType::F16, 0, false},
   };
   std::vector<FusionCase> out;
   int seed = 7000;

@@ -249,6 +249,24 @@ TEST(CudaRender, MatmulKernelsCompileWithNvrtc) {
       if (!k.tensor_maps.empty()) {
         EXPECT_NE(k.source.find("if (!tsr::matmul_block_tma<"), std::string::npos) << k.sym;
         EXPECT_EQ(k.threads, 384) << k.sym;  // two consumer warpgroups and the producer
+        // The block's flags A_KC, B_KC, A_3D, B_3D agree with the maps it is
+        // given: K-major maps have boxes {64, BM|BN >= 128}, MN-major {64, 64};
+        // a 3-D map has the batch dim. (A wrong flag issues the wrong boxes:
+        // a hang on the expect_tx, or a wrong result.)
+        ASSERT_EQ(k.tensor_maps.size(), 2u) << k.sym;
+        const size_t at = k.source.find("tsr::matmul_block_tma<");
+        const std::string args = k.source.substr(at, k.source.find('>', at) - at);
+        std::vector<std::string> fields;
+        for (size_t p = 0, q; p != std::string::npos; p = q == std::string::npos ? q : q + 2) {
+          q = args.find(", ", p);
+          fields.push_back(args.substr(p, q == std::string::npos ? q : q - p));
+        }
+        ASSERT_EQ(fields.size(), 11u) << args;
+        auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+        for (size_t i = 0; i < 2; ++i) {
+          EXPECT_EQ(fields[6 + i], flag(k.tensor_maps[i].box[1] != 64)) << k.sym << ": " << args;
+          EXPECT_EQ(fields[8 + i], flag(k.tensor_maps[i].dims.size() == 3)) << k.sym << ": " << args;
+        }
         ++tma;
       }
       ++compiled;
