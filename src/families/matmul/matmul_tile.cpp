@@ -93,6 +93,13 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
 
   // The f32 block of A x B, row-major in scratch.
   Value* scratch = tb.scratch(p.scratch, DType::F32);
+  AttrDict mm = {{"k", Attr(p.k)},
+                 {"block", Attr::ints({p.bm, p.bn, p.bk})},
+                 {"warps", Attr::ints({p.wm, p.wn})},
+                 {"stages", Attr(p.stages)},
+                 {"a_strides", Attr::ints({p.sam(), p.sak()})},
+                 {"b_strides", Attr::ints({p.sbk(), p.sbn()})},
+                 {"vec", Attr::ints({p.vec_a, p.vec_b})}};
   if (p.tma) {
     // A and B come as the kernel's tensor maps 0 and 1 (after its buffers),
     // copied by a producer warpgroup launched beyond `threads`.
@@ -103,26 +110,12 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
         Attr(operand_map(p, leaves[p.b_leaf], b_km, p.n, p.bn, p.b_batch_stride, first + 1).str())});
     k->attrs["producer_threads"] = Plan::kTmaProducerThreads;
     k->attrs["min_blocks"] = p.min_blocks;  // the register cap setmaxnreg needs
-    tb.base().create("tile.matmul", {leaves[p.a_leaf], leaves[p.b_leaf], scratch, batch, m0, n0},
-                     {{"k", Attr(p.k)},
-                      {"block", Attr::ints({p.bm, p.bn, p.bk})},
-                      {"warps", Attr::ints({p.wm, p.wn})},
-                      {"stages", Attr(p.stages)},
-                      {"a_strides", Attr::ints({p.sam(), p.sak()})},
-                      {"b_strides", Attr::ints({p.sbk(), p.sbn()})},
-                      {"vec", Attr::ints({p.vec_a, p.vec_b})},
-                      {"tma", Attr::ints({a_km, b_km, p.a_batch_stride != 0, p.b_batch_stride != 0})}});
+    mm["tma"] = Attr::ints({a_km, b_km, p.a_batch_stride != 0, p.b_batch_stride != 0});
+    tb.base().create("tile.matmul", {leaves[p.a_leaf], leaves[p.b_leaf], scratch, batch, m0, n0}, mm);
   } else {
     Value* a_base = tb.add(tb.mul(batch, idx(p.a_batch_stride)), tb.mul(m0, idx(p.sam())));
     Value* b_base = tb.add(tb.mul(batch, idx(p.b_batch_stride)), tb.mul(n0, idx(p.sbn())));
-    tb.base().create("tile.matmul", {leaves[p.a_leaf], leaves[p.b_leaf], scratch, a_base, b_base, mrows, ncols},
-                     {{"k", Attr(p.k)},
-                      {"block", Attr::ints({p.bm, p.bn, p.bk})},
-                      {"warps", Attr::ints({p.wm, p.wn})},
-                      {"stages", Attr(p.stages)},
-                      {"a_strides", Attr::ints({p.sam(), p.sak()})},
-                      {"b_strides", Attr::ints({p.sbk(), p.sbn()})},
-                      {"vec", Attr::ints({p.vec_a, p.vec_b})}});
+    tb.base().create("tile.matmul", {leaves[p.a_leaf], leaves[p.b_leaf], scratch, a_base, b_base, mrows, ncols}, mm);
   }
 
   // The epilogue, a slab of rows at a time: the region evaluated on the
