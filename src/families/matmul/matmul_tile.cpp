@@ -115,14 +115,16 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   } else {
     Value* a_base = tb.add(tb.mul(batch, idx(p.a_batch_stride)), tb.mul(m0, idx(p.sam())));
     Value* b_base = tb.add(tb.mul(batch, idx(p.b_batch_stride)), tb.mul(n0, idx(p.sbn())));
-    tb.base().create("tile.matmul", {leaves[p.a_leaf], leaves[p.b_leaf], scratch, a_base, b_base, mrows, ncols},
-                     {{"k", Attr(p.k)},
-                      {"block", Attr::ints({p.bm, p.bn, p.bk})},
-                      {"warps", Attr::ints({p.wm, p.wn})},
-                      {"stages", Attr(p.stages)},
-                      {"a_strides", Attr::ints({p.sam(), p.sak()})},
-                      {"b_strides", Attr::ints({p.sbk(), p.sbn()})},
-                      {"vec", Attr::ints({p.vec_a, p.vec_b})}});
+    Op& mm = tb.base().create("tile.matmul", {leaves[p.a_leaf], leaves[p.b_leaf], scratch, a_base, b_base, mrows, ncols},
+                              {{"k", Attr(p.k)},
+                               {"block", Attr::ints({p.bm, p.bn, p.bk})},
+                               {"warps", Attr::ints({p.wm, p.wn})},
+                               {"stages", Attr(p.stages)},
+                               {"a_strides", Attr::ints({p.sam(), p.sak()})},
+                               {"b_strides", Attr::ints({p.sbk(), p.sbn()})},
+                               {"vec", Attr::ints({p.vec_a, p.vec_b})}});
+    // Row-major f32 A through registers (tessera_matmul_simt_stage_a.cuh).
+    if (p.stage_a) mm.attrs["stage_a"] = true;
   }
 
   // The epilogue, a slab of rows at a time: the region evaluated on the
