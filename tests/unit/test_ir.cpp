@@ -341,7 +341,7 @@ TEST(MatmulSchedule, StageAIsOptInAndValidated) {
            "> {\n  %c = tessera.matmul %a, %b " + attrs + ": (tensor<" + a + ">, tensor<" + b + ">) -> tensor<" + c +
            ">\n  return %c : tensor<" + c + ">\n}\n";
   };
-  const std::string nn = program("2048x1000xf32", "1000x2048xf32", "2048x2048xf32", "");
+  const std::string nn = program("2100x1000xf32", "1000x2100xf32", "2100x2100xf32", "");  // 128x128 blocks
   const std::string tn = program("1000x2048xf32", "1000x2048xf32", "2048x2048xf32", "{transpose_a = true} ");
   const std::string bf = program("2048x1024xbf16", "1024x2048xbf16", "2048x2048xbf16", "");
   auto schedule_op = [](Module& sched) -> Op& {
