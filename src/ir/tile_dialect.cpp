@@ -215,6 +215,12 @@ void verify_kernel_op(const Op& op) {
     if (tma)
       for (int64_t v : ints("tma", 4))
         if (v > 1) bad(op, "'tma' holds four flags (0 or 1)");
+    // stage_a: the f32 block that stages row-major A through registers.
+    if (const Attr* s = op.attr("stage_a")) {
+      if (!s->as_bool()) bad(op, "'stage_a' is a boolean");
+      if (*s->as_bool() && (tma || op.operands[0]->type.dtype != DType::F32 || ints("a_strides", 2)[1] != 1))
+        bad(op, "'stage_a' is for f32 operands with row-major A (a_strides [*, 1]), without tma");
+    }
     for (const char* key : {"k", "stages"})
       if (!op.attr(key) || !op.attr(key)->as_int() || *op.attr(key)->as_int() < 0) bad(op, std::string("needs '") + key + "'");
     if (*op.operands[2]->def->attr("size")->as_int() < blk[0] * blk[1]) bad(op, "scratch is smaller than the block");

@@ -77,7 +77,7 @@ bool CLikeRenderer::is_written(const Op& kernel, const Value* ptr) const {
 
 std::string CLikeRenderer::render_kernel(const Op& kernel) {
   names_.clear();
-  out_ = prelude() + (contains(kernel, "tile.matmul") ? matmul_library() : "") + "\n" + kernel_open(kernel);
+  out_ = prelude() + (contains(kernel, "tile.matmul") ? matmul_library(kernel) : "") + "\n" + kernel_open(kernel);
   render_ops(*kernel.regions[0], 4);
   out_ += kernel_close(kernel);
   return out_;
@@ -186,7 +186,11 @@ void CLikeRenderer::render_op(const Op& op, int indent) {
     }
     targs += std::string(", ") + (vec[0] ? "true" : "false") + ", " + (vec[1] ? "true" : "false") + ", " +
              std::to_string(scratch_bytes);
-    out_ += pad + "tsr::matmul_block<" + targs + ">(reinterpret_cast<unsigned char*>(" + arg(2) + "), " + arg(0) +
+    // stage_a: the f32 block that stages row-major A through registers
+    // (tessera_matmul_simt_stage_a.cuh), same parameters.
+    const Attr* stage_a = op.attr("stage_a");
+    const bool staged = stage_a && stage_a->as_bool() && *stage_a->as_bool();
+    out_ += pad + (staged ? "tsr::matmul_block_stage_a<" : "tsr::matmul_block<") + targs + ">(reinterpret_cast<unsigned char*>(" + arg(2) + "), " + arg(0) +
             ", " + arg(3) + ", " + arg(1) + ", " + arg(4) + ", " + arg(5) + ", " + arg(6) + ");\n";
   } else if (n == "tile.load2d") {
     const Type& t = op.result(0)->type;

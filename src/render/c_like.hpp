@@ -29,8 +29,9 @@ class CLikeRenderer {
   virtual std::string program_id_expr() const = 0;
   virtual std::string alloca_decl(const std::string& name, const std::string& elem, int64_t size) const = 0;
   // The target's matmul block library, embedded after the prelude only into
-  // kernels that contain tile.matmul (other kernels' sources do not change).
-  virtual std::string matmul_library() const = 0;
+  // kernels that contain tile.matmul (other kernels' sources do not change);
+  // `kernel` lets a target add a variant's code only where a block uses it.
+  virtual std::string matmul_library(const ir::Op& kernel) const = 0;
   // Whether kernels can take tensor maps (the TMA form of tile.matmul, CUDA
   // only); tensor map i of a kernel is the parameter tensor_map_param(i).
   virtual bool has_tensor_maps() const { return false; }

@@ -41,7 +41,7 @@ class CppRenderer : public CLikeRenderer {
   }
   std::string kernel_close(const Op&) override { return "  }\n}\n"; }
   std::string program_id_expr() const override { return "tsr_pid"; }
-  std::string matmul_library() const override { return kMatmulLibrary; }
+  std::string matmul_library(const Op&) const override { return kMatmulLibrary; }
   std::string alloca_decl(const std::string& n, const std::string& elem, int64_t size) const override {
     return "alignas(64) " + elem + " " + n + "[" + std::to_string(size) + "];\n";
   }

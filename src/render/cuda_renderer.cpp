@@ -1,5 +1,7 @@
 #include "render/cuda_renderer.hpp"
 
+#include <functional>
+
 #include "render/c_like.hpp"
 
 namespace tessera::render {
@@ -24,6 +26,27 @@ const char* kMatmulTma =
 const char* kMatmulEpilogue =
 #include "cuda_matmul_epilogue.inc"
     ;
+// The f32 variant with A staged through registers (schedule attribute
+// stage_a, experimental matmul_f32_stage_a): added only to kernels whose
+// tile.matmul uses it, so no other kernel's source changes.
+const char* kMatmulSimtStageA =
+#include "cuda_matmul_simt_stage_a.inc"
+    ;
+
+// Whether a tile.matmul of the kernel has stage_a = true.
+bool uses_stage_a(const Op& kernel) {
+  bool found = false;
+  std::function<void(const Region&)> walk = [&](const Region& r) {
+    for (auto& op : r.ops) {
+      if (op->name == "tile.matmul" && op->attr("stage_a") && op->attr("stage_a")->as_bool() &&
+          *op->attr("stage_a")->as_bool())
+        found = true;
+      for (auto& inner : op->regions) walk(*inner);
+    }
+  };
+  walk(*kernel.regions[0]);
+  return found;
+}
 
 // Lanes each thread loads contiguously (one 16-byte vector of f32).
 int64_t int_attr_or(const Op& kernel, const char* key, int64_t fallback) {
@@ -99,9 +122,10 @@ class CudaRenderer : public CLikeRenderer {
     if (allocas_++) fail("E502", "the CUDA/HIP renderer gives a kernel one scratch buffer (tile.alloca), in shared memory");
     return elem + "* const " + n + " = reinterpret_cast<" + elem + "*>(tsr_smem);\n";
   }
-  std::string matmul_library() const override {
+  std::string matmul_library(const Op& kernel) const override {
     if (hip_) fail("E502", "the HIP lane has no matmul block library yet (tile.matmul)");
-    return std::string(kMatmulSimt) + kMatmulMma + kMatmulTma + kMatmulEpilogue;
+    return std::string(kMatmulSimt) + kMatmulMma + kMatmulTma + kMatmulEpilogue +
+           (uses_stage_a(kernel) ? kMatmulSimtStageA : "");
   }
   bool has_tensor_maps() const override { return !hip_; }
   // The scratch (tile.alloca) is shared memory, which __ldg cannot read.

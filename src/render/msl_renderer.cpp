@@ -50,7 +50,7 @@ class MslRenderer : public CLikeRenderer {
   std::string alloca_decl(const std::string&, const std::string&, int64_t) const override {
     fail("E502", "the Metal renderer has no scratch memory (tile.alloca); schedule a registers accumulator");
   }
-  std::string matmul_library() const override {
+  std::string matmul_library(const Op&) const override {
     fail("E502", "the Metal lane has no matmul block library yet (tile.matmul)");
   }
   std::string lane_call(const std::string& fn, const std::string& args) const override {

@@ -7,6 +7,9 @@
 //                      thread-block cluster (docs/architecture.md)
 //   rows_narrow_128x4  CUDA rows of 4096 16-bit lanes as 128 threads x 4
 //                      loads a thread instead of 256 x 2
+//   matmul_f32_stage_a CUDA f32 matmuls with row-major A: A staged through
+//                      registers and stored transposed in shared memory
+//                      (schedule stage_a = true, tessera_matmul_simt_stage_a.cuh)
 // An unknown name is an error (E305), never ignored.
 #pragma once
 #include <string>

@@ -329,6 +329,73 @@ TEST_P(CudaTma, TakesTheTmaPathAndMatchesTheOracle) {
 INSTANTIATE_TEST_SUITE_P(Matmul, CudaTma, ::testing::ValuesIn(tma_matmul_cases()),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
 
+// The experimental f32 block with row-major A staged through registers
+// (matmul_f32_stage_a, tessera_matmul_simt_stage_a.cuh): the f32 cases of
+// the matmul matrix (64x64 blocks: ragged edges, K = 0 and 1, K tails,
+// unaligned rows, batches, B in both layouts, NaN/inf) and large ones that
+// take the 128x128 blocks, with the feature on. Each row-major-A kernel must
+// take the variant, match the oracle, be bitwise deterministic, and give the
+// default block's bytes (the same products summed in the same k order).
+std::vector<FusionCase> stage_a_cases() {
+  std::vector<FusionCase> out;
+  for (const FusionCase& c : matmul_cases())
+    if (c.name.rfind("matmul_f32_to_f32_", 0) == 0) out.push_back(c);
+  struct Shape {
+    std::vector<int64_t> a, b;
+    bool tb;
+  };
+  const std::vector<Shape> large = {
+      {{2100, 1001}, {1001, 2100}, false},     // ragged blocks, K tail, element loads
+      {{2100, 1024}, {2100, 1024}, true},      // B stored N x K
+      {{4, 1100, 300}, {300, 1100}, false},    // batched A, a shared B (324 blocks)
+      {{2176, 2048}, {2048, 2176}, false},     // whole blocks, 16-byte loads
+  };
+  int seed = 8000;
+  for (const Shape& s : large) {
+    FusionCase c;
+    seed += 3;
+    c.name = "stage_a_f32_" + shape_name(s.a) + "_x_" + shape_name(s.b) + (s.tb ? "T" : "") + "_bias_gelu";
+    c.inputs = {"random:seed=" + std::to_string(seed) + ",lo=-2,hi=2",
+                "random:seed=" + std::to_string(seed + 1) + ",lo=-2,hi=2", "random:seed=" + std::to_string(seed + 2)};
+    c.build = [=](GraphBuilder& g) {
+      ir::Value* mm = g.matmul(g.input("a", T(DType::F32, s.a)), g.input("b", T(DType::F32, s.b)), DType::F32, false, s.tb);
+      g.output(g.unary("gelu", g.binary("add", mm, g.input("bias", T(DType::F32, {mm->type.shape.back()})))));
+    };
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+class CudaStageA : public ::testing::TestWithParam<FusionCase> {};
+
+TEST_P(CudaStageA, MatchesOracleAndTheDefaultBlockBitwise) {
+  const FusionCase& c = GetParam();
+  GraphBuilder g("stagea");
+  c.build(g);
+  std::vector<Tensor> xs = inputs_for(c, g.module());
+  std::vector<Tensor> base = compile_cuda(g.module()).exe->run(xs).outputs;  // feature off: the default block
+  test::ExperimentalEnv on("matmul_f32_stage_a");  // opt-in until this test has passed on a GPU
+  const bool row_major_a = c.name.find("T_x_") == std::string::npos;
+  int staged = 0, matmuls = 0;
+  for (auto& op : passes::lower(g.module(), ir::Layer::Target, "cuda")->ops) {
+    if (op->name != "target.kernel") continue;
+    const std::string& src = ir::read_kernel_desc(*op).source;
+    staged += src.find("tsr::matmul_block_stage_a<") != std::string::npos;
+    matmuls += src.find("tsr::matmul_block") != std::string::npos;
+  }
+  EXPECT_EQ(staged, row_major_a ? matmuls : 0) << "row-major A must take the stage_a block, transposed A must not";
+  GpuProgram p = compile_cuda(g.module());
+  std::vector<Tensor> first = run_and_check(p, xs);
+  std::vector<Tensor> again = p.exe->run(xs).outputs;
+  for (size_t i = 0; i < first.size(); ++i) {
+    EXPECT_TRUE(same_bytes(first[i], again[i])) << "output " << i;
+    EXPECT_TRUE(same_bytes(first[i], base[i])) << "output " << i << " differs from the default block's";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Matmul, CudaStageA, ::testing::ValuesIn(stage_a_cases()),
+                         [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
+
 // cuBLASLt, the CUDA library candidate, over the matmul cases it applies to.
 class CudaLibrary : public ::testing::TestWithParam<FusionCase> {};
 

@@ -244,6 +244,8 @@ TEST(CudaRender, MatmulKernelsCompileWithNvrtc) {
       size_t use = k.source.find("tsr::matmul_block<");
       if (use == std::string::npos) use = k.source.find("tsr::matmul_block_tma<");
       if (use == std::string::npos) continue;
+      // Without the experimental feature no kernel carries the stage_a block.
+      EXPECT_EQ(k.source.find("matmul_block_stage_a"), std::string::npos) << k.sym;
       EXPECT_GT(runtime::cuda::nvrtc_compile(k.source, k.sym, "sm_90a").size(), 1000u) << k.sym;
       strategies.insert(k.source.substr(use, 40));
       if (!k.tensor_maps.empty()) {
@@ -275,6 +277,34 @@ TEST(CudaRender, MatmulKernelsCompileWithNvrtc) {
   EXPECT_GE(compiled, 66);
   EXPECT_GE(strategies.size(), 5u);  // f32 small/large, 16-bit small/large, 16-bit TMA
   EXPECT_EQ(tma, 9);                 // bf16 and f16 in four layouts, the batched one; not K = 1001
+
+  // The experimental f32 block with row-major A staged through registers
+  // (matmul_f32_stage_a): every case again with the feature on. Exactly the
+  // f32 kernels with row-major A take it (K = 0 and K = 1, ragged blocks, K
+  // tails without 16-byte loads, batches, B in both layouts, both block
+  // sizes); every other kernel's source is the default one, byte for byte.
+  int staged = 0;
+  std::set<std::string> staged_configs;
+  test::ExperimentalEnv on("matmul_f32_stage_a");
+  for (size_t i = 0; i < cases.size(); ++i) {
+    GraphBuilder g("nvmm");
+    cases[i].build(g);
+    auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
+    for (auto& op : target->ops) {
+      if (op->name != "target.kernel") continue;
+      ir::KernelDesc k = ir::read_kernel_desc(*op);
+      const size_t use = k.source.find("tsr::matmul_block_stage_a<");
+      if (use == std::string::npos) continue;
+      EXPECT_NE(k.source.find("tsr::matmul_block_stage_a<float, "), std::string::npos) << k.sym;
+      EXPECT_GT(runtime::cuda::nvrtc_compile(k.source, k.sym, "sm_90a").size(), 1000u) << k.sym;
+      staged_configs.insert(k.source.substr(use, 50));
+      ++staged;
+    }
+  }
+  // Matrix: 16 f32 shapes less the 2 with transposed A (the empty ones have
+  // kernels too); large blocks: the 2 row-major-A layouts.
+  EXPECT_EQ(staged, 16);
+  EXPECT_GE(staged_configs.size(), 2u);  // 64x64 and 128x128 blocks
 }
 
 }  // namespace

@@ -331,5 +331,84 @@ func @odd(%a: tensor<2048x1001xbf16>, %b: tensor<1001x2048xbf16>) -> tensor<2048
   }
 }
 
+
+// The experimental f32 block with row-major A staged through registers
+// (matmul_f32_stage_a): with the feature on, an f32 matmul with row-major A
+// records stage_a = true (two smem stages) on its schedule and its
+// tile.matmul; transposed A, 16-bit operands and the feature off keep the
+// default schedule, without the attribute. A re-hashed schedule claiming the
+// block where it cannot apply is E302.
+TEST(MatmulSchedule, StageAIsOptInAndValidated) {
+  auto program = [](const char* a, const char* b, const char* c, const char* attrs) {
+    return std::string("func @p(%a: tensor<") + a + ">, %b: tensor<" + b + ">) -> tensor<" + c +
+           "> {\n  %c = tessera.matmul %a, %b " + attrs + ": (tensor<" + a + ">, tensor<" + b + ">) -> tensor<" + c +
+           ">\n  return %c : tensor<" + c + ">\n}\n";
+  };
+  const std::string nn = program("2100x1000xf32", "1000x2100xf32", "2100x2100xf32", "");  // 128x128 blocks
+  const std::string tn = program("1000x2048xf32", "1000x2048xf32", "2048x2048xf32", "{transpose_a = true} ");
+  const std::string bf = program("2048x1024xbf16", "1024x2048xbf16", "2048x2048xbf16", "");
+  auto schedule_op = [](Module& sched) -> Op& {
+    for (auto& o : sched.funcs()[0]->regions[0]->ops)
+      if (o->name == "schedule.matmul") return *o;
+    throw std::runtime_error("no schedule.matmul");
+  };
+  auto tile_has_stage_a = [](const Module& tile) {
+    return print(tile).find("stage_a = true") != std::string::npos;
+  };
+  {  // feature off: no attribute anywhere, three stages as before
+    auto sched = passes::lower(*parse(nn), Layer::Schedule, "cuda");
+    EXPECT_EQ(schedule_op(*sched).attr("stage_a"), nullptr);
+    EXPECT_EQ(*schedule_op(*sched).attr("stages")->as_int(), 3);
+    EXPECT_FALSE(tile_has_stage_a(*passes::lower(*sched, Layer::Tile, "cuda")));
+  }
+  test::ExperimentalEnv on("matmul_f32_stage_a");
+  for (const std::string* other : {&tn, &bf}) {
+    auto sched = passes::lower(*parse(*other), Layer::Schedule, "cuda");
+    EXPECT_EQ(schedule_op(*sched).attr("stage_a"), nullptr) << *other;
+  }
+  EXPECT_EQ(print(*passes::lower(*parse(nn), Layer::Schedule, "cpu")).find("stage_a"), std::string::npos);
+  auto sched = passes::lower(*parse(nn), Layer::Schedule, "cuda");
+  Op& op = schedule_op(*sched);
+  ASSERT_NE(op.attr("stage_a"), nullptr);
+  EXPECT_TRUE(*op.attr("stage_a")->as_bool());
+  EXPECT_EQ(*op.attr("stages")->as_int(), 2);
+  EXPECT_TRUE(tile_has_stage_a(*passes::lower(*sched, Layer::Tile, "cuda")));
+  auto refused = [&](const char* key, Attr value, const std::string& why) {
+    Attr saved = *op.attr(key);
+    op.attrs[key] = value;
+    stamp_artifact_hash(op);
+    try {
+      passes::lower(*sched, Layer::Tile, "cuda");
+      ADD_FAILURE() << key << ": an impossible stage_a claim was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), "E302") << e.what();
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+    op.attrs[key] = saved;
+    stamp_artifact_hash(op);
+  };
+  refused("stages", Attr(int64_t{3}), "two shared-memory stages");
+  refused("block", Attr::ints({128, 128, 6}), "BK % 4 == 0");
+  EXPECT_NO_THROW(passes::lower(*sched, Layer::Tile, "cuda"));  // restored: accepted
+  // Claimed on a transposed A or a 16-bit matmul's schedule.
+  {
+    test::ExperimentalEnv off("");
+    for (const std::string* other : {&tn, &bf}) {
+      auto s = passes::lower(*parse(*other), Layer::Schedule, "cuda");
+      Op& o = schedule_op(*s);
+      o.attrs["stage_a"] = true;
+      o.attrs["stages"] = Attr(int64_t{2});
+      stamp_artifact_hash(o);
+      try {
+        passes::lower(*s, Layer::Tile, "cuda");
+        ADD_FAILURE() << "stage_a was accepted for " << *other;
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), "E302") << e.what();
+        EXPECT_NE(std::string(e.what()).find(other == &tn ? "row-major A" : "simt"), std::string::npos) << e.what();
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera::ir

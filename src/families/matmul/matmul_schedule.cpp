@@ -6,6 +6,7 @@
 #include "families/fused/leaf_map.hpp"
 #include "ir/graph_dialect.hpp"
 #include "ir/schedule_dialect.hpp"
+#include "support/experimental.hpp"
 
 namespace tessera::families::matmul {
 
@@ -64,6 +65,20 @@ std::string tma_unsupported(const Plan& p) {
   return "";
 }
 
+std::string stage_a_unsupported(const Plan& p) {
+  if (p.strategy != "simt") return "is for the f32 FFMA (simt) strategy";
+  if (p.transpose_a) return "is for row-major A (M x K)";
+  if (p.stages != 2) return "runs two shared-memory stages (stages = 2)";
+  // The register loader: 4-k groups, 16 rows a half-warp, whole rows a thread step.
+  if (p.bk % 4 != 0 || p.bm % 16 != 0 || p.threads % (4 * p.bk) != 0 || p.bm % (p.threads * 4 / p.bk) != 0)
+    return "needs BK % 4 == 0, BM % 16 == 0, threads % (4 BK) == 0 and BM % (4 threads / BK) == 0";
+  // Two stages of A as [BK][BM+4] and B as [BK][BN] or [BN][BK+4].
+  const int64_t b_tile = p.transpose_b ? p.bn * (p.bk + 4) : p.bk * p.bn;
+  if (2 * (p.bk * (p.bm + 4) + b_tile) > p.scratch)
+    return "needs a scratch of " + std::to_string(2 * (p.bk * (p.bm + 4) + b_tile)) + " f32 for its stages";
+  return "";
+}
+
 namespace {
 
 void choose(Plan& p, const std::string& target) {
@@ -90,6 +105,11 @@ void choose(Plan& p, const std::string& target) {
       const int64_t big = p.batch * ((p.m + 127) / 128) * ((p.n + 127) / 128);
       if (big >= 2 * 132) p.bm = 128, p.bn = 128, p.bk = 16, p.wm = 2, p.wn = 4, p.stages = 3, p.min_blocks = 2;
       else p.bm = 64, p.bn = 64, p.bk = 16, p.wm = 1, p.wn = 2, p.stages = 3, p.min_blocks = 6;
+      // Row-major A is the slow layout of that block (its smem tile is k
+      // contiguous: 8 A values of one k are 8 rows apart). The experimental
+      // stage_a block transposes it through registers (two smem stages and a
+      // register stage); opt-in until it has been measured on the H200.
+      if (!p.transpose_a && experimental("matmul_f32_stage_a")) p.stage_a = true, p.stages = 2;
     } else {
       // Tensor cores, measured on the H200 (device/gpu/tessera_matmul_mma.cuh):
       // 128x256x64 blocks with 4 stages take the warpgroup-MMA (wgmma) path,
@@ -251,6 +271,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   a["scratch"] = p.scratch;
   a["vec"] = Attr::ints({p.vec_a, p.vec_b});
   if (p.strategy == "mma") a["tma"] = p.tma;
+  if (p.stage_a) a["stage_a"] = true;  // absent (not false) otherwise: default schedules stay as they were
   op.loc = core.loc;
   Value* result = op.add_result(region.result->name, region.result->type);
   stamp_artifact_hash(op);
@@ -315,6 +336,7 @@ Plan read_plan(const Op& op) {
   p.vec_a = vec[0] != 0, p.vec_b = vec[1] != 0;
   if (p.strategy == "mma") p.tma = flag("tma");
   else if (op.attr("tma")) fail("E302", "schedule.matmul: 'tma' is for the mma strategy only", op.loc);
+  if (op.attr("stage_a")) p.stage_a = flag("stage_a");
   for (int64_t v : {p.bm, p.bn, p.bk, p.wm, p.wn, p.stages, p.group_m})
     if (v < 1 || v > 1024) fail("E302", "schedule.matmul: block, warps, stages and group_m must be in [1, 1024]", op.loc);
   if (!pow2(p.bn) || !pow2(p.slab_rows) || p.slab_rows * p.bn > (1 << 16))
@@ -337,6 +359,10 @@ Plan read_plan(const Op& op) {
   if (p.tma) {
     const std::string why = tma_unsupported(p);
     if (!why.empty()) fail("E302", "schedule.matmul: 'tma' claims a TMA block that " + why, op.loc);
+  }
+  if (p.stage_a) {
+    const std::string why = stage_a_unsupported(p);
+    if (!why.empty()) fail("E302", "schedule.matmul: 'stage_a' claims a register-staged A block that " + why, op.loc);
   }
   return p;
 }

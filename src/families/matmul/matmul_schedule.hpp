@@ -43,6 +43,10 @@ struct Plan {
   // block with one more warpgroup (the copy producer) beyond `threads`.
   bool tma = false;
   static constexpr int64_t kTmaProducerThreads = 128;
+  // cuda "simt" with row-major A (experimental matmul_f32_stage_a): A goes
+  // through a register stage into a transposed [BK][BM+4] smem tile, two smem
+  // stages (device/gpu/tessera_matmul_simt_stage_a.cuh).
+  bool stage_a = false;
 
   int64_t tiles_m() const { return (m + bm - 1) / bm; }
   int64_t tiles_n() const { return (n + bn - 1) / bn; }
@@ -81,5 +85,9 @@ Plan read_plan(const ir::Op& schedule_op);
 // the ring in the scratch, and the tensor maps' rules (16-byte row strides,
 // int32 coordinates).
 std::string tma_unsupported(const Plan& p);
+
+// Why the stage_a block (row-major A through registers) cannot take this
+// plan (empty: it can): strategy, layout, stages and the loader's mapping.
+std::string stage_a_unsupported(const Plan& p);
 
 }  // namespace tessera::families::matmul

@@ -115,6 +115,8 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   } else {
     Value* a_base = tb.add(tb.mul(batch, idx(p.a_batch_stride)), tb.mul(m0, idx(p.sam())));
     Value* b_base = tb.add(tb.mul(batch, idx(p.b_batch_stride)), tb.mul(n0, idx(p.sbn())));
+    // Row-major f32 A through registers (tessera_matmul_simt_stage_a.cuh).
+    if (p.stage_a) mm["stage_a"] = true;
     tb.base().create("tile.matmul", {leaves[p.a_leaf], leaves[p.b_leaf], scratch, a_base, b_base, mrows, ncols}, mm);
   }
 
