@@ -309,6 +309,27 @@ __device__ __forceinline__ void mma_stage(const float* as, const float* bs, int 
   }
 }
 
+// A thread's TM x TN accumulators into the row-major f32 C block (row
+// stride BN): the block contract's result, shared by the block variants.
+template <bool AKS, bool BKS, int BN, int TM, int TN, int LM, int LN>
+__device__ __forceinline__ void store_block(float* cs, const float (&acc)[TM][TN], int wm0, int wn0, int lm, int ln) {
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int r = frag_pos<AKS, TM, LM>(wm0, lm, i);
+    if constexpr (!BKS) {
+#pragma unroll
+      for (int g = 0; g < TN / 4; ++g) {
+        const int c = frag_pos<false, TN, LN>(wn0, ln, g * 4);
+        *reinterpret_cast<float4*>(cs + r * BN + c) =
+            make_float4(acc[i][g * 4], acc[i][g * 4 + 1], acc[i][g * 4 + 2], acc[i][g * 4 + 3]);
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < TN; ++j) cs[r * BN + frag_pos<true, TN, LN>(wn0, ln, j)] = acc[i][j];
+    }
+  }
+}
+
 }  // namespace simt
 
 // The contract's entry point for T = float (the parameters are const float*,
@@ -433,22 +454,7 @@ __device__ void matmul_block(unsigned char* smem, const float* __restrict__ A, i
   simt::cp_async_wait<0>();
   __syncthreads();  // all reads of the pipeline buffers are done: reuse them for C
 
-  float* const cs = reinterpret_cast<float*>(smem);
-#pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const int r = simt::frag_pos<AKS, TM, LM>(wm0, lm, i);
-    if constexpr (!BKS) {
-#pragma unroll
-      for (int g = 0; g < TN / 4; ++g) {
-        const int c = simt::frag_pos<false, TN, LN>(wn0, ln, g * 4);
-        *reinterpret_cast<float4*>(cs + r * BN + c) =
-            make_float4(acc[i][g * 4], acc[i][g * 4 + 1], acc[i][g * 4 + 2], acc[i][g * 4 + 3]);
-      }
-    } else {
-#pragma unroll
-      for (int j = 0; j < TN; ++j) cs[r * BN + simt::frag_pos<true, TN, LN>(wn0, ln, j)] = acc[i][j];
-    }
-  }
+  simt::store_block<AKS, BKS, BN, TM, TN, LM, LN>(reinterpret_cast<float*>(smem), acc, wm0, wn0, lm, ln);
   __syncthreads();
 }
 

@@ -195,22 +195,7 @@ __device__ void matmul_block_stage_a(unsigned char* smem, const float* __restric
   // Every read of the pipeline buffers is behind the last __syncthreads: the
   // C block may reuse them.
 
-  float* const cs = reinterpret_cast<float*>(smem);
-#pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const int r = simt::frag_pos<false, TM, LM>(wm0, lm, i);
-    if constexpr (!BKC) {
-#pragma unroll
-      for (int g = 0; g < TN / 4; ++g) {
-        const int c = simt::frag_pos<false, TN, LN>(wn0, ln, g * 4);
-        *reinterpret_cast<float4*>(cs + r * BN + c) =
-            make_float4(acc[i][g * 4], acc[i][g * 4 + 1], acc[i][g * 4 + 2], acc[i][g * 4 + 3]);
-      }
-    } else {
-#pragma unroll
-      for (int j = 0; j < TN; ++j) cs[r * BN + simt::frag_pos<true, TN, LN>(wn0, ln, j)] = acc[i][j];
-    }
-  }
+  simt::store_block<false, BKC, BN, TM, TN, LM, LN>(reinterpret_cast<float*>(smem), acc, wm0, wn0, lm, ln);
   __syncthreads();
 }
 
