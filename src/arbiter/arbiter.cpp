@@ -86,7 +86,7 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
                           "\n" + d.signature + "\n";
     for (const auto& c : families::matmul::candidates(mr.region, runner.target)) {
       Cand k{c, nullptr, ""};
-      if (c.unsupported.empty() && c.opt_in.empty()) {
+      if (c.unsupported.empty()) {
         try {
           k.target_ir = lower_with(*program, runner.target, c.name);
           k.digest = candidate_digest(*k.target_ir);
@@ -131,12 +131,6 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
       if (!k.c.unsupported.empty()) {
         r.status = "not applicable";
         r.detail = "it " + k.c.unsupported;
-        d.rows.push_back(r);
-        continue;
-      }
-      if (!k.c.opt_in.empty()) {  // applies, but is not measured unless forced
-        r.status = "opt-in";
-        r.detail = k.c.opt_in;
         d.rows.push_back(r);
         continue;
       }

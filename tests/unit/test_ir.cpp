@@ -259,34 +259,41 @@ func @p(%x: tensor<2x262144xf32>) -> tensor<2x262144xf32> {
 namespace tessera::ir {
 namespace {
 
-// The TMA block is a candidate of its own (the per-arch tier): it applies to
-// a large aligned bf16 matmul on cuda, but is opt-in (the arbiter never
-// measures or picks it unforced) until it has run on a GPU; elsewhere it says
-// why it does not apply.
-TEST(MatmulSchedule, TmaCandidateIsOptIn) {
-  auto graph = parse(R"(
+// The TMA block is a candidate of its own (the per-arch tier) that the
+// arbiter measures beside the others: it applies to aligned bf16/f16 matmuls
+// on cuda at every size (one block shape, so the arbiter's M,N <= 256 proxy
+// gates the kernel it times); elsewhere it says why it does not apply.
+TEST(MatmulSchedule, TmaCandidateAppliesToAlignedMatmulsOnCuda) {
+  for (const char* text : {R"(
 func @big(%a: tensor<4096x1024xbf16>, %b: tensor<1024x4096xbf16>) -> tensor<4096x4096xbf16> {
   %c = tessera.matmul %a, %b : (tensor<4096x1024xbf16>, tensor<1024x4096xbf16>) -> tensor<4096x4096xbf16>
   return %c : tensor<4096x4096xbf16>
 }
-)");
-  const auto regions = passes::partition(*graph->funcs()[0]);
-  ASSERT_EQ(regions.size(), 1u);
-  auto find = [&](const std::string& target) {
-    for (const auto& c : families::matmul::candidates(regions[0], target))
-      if (c.name == "tessera_tma") return c;
-    ADD_FAILURE() << "no tessera_tma candidate on " << target;
-    return families::matmul::Candidate{};
-  };
-  const auto on_cuda = find("cuda");
-  EXPECT_EQ(on_cuda.tier, "per-arch");
-  EXPECT_EQ(on_cuda.unsupported, "");
-  EXPECT_NE(on_cuda.opt_in.find("--candidate tessera_tma"), std::string::npos) << on_cuda.opt_in;
-  EXPECT_EQ(find("cpu").unsupported, "runs on target cuda");
-  for (const auto& c : families::matmul::candidates(regions[0], "cuda")) {
-    if (c.name != "tessera_tma") {
-      EXPECT_EQ(c.opt_in, "") << c.name;
-    }
+)",
+                           R"(
+func @proxy(%a: tensor<200x1024xf16>, %b: tensor<1024x136xf16>) -> tensor<200x136xf16> {
+  %c = tessera.matmul %a, %b : (tensor<200x1024xf16>, tensor<1024x136xf16>) -> tensor<200x136xf16>
+  return %c : tensor<200x136xf16>
+}
+)"}) {
+    auto graph = parse(text);
+    const auto regions = passes::partition(*graph->funcs()[0]);
+    ASSERT_EQ(regions.size(), 1u);
+    auto find = [&](const std::string& target) {
+      for (const auto& c : families::matmul::candidates(regions[0], target))
+        if (c.name == "tessera_tma") return c;
+      ADD_FAILURE() << "no tessera_tma candidate on " << target;
+      return families::matmul::Candidate{};
+    };
+    const auto on_cuda = find("cuda");
+    EXPECT_EQ(on_cuda.tier, "per-arch");
+    EXPECT_EQ(on_cuda.unsupported, "") << text;
+    EXPECT_EQ(find("cpu").unsupported, "runs on target cuda");
+    // Forced, it takes the TMA block's one shape whatever the problem size.
+    auto sched = passes::lower(*graph, Layer::Schedule, "cuda", {{"*", "tessera_tma"}});
+    const std::string printed = print(*sched);
+    EXPECT_NE(printed.find("block = [128, 256, 64]"), std::string::npos) << printed;
+    EXPECT_NE(printed.find("tma = true"), std::string::npos) << printed;
   }
 }
 

@@ -59,12 +59,9 @@ struct Plan {
 
 // The candidates for a matmul region on a target, with the tier they belong
 // to (synthesized, per-arch, library); `unsupported` says why one does not
-// apply (empty: it applies). A candidate with an `opt_in` reason applies but
-// runs only when forced (`--candidate`): the arbiter lists it and does not
-// measure it (a kernel that has not yet run on its hardware is never picked
-// on its own).
+// apply (empty: it applies).
 struct Candidate {
-  std::string name, tier, unsupported, opt_in;
+  std::string name, tier, unsupported;
 };
 std::vector<Candidate> candidates(const fused::FusedRegion& region, const std::string& target);
 
