@@ -214,6 +214,8 @@ template <class S, class T, int N> inline void store(S* p, const tile<T, N>& t) 
     for (int i = 0; i < N; ++i) p[i] = narrow<S>(lanes[i]);
   }
 }
+// A read-soon hint (tile.prefetch): the CPU's own prefetchers follow rows.
+template <class S> inline void prefetch(const S*, int64_t) {}
 template <class S, class T, int N> inline void store_masked(S* p, int64_t count, const tile<T, N>& t) {
   T lanes[N];
   std::memcpy(lanes, &t.v, sizeof lanes);

@@ -250,6 +250,20 @@ template <class S, class T, int N> __device__ __forceinline__ void store_masked(
   }
 }
 
+// A read-soon hint (tile.prefetch): program thread 0 has the bulk copy engine
+// fetch p[0, count) into L2, where the program that reads it later finds it
+// (a bf16 row program holds few bytes in flight; its loads then hit L2).
+// Skipped where the copy's rules fail (16-byte address and size, at most
+// 1048560 bytes); nothing on HIP.
+template <class S> __device__ __forceinline__ void prefetch(const S* p, i64 count) {
+#ifndef TSR_HIP
+  const u64 bytes = u64(count) * sizeof(S);
+  if (program_thread() == 0 && count > 0 && bytes <= 1048560u && (bytes & 15u) == 0 &&
+      (reinterpret_cast<u64>(p) & 15u) == 0)
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(u32(bytes)) : "memory");
+#endif
+}
+
 // ---- combines ----------------------------------------------------------------------
 template <class T> __device__ __forceinline__ T combine_sum(T a, T b) { return a + b; }
 template <class T> __device__ __forceinline__ T combine_prod(T a, T b) { return a * b; }

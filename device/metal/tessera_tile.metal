@@ -103,6 +103,8 @@ template <class S, class T, int N> inline void store(ctx k, device S* p, tile<T,
   for (int c = 0; c < tile<T, N>::P; ++c)
     for (int v = 0; v < TSR_VEC; ++v) p[lane0<N>(k, c) + v] = narrow<S>(t.v[c * TSR_VEC + v]);
 }
+// A read-soon hint (tile.prefetch): nothing on Metal.
+template <class S> inline void prefetch(ctx, device const S*, i64) {}
 template <class S, class T, int N> inline void store_masked(ctx k, device S* p, i64 count, tile<T, N> t) {
   for (int c = 0; c < tile<T, N>::P; ++c)
     for (int v = 0; v < TSR_VEC; ++v)

@@ -38,6 +38,7 @@ void TileBuilder::store(Value* ptr, Value* offset, Value* v) { b_.create("tile.s
 void TileBuilder::store_masked(Value* ptr, Value* offset, Value* count, Value* v) {
   b_.create("tile.store_masked", {ptr, offset, count, v});
 }
+void TileBuilder::prefetch(Value* ptr, Value* offset, Value* count) { b_.create("tile.prefetch", {ptr, offset, count}); }
 
 Value* TileBuilder::combine(const std::string& kind, Value* a, Value* b) {
   return b_.create1("tile.combine", {a, b}, a->type, {{"kind", Attr(kind)}});
@@ -156,6 +157,10 @@ void verify_kernel_op(const Op& op) {
     expect_operands(op, n == "tile.store" ? 3 : 4);
     if (!is_ptr(op.operands[0]) || !is_index(op.operands[1]) || !is_data(op.operands.back()->type))
       bad(op, "takes (ptr, index offset, [count,] value)");
+  } else if (n == "tile.prefetch") {
+    expect_operands(op, 3);
+    if (!is_ptr(op.operands[0]) || !is_index(op.operands[1]) || !is_index(op.operands[2]))
+      bad(op, "takes (ptr, index offset, index count)");
   } else if (n == "tile.combine" || n == "tile.reduce_lanes") {
     const Attr* k = op.attr("kind");
     if (!k || !k->as_string()) bad(op, "needs 'kind'");

@@ -6,6 +6,8 @@
 //   tile.for (with loop-carried values and tile.yield), tile.alloca (scratch),
 //   tile.full, tile.load / tile.load_masked (widen storage -> compute dtype),
 //   tile.store / tile.store_masked (narrow), tile.combine {kind},
+//   tile.prefetch %p, %offset, %count: a hint that p[offset, offset+count)
+//     is read soon (CUDA: a bulk copy of it into L2; elsewhere nothing),
 //   tile.reduce_lanes {kind} (fixed pairwise tree), tile.divf,
 //   tile.map {fn} (pointwise functions, see map_arity), tile.splat (a scalar
 //   to every lane), tile.mask (lanes at or past a count replaced by a value).
@@ -51,6 +53,7 @@ class TileBuilder {
   Value* load_masked(Value* ptr, Value* offset, Value* count, Type result, double other);
   void store(Value* ptr, Value* offset, Value* v);
   void store_masked(Value* ptr, Value* offset, Value* count, Value* v);
+  void prefetch(Value* ptr, Value* offset, Value* count);
   Value* combine(const std::string& kind, Value* a, Value* b);
   Value* reduce_lanes(const std::string& kind, Value* t);
   Value* divf(Value* a, Value* b);

@@ -136,6 +136,8 @@ void CLikeRenderer::render_op(const Op& op, int indent) {
     out_ += pad + lane_call("store", arg(0) + " + " + arg(1) + ", " + arg(2)) + ";\n";
   } else if (n == "tile.store_masked") {
     out_ += pad + lane_call("store_masked", arg(0) + " + " + arg(1) + ", " + arg(2) + ", " + arg(3)) + ";\n";
+  } else if (n == "tile.prefetch") {
+    out_ += pad + lane_call("prefetch", arg(0) + " + " + arg(1) + ", " + arg(2)) + ";\n";
   } else if (n == "tile.combine") {
     def("tsr::combine_" + kind() + "(" + arg(0) + ", " + arg(1) + ")");
   } else if (n == "tile.reduce_lanes") {

@@ -437,9 +437,11 @@ TEST_P(CudaStageA, MatchesOracleAndTheDefaultBlockBitwise) {
   test::ExperimentalEnv on("matmul_f32_stage_a");  // opt-in until this test has passed on a GPU
   const bool row_major_a = c.name.find("T_x_") == std::string::npos;
   int staged = 0, matmuls = 0;
-  for (auto& op : passes::lower(g.module(), ir::Layer::Target, "cuda")->ops) {
+  // The module is held: a range-for over a temporary's member reads freed memory.
+  auto staged_target = passes::lower(g.module(), ir::Layer::Target, "cuda");
+  for (auto& op : staged_target->ops) {
     if (op->name != "target.kernel") continue;
-    const std::string& src = ir::read_kernel_desc(*op).source;
+    const std::string src = ir::read_kernel_desc(*op).source;
     staged += src.find("tsr::matmul_block_stage_a<") != std::string::npos;
     matmuls += src.find("tsr::matmul_block") != std::string::npos;
   }

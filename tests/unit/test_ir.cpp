@@ -202,6 +202,52 @@ TEST(ArtifactHash, CoversEveryAttributeAndType) {
   check_artifact_hash(op);
 }
 
+// 16-bit resident rows on CUDA prefetch the row 512 programs ahead into L2
+// (tile.prefetch of each per-row leaf, none of a broadcast weight); f32 rows
+// and other targets do not; an impossible claim is E302 even when re-hashed.
+TEST(RowwiseSchedule, PrefetchRowsForSixteenBitRowsOnCuda) {
+  auto graph = parse(R"(
+func @p(%x: tensor<600x4096xbf16>, %w: tensor<4096xbf16>, %f: tensor<600x4096xf32>) -> (tensor<600x4096xbf16>, tensor<600x4096xf32>) {
+  %y = tessera.rms_norm %x, %w {eps = 1.0e-06} : (tensor<600x4096xbf16>, tensor<4096xbf16>) -> tensor<600x4096xbf16>
+  %z = tessera.softmax %f {axis = -1} : tensor<600x4096xf32> -> tensor<600x4096xf32>
+  return %y, %z : tensor<600x4096xbf16>, tensor<600x4096xf32>
+}
+)");
+  auto sched = passes::lower(*graph, Layer::Schedule, "cuda");
+  std::vector<Op*> rows;
+  for (auto& o : sched->funcs()[0]->regions[0]->ops)
+    if (o->name == "schedule.rowwise") rows.push_back(o.get());
+  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_TRUE(rows[0]->attr("prefetch_rows"));
+  EXPECT_EQ(*rows[0]->attr("prefetch_rows")->as_int(), 512);
+  EXPECT_EQ(rows[1]->attr("prefetch_rows"), nullptr);  // f32 rows measured slower with it
+  const std::string tile = print(*passes::lower(*sched, Layer::Tile, "cuda"));
+  size_t prefetches = 0;
+  for (size_t at = tile.find("tile.prefetch"); at != std::string::npos; at = tile.find("tile.prefetch", at + 1)) ++prefetches;
+  EXPECT_EQ(prefetches, 1u) << tile;  // x only: w is the same for every row
+  for (const char* target : {"cpu", "hip"})
+    EXPECT_EQ(print(*passes::lower(*graph, Layer::Schedule, target)).find("prefetch_rows"), std::string::npos) << target;
+  Op& op = *rows[0];
+  auto refused = [&](const char* key, Attr value) {
+    Attr saved = *op.attr(key);
+    op.attrs[key] = value;
+    stamp_artifact_hash(op);
+    try {
+      passes::lower(*sched, Layer::Tile, "cuda");
+      ADD_FAILURE() << key << ": an impossible prefetch claim was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), "E302") << e.what();
+      EXPECT_NE(std::string(e.what()).find("prefetch_rows"), std::string::npos) << e.what();
+    }
+    op.attrs[key] = saved;
+    stamp_artifact_hash(op);
+  };
+  refused("prefetch_rows", Attr(int64_t{0}));       // recorded only when >= 1
+  refused("prefetch_rows", Attr(std::string("x")));  // an integer
+  refused("target", Attr(std::string("cpu")));       // CUDA-only
+  EXPECT_NO_THROW(passes::lower(*sched, Layer::Tile, "cuda"));  // restored: accepted again
+}
+
 // A rowwise schedule's cluster claim is validated when the schedule is read,
 // even with a correct artifact_hash: impossible claims are E302.
 TEST(RowwiseSchedule, ClusterClaimsAreValidated) {

@@ -36,15 +36,13 @@ void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out
     // a load moved half the bytes per instruction and reached half the bandwidth.
     p.vector_width = 16 / std::max<int64_t>(std::min(esize, storage_bytes), 2);
     const int64_t want = p.strategy == "rows" ? p.extent : p.inner;
-    // rows_narrow_128x4 (experimental, not yet measured): 128 x 4 rather than
-    // 256 x 2 for the same lanes, four 16-byte loads in flight a thread, as
-    // f32 rows of 4096 get from 256 x 4 (bf16 rows of 4096 at 256 x 2 have
-    // two, and reached 2.7-3.0 TB/s against f32's 4.07).
+    // (16-bit rows of 4096 as 128 x 4 instead of 256 x 2 were measured on the
+    // H200: softmax +5%, layer_norm and rms_norm -11%; the L2 prefetch below
+    // is the better lever.)
     using Shape = std::pair<int64_t, int64_t>;  // {threads, unroll}
-    const Shape mid = experimental("rows_narrow_128x4") ? Shape{128, 4} : Shape{256, 2};
     const std::vector<Shape> shapes = p.strategy == "rows"
                                           ? std::vector<Shape>{{32, 1},  {64, 1},  {128, 1}, {128, 2},
-                                                               mid,      {256, 4}, {512, 4}, {1024, 4}}
+                                                               {256, 2}, {256, 4}, {512, 4}, {1024, 4}}
                                           : std::vector<Shape>{{32, 1}, {64, 1}, {128, 1}, {256, 1}};
     p.resident = false;
     for (auto [threads, unroll] : shapes) {
@@ -75,6 +73,14 @@ void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out
       p.threads = 256;
       p.unroll = 4;
     }
+    // 16-bit resident rows hold few bytes in flight a program (a bf16 row of
+    // 4096 is 8 KiB, and 44 registers a thread allow 5 programs an SM): on the
+    // H200 an L2 prefetch of the row 512 programs ahead took bf16 rms_norm at
+    // 32768x4096 from 3.2 to 3.8 TB/s, softmax 3.2 -> 3.6, layer_norm 2.9 ->
+    // 3.4; 1024 was as good, 2048 worse. f32 rows (16 KiB, 8 programs an SM)
+    // lost 7% with it, so they go without.
+    if (target == "cuda" && p.strategy == "rows" && p.resident && p.cluster == 1 && storage_bytes == 2)
+      p.prefetch_rows = 512;
   } else {
     fail("E506", "target '" + target + "' has no rowwise schedule in this build (available: cpu, cuda, hip, metal)");
   }
@@ -123,6 +129,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   a["vector_width"] = p.vector_width;
   a["unroll"] = p.unroll;
   if (p.cluster > 1) a["cluster"] = p.cluster;  // absent: no cluster (older schedules hash the same)
+  if (p.prefetch_rows > 0) a["prefetch_rows"] = p.prefetch_rows;
   a["programs"] = p.programs;
   op.loc = core.loc;
   Value* result = op.add_result(region.result->name, region.result->type);
@@ -173,6 +180,12 @@ Plan read_plan(const Op& op) {
     p.cluster = *c->as_int();
     if (string_attr(op, "target") != "cuda" || p.strategy != "rows" || !p.resident)
       fail("E302", "'cluster' applies to resident rows on target cuda only", op.loc);
+  }
+  if (const Attr* f = op.attr("prefetch_rows")) {
+    if (!f->as_int() || *f->as_int() < 1) fail("E302", "'prefetch_rows' must be an integer >= 1 (absent: none)", op.loc);
+    p.prefetch_rows = *f->as_int();
+    if (string_attr(op, "target") != "cuda" || p.strategy != "rows")
+      fail("E302", "'prefetch_rows' applies to rows on target cuda only", op.loc);
   }
   if ((p.strategy == "rows") != (p.inner == 1) && p.inner != 0)
     fail("E302", "strategy \"rows\" is for inner == 1, \"columns\" for inner > 1", op.loc);
