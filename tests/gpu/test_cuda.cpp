@@ -115,7 +115,7 @@ INSTANTIATE_TEST_SUITE_P(Matmul, CudaFusion, ::testing::ValuesIn(matmul_cases())
 // f16 and f64 lanes, a fused epilogue; checked by the oracle and bitwise
 // equal run to run (the cluster combine is in a fixed order).
 TEST(CudaRows, ClusterResidentRowsMatchOracleBitwise) {
-  test::ExperimentalEnv on("rows_cluster");  // opt-in until this test has passed on a GPU
+  test::ExperimentalEnv on("rows_cluster");  // opt-in: no default schedule takes it
   struct RowCase {
     const char* op;
     DType dt;
@@ -434,7 +434,7 @@ TEST_P(CudaStageA, MatchesOracleAndTheDefaultBlockBitwise) {
   c.build(g);
   std::vector<Tensor> xs = inputs_for(c, g.module());
   std::vector<Tensor> base = compile_cuda(g.module()).exe->run(xs).outputs;  // feature off: the default block
-  test::ExperimentalEnv on("matmul_f32_stage_a");  // opt-in until this test has passed on a GPU
+  test::ExperimentalEnv on("matmul_f32_stage_a");  // opt-in: no default schedule takes it
   const bool row_major_a = c.name.find("T_x_") == std::string::npos;
   int staged = 0, matmuls = 0;
   // The module is held: a range-for over a temporary's member reads freed memory.

@@ -105,7 +105,7 @@ TEST(CudaRender, FusedStrategiesCompileWithNvrtc) {
   EXPECT_GE(compiled, 19);
 }
 
-// With the experimental feature rows_cluster (opt-in: not yet run on a GPU),
+// With the experimental feature rows_cluster (opt-in),
 // long rows on CUDA are resident in a thread-block cluster: every row op, f32,
 // bf16 and f16 storage, clusters of 2, 4 and 8 blocks, ragged lengths (not a
 // multiple of the tile, nor of a vector), a fused prologue/epilogue. The CPU

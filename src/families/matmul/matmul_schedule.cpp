@@ -111,7 +111,7 @@ void choose(Plan& p, const std::string& target, bool tma) {
       // Row-major A is the slow layout of that block (its smem tile is k
       // contiguous: 8 A values of one k are 8 rows apart). The experimental
       // stage_a block transposes it through registers (two smem stages and a
-      // register stage); opt-in until it has been measured on the H200.
+      // register stage); opt-in: its GPU tests pass, it has not been timed.
       if (!p.transpose_a && experimental("matmul_f32_stage_a")) p.stage_a = true, p.stages = 2;
     } else {
       // Tensor cores, measured on the H200 (device/gpu/tessera_matmul_mma.cuh):
