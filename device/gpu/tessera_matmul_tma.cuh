@@ -195,9 +195,10 @@ __device__ __forceinline__ bool matmul_block_tma(unsigned char* smem, const tens
   return true;
 }
 #else
-// Without sm_90a there is no wgmma (or setmaxnreg): the schedule chooses
-// the TMA form only for the CUDA target, whose runtime compiles for sm_90a;
-// anything else is refused here rather than run on another path.
+// Without sm_90a there is no wgmma (or setmaxnreg): the arbiter offers the
+// TMA candidate only on an sm_90 device (the runtime compiles for sm_90a
+// there); a forced one elsewhere fails to compile here rather than run on
+// another path.
 template <class T, int BM, int BN, int BK, int STAGES, i64 K, bool A_KC, bool B_KC, bool A_3D, bool B_3D,
           int SMEM_BYTES>
 __device__ bool matmul_block_tma(unsigned char*, const tensormap*, const tensormap*, i64, i64, i64) {

@@ -109,8 +109,9 @@ template <> __device__ __forceinline__ double narrow<double>(double x) { return 
 #ifndef TSR_HIP
 // The hardware's round-to-nearest-even conversions (one cvt each; the f16
 // one in software was ~18 instructions and a visible share of fused matmul
-// epilogues). cvt gives the canonical NaN: a NaN keeps the sign and payload
-// bits the software form (and the CPU library) give.
+// epilogues). cvt gives the canonical NaN, so a NaN is fixed up to what the
+// software form (and the CPU library) give: bf16 keeps the sign and the high
+// payload bits, quieted; f16 is sign | 0x7e00.
 template <> __device__ __forceinline__ bf16_t narrow<bf16_t>(float x) {
   u16 h;
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(x));
@@ -254,9 +255,9 @@ template <class S, class T, int N> __device__ __forceinline__ void store_masked(
 // fetch p[0, count) into L2, where the program that reads it later finds it
 // (a bf16 row program holds few bytes in flight; its loads then hit L2).
 // Skipped where the copy's rules fail (16-byte address and size, at most
-// 1048560 bytes); nothing on HIP.
+// 1048560 bytes); nothing before sm_90 (no bulk copy engine) or on HIP.
 template <class S> __device__ __forceinline__ void prefetch(const S* p, i64 count) {
-#ifndef TSR_HIP
+#if !defined(TSR_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   const u64 bytes = u64(count) * sizeof(S);
   if (program_thread() == 0 && count > 0 && bytes <= 1048560u && (bytes & 15u) == 0 &&
       (reinterpret_cast<u64>(p) & 15u) == 0)

@@ -84,7 +84,7 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
     std::vector<Cand> cands;
     std::string keytext = "tessera-ledger-v1\n" + runner.target + "\n" + runner.device + "\n" + runner.toolchain +
                           "\n" + d.signature + "\n";
-    for (const auto& c : families::matmul::candidates(mr.region, runner.target)) {
+    for (const auto& c : families::matmul::candidates(mr.region, runner.target, runner.arch)) {
       Cand k{c, nullptr, ""};
       if (c.unsupported.empty()) {
         try {

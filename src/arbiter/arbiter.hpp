@@ -25,6 +25,7 @@ namespace tessera::arbiter {
 struct Runner {
   std::string target;         // cpu | cuda
   std::string device;         // exact device identity
+  std::string arch;           // CUDA: the device's sm_XX (per-arch candidates need theirs); empty on the CPU
   std::string toolchain;      // compilers and library versions that candidates depend on
   std::string timing_domain;  // kernel_wall (CPU) | device_event (CUDA)
   struct Measured {

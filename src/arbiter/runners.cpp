@@ -65,6 +65,7 @@ Runner cuda_runner() {
   } catch (const Error&) {
   }
   r.toolchain = runtime::cuda::CudaModuleCache::global().toolchain() + " | " + lt;
+  r.arch = runtime::cuda::device_info().arch();
   r.timing_domain = "device_event";
   r.run = [](const ir::Module& target_ir, const std::vector<Tensor>& inputs, int reps) {
     CudaExecutable exe = CudaExecutable::load(target_ir);

@@ -152,9 +152,11 @@ KernelDesc read_kernel_desc(const Op& op) {
       fail("E504", "target.kernel threads must be between 1 and 1024", op.loc);
     k.threads = *t->as_int();
   }
-  if (const Attr* c = op.attr("cluster"))  // CUDA: blocks a program; the grid counts blocks
-    if (!c->as_int() || *c->as_int() < 1 || *c->as_int() > 8 || k.grid % *c->as_int() != 0)
-      fail("E504", "target.kernel cluster must be an integer in [1, 8] that divides the grid", op.loc);
+  if (const Attr* c = op.attr("cluster")) {  // CUDA: blocks a program; the grid counts blocks
+    if (!c->as_int() || *c->as_int() < 1 || *c->as_int() > 16 || k.grid % *c->as_int() != 0)
+      fail("E504", "target.kernel cluster must be an integer in [1, 16] that divides the grid", op.loc);
+    k.cluster = *c->as_int();
+  }
   if (const Attr* l = op.attr("library")) {
     if (!l->as_string() || l->as_string()->empty()) fail("E504", "target.kernel library must be a name", op.loc);
     k.library = *l->as_string();

@@ -1,12 +1,14 @@
 // Opt-in schedule features that no default schedule takes (yet): a user (or
 // the next measurement) asks for one by name in TESSERA_EXPERIMENTAL, a
-// comma-separated list. Each has run on the hardware it is for; none has
-// measured a win broad enough to be a default (docs/status.md says what was
-// measured). The
+// comma-separated list. None has measured a win broad enough to be a
+// default (docs/status.md says what was measured, and what has not yet run). The
 // decision a feature changes is recorded in Schedule IR like any other (and
 // covered by the artifact hash), so a program compiled with a feature says so.
 //   rows_cluster       CUDA rows of 16K-256K lanes held on chip across a
 //                      thread-block cluster (docs/architecture.md)
+//   rows_cluster16     the same in clusters of 16 blocks of 512 threads, two
+//                      an SM (Hopper's non-portable cluster size; not yet
+//                      run on a GPU)
 //   matmul_f32_stage_a CUDA f32 matmuls with row-major A: A staged through
 //                      registers and stored transposed in shared memory
 //                      (schedule stage_a = true, tessera_matmul_simt_stage_a.cuh)

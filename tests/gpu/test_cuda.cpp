@@ -114,16 +114,17 @@ INSTANTIATE_TEST_SUITE_P(Matmul, CudaFusion, ::testing::ValuesIn(matmul_cases())
 // reach, streamed: NaN, +inf and all--inf rows, ragged lengths, f32, bf16,
 // f16 and f64 lanes, a fused epilogue; checked by the oracle and bitwise
 // equal run to run (the cluster combine is in a fixed order).
+struct RowCase {
+  const char* op;
+  DType dt;
+  std::vector<int64_t> shape;
+  int64_t cluster;  // expected: 1 = streamed
+  bool epilogue;    // silu(op(x) * g)
+};
+void check_cluster_rows(const char* feature, const std::vector<RowCase>& cases);
+
 TEST(CudaRows, ClusterResidentRowsMatchOracleBitwise) {
-  test::ExperimentalEnv on("rows_cluster");  // opt-in: no default schedule takes it
-  struct RowCase {
-    const char* op;
-    DType dt;
-    std::vector<int64_t> shape;
-    int64_t cluster;  // expected: 1 = streamed
-    bool epilogue;    // silu(op(x) * g)
-  };
-  const std::vector<RowCase> cases = {
+  check_cluster_rows("rows_cluster", {
       {"softmax", DType::F32, {4, 262144}, 8, false},  // the tile exactly: 1024 x 4 x 8 x 8
       {"softmax", DType::F32, {4, 200003}, 8, false},  // ragged, odd
       {"log_softmax", DType::BF16, {4, 100003}, 4, false},
@@ -135,7 +136,25 @@ TEST(CudaRows, ClusterResidentRowsMatchOracleBitwise) {
       {"log_softmax", DType::F32, {4, 20000}, 2, false},
       {"softmax", DType::F32, {4, 300000}, 1, false},    // past 256K: streamed (online)
       {"layer_norm", DType::BF16, {4, 600000}, 1, true},  // streamed
-  };
+  });
+}
+
+// The same with clusters of 16 blocks of 512 threads, two blocks an SM
+// (rows_cluster16: Hopper's non-portable cluster size, opted into at load).
+TEST(CudaRows, SixteenBlockClusterRowsMatchOracleBitwise) {
+  check_cluster_rows("rows_cluster16", {
+      {"softmax", DType::F32, {4, 262144}, 16, false},  // the tile exactly: 512 x 4 x 8 x 16
+      {"softmax", DType::F32, {4, 200003}, 16, false},
+      {"log_softmax", DType::BF16, {4, 100003}, 16, false},
+      {"layer_norm", DType::BF16, {4, 262144}, 16, false},
+      {"layer_norm", DType::F64, {4, 40000}, 16, false},
+      {"rms_norm", DType::F16, {4, 50001}, 16, true},
+      {"softmax", DType::F32, {4, 300000}, 1, false},  // past 256K: streamed (online)
+  });
+}
+
+void check_cluster_rows(const char* feature, const std::vector<RowCase>& cases) {
+  test::ExperimentalEnv on(feature);  // opt-in: no default schedule takes it
   const double inf = std::numeric_limits<double>::infinity();
   for (const RowCase& rc : cases) {
     const std::string op = rc.op;
@@ -156,7 +175,8 @@ TEST(CudaRows, ClusterResidentRowsMatchOracleBitwise) {
     for (auto& k : target->ops)
       if (k->name == "target.kernel") {
         const std::string src = ir::read_kernel_desc(*k).source;
-        const std::string dims = "__cluster_dims__(" + std::to_string(rc.cluster) + ", 1, 1)";
+        const std::string dims = "__cluster_dims__(" + std::to_string(rc.cluster) + ", 1, 1)" +
+                                 (rc.cluster > 8 ? " __launch_bounds__(512, 2)" : "");
         if (rc.cluster > 1) EXPECT_NE(src.find(dims), std::string::npos) << name;
         else EXPECT_EQ(src.find("__cluster_dims__"), std::string::npos) << name;
       }
@@ -356,6 +376,21 @@ std::vector<FusionCase> tma_matmul_cases() {
     };
     out.push_back(std::move(c));
   }
+  // The arbiter times the TMA block at every size, so the small cases of the
+  // matmul matrix it applies to run on it too (blocks mostly outside the
+  // problem: M or N of a few elements, K = 8).
+  for (const FusionCase& c : matmul_cases()) {
+    GraphBuilder g("probe");
+    c.build(g);
+    try {
+      passes::lower(g.module(), ir::Layer::Schedule, "cuda", {{"*", "tessera_tma"}});
+    } catch (const Error&) {
+      continue;  // E304: f32, or rows the TMA cannot address
+    }
+    FusionCase small = c;
+    small.name = "tma_small_" + c.name;
+    out.push_back(std::move(small));
+  }
   return out;
 }
 
@@ -483,7 +518,7 @@ TEST_P(CudaLibrary, CublasLtMatchesTheOracle) {
 INSTANTIATE_TEST_SUITE_P(Matmul, CudaLibrary, ::testing::ValuesIn(matmul_cases()),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
 
-// The arbiter on the GPU: both candidates gated and timed by device events.
+// The arbiter on the GPU: the three candidates gated and timed by device events.
 TEST(CudaArbiter, GatesTimesAndPicks) {
   GraphBuilder g("arb");
   ir::Value* a = g.input("a", ir::Type::tensor(DType::BF16, {1024, 1024}));

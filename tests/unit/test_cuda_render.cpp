@@ -182,6 +182,25 @@ TEST(CudaRender, ClusterResidentRowsCompileWithNvrtc) {
     }
   }
   EXPECT_EQ(compiled, static_cast<int>(cases.size()));
+  // rows_cluster16: clusters of 16 blocks of 512 threads, two an SM.
+  on.emplace("rows_cluster16");
+  for (DType dt : {DType::F32, DType::BF16, DType::F64}) {
+    GraphBuilder g("c16");
+    ir::Value* x = g.input("x", ir::Type::tensor(dt, {3, 200003}));
+    g.output(g.layer_norm(x, g.input("w", ir::Type::tensor(dt, {200003})), g.input("b", ir::Type::tensor(dt, {200003}))));
+    auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
+    for (auto& k_op : target->ops) {
+      if (k_op->name != "target.kernel") continue;
+      ir::KernelDesc k = ir::read_kernel_desc(*k_op);
+      const bool fits = dt != DType::F64;  // f64: 512 x 2 x 8 x 16 lanes = 131072 < 200003, streamed
+      EXPECT_EQ(k.cluster, fits ? 16 : 1) << dtype_name(dt);
+      if (fits) {
+        EXPECT_NE(k.source.find("__cluster_dims__(16, 1, 1) __launch_bounds__(512, 2)"), std::string::npos);
+        EXPECT_EQ(k.grid, 3 * 16);
+      }
+      EXPECT_GT(runtime::cuda::nvrtc_compile(k.source, k.sym, "sm_90a").size(), 1000u) << dtype_name(dt);
+    }
+  }
   // Without the feature, the same long rows keep the streamed schedule.
   on.reset();
   GraphBuilder g("plain");

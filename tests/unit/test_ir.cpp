@@ -244,6 +244,7 @@ func @p(%x: tensor<600x4096xbf16>, %w: tensor<4096xbf16>, %f: tensor<600x4096xf3
   };
   refused("prefetch_rows", Attr(int64_t{0}));       // recorded only when >= 1
   refused("prefetch_rows", Attr(std::string("x")));  // an integer
+  refused("prefetch_rows", Attr(int64_t{1} << 31));  // pid + it must not overflow
   refused("target", Attr(std::string("cpu")));       // CUDA-only
   EXPECT_NO_THROW(passes::lower(*sched, Layer::Tile, "cuda"));  // restored: accepted again
 }
@@ -278,7 +279,7 @@ func @p(%x: tensor<2x262144xf32>) -> tensor<2x262144xf32> {
     op.attrs[key] = saved;
     stamp_artifact_hash(op);
   };
-  refused("cluster", Attr(int64_t{16}));         // past the portable cluster size
+  refused("cluster", Attr(int64_t{17}));         // past Hopper's largest cluster
   refused("cluster", Attr(int64_t{1}));          // recorded only when > 1
   refused("cluster", Attr(int64_t{4}));          // the row no longer fits the tile
   refused("cluster", std::nullopt);              // nor without a cluster

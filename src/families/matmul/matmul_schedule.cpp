@@ -173,13 +173,16 @@ const std::string& candidate_names() {
 
 bool is_synthesized(const std::string& candidate) { return candidate == "tessera" || candidate == "tessera_tma"; }
 
-std::vector<Candidate> candidates(const fused::FusedRegion& region, const std::string& target) {
+std::vector<Candidate> candidates(const fused::FusedRegion& region, const std::string& target,
+                                  const std::string& arch) {
   const Op& core = *region.core;
   const DType in = core.operands[0]->type.dtype, out = core.result()->type.dtype;
   std::vector<Candidate> c = {{"tessera", "synthesized", ""}};
   // The Hopper block: tessera's large tensor-core schedule with A and B
   // copied by TMA into a warp-specialized block (device/gpu/tessera_matmul_tma.cuh).
-  std::string tma_why = target == "cuda" ? "" : "runs on target cuda";
+  std::string tma_why = target != "cuda" ? "runs on target cuda"
+                        : !arch.empty() && arch != "sm_90" ? "needs an sm_90 device (wgmma, TMA; this one is " + arch + ")"
+                                                           : "";
   if (tma_why.empty()) {
     Plan p = facts(core, region.leaves);
     choose(p, target, true);

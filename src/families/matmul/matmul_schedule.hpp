@@ -7,9 +7,9 @@
 //         AVX-512 register-blocked micro-kernel (device/cpu/tessera_matmul.hpp).
 //   cuda: "simt" (f32: FFMA, no TF32) or "mma" (f16/bf16: tensor cores, f32
 //         accumulation); the scratch is the block's shared memory, which also
-//         holds the pipeline buffers of A and B. Large "mma" blocks take A and
-//         B through TMA tensor maps (`tma`, a warp-specialized producer) when
-//         the TMA's alignment rules hold, else through cp.async from pointers.
+//         holds the pipeline buffers of A and B, fed by cp.async; the candidate
+//         tessera_tma (`tma`: one 128x256x64 block shape at every size) feeds
+//         them through TMA tensor maps from a warp-specialized producer.
 // Programs are ordered in groups of `group_m` block rows so that concurrent
 // programs share A and B panels in cache.
 #pragma once
@@ -63,7 +63,9 @@ struct Plan {
 struct Candidate {
   std::string name, tier, unsupported;
 };
-std::vector<Candidate> candidates(const fused::FusedRegion& region, const std::string& target);
+// arch: the device's (e.g. sm_90) when known; empty: any of the target's.
+std::vector<Candidate> candidates(const fused::FusedRegion& region, const std::string& target,
+                                  const std::string& arch = "");
 
 // Every candidate name, for diagnostics: "tessera, tessera_tma, openblas, cublaslt".
 const std::string& candidate_names();

@@ -3,6 +3,7 @@
 #include "support/experimental.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "families/fused/expr_tile.hpp"
 #include "families/fused/leaf_map.hpp"
@@ -23,8 +24,10 @@ namespace {
 // up to 32 lanes (128 bytes of registers) a thread: 256K f32 or bf16 lanes;
 // else a 256x4x4 tile streamed along the row. Columns: one lane per column, a
 // block as wide as the columns (at most 256 threads x 4).
-// storage_bytes: the narrowest element the kernel reads or writes.
-void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out_dtype) {
+// storage_bytes: the narrowest element the kernel reads or writes;
+// rows_16bit: every leaf read a row at a time (the ones a prefetch would
+// fetch) is 16-bit.
+void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out_dtype, bool rows_16bit) {
   const int64_t esize = static_cast<int64_t>(dtype_size(p.compute));
   if (target == "cpu") {
     p.threads = 1;
@@ -53,10 +56,18 @@ void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out
         break;
       }
     }
-    if (target == "cuda" && p.strategy == "rows" && !p.resident && experimental("rows_cluster")) {
+    if (target == "cuda" && p.strategy == "rows" && !p.resident &&
+        (experimental("rows_cluster") || experimental("rows_cluster16"))) {
       // {threads, unroll, cluster}. 1024 threads: one block an SM at 64
       // registers a thread (__launch_bounds__(1024)), 32 of them lanes at most.
-      static const int64_t cluster_shapes[][3] = {{1024, 4, 2}, {1024, 4, 4}, {1024, 4, 8}, {1024, 8, 8}};
+      // That measured +7% on long-row softmax: an SM's one block loads, then
+      // reduces, then stores, with nothing to overlap. rows_cluster16 (not
+      // yet run on a GPU) tries 16 blocks of 512 threads, two an SM (Hopper's
+      // non-portable cluster size), so that two rows' phases overlap on an SM.
+      using Shape3 = std::array<int64_t, 3>;
+      const std::vector<Shape3> cluster_shapes =
+          experimental("rows_cluster16") ? std::vector<Shape3>{{512, 4, 16}, {512, 8, 16}}
+                                         : std::vector<Shape3>{{1024, 4, 2}, {1024, 4, 4}, {1024, 4, 8}, {1024, 8, 8}};
       for (const auto& [threads, unroll, cluster] : cluster_shapes) {
         if (p.vector_width * unroll * esize > 128) break;
         p.threads = threads;
@@ -78,8 +89,10 @@ void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out
     // H200 an L2 prefetch of the row 512 programs ahead took bf16 rms_norm at
     // 32768x4096 from 3.2 to 3.8 TB/s, softmax 3.2 -> 3.6, layer_norm 2.9 ->
     // 3.4; 1024 was as good, 2048 worse. f32 rows (16 KiB, 8 programs an SM)
-    // lost 7% with it, so they go without.
-    if (target == "cuda" && p.strategy == "rows" && p.resident && p.cluster == 1 && storage_bytes == 2)
+    // lost 7% with it, so they go without, as do rows with any wider leaf.
+    // Fewer than 512 rows still prefetch (the last row, clamped): cheap, and
+    // it keeps the path under the GPU tests' small shapes.
+    if (target == "cuda" && p.strategy == "rows" && p.resident && p.cluster == 1 && rows_16bit)
       p.prefetch_rows = 512;
   } else {
     fail("E506", "target '" + target + "' has no rowwise schedule in this build (available: cpu, cuda, hip, metal)");
@@ -109,7 +122,17 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   p.strategy = p.inner == 1 ? "rows" : "columns";
   Op& op = fused::create_region_op(b, "schedule.rowwise", region.leaves, region.ops, region.result, map, prefix);
   p.compute = fused::compute_dtype(*op.regions[0]);
-  choose(p, target, fused::narrowest_storage_bytes(region), region.result->type.dtype);
+  bool rows_16bit = false;
+  for (size_t l = 0; l < region.leaves.size(); ++l) {
+    const std::vector<int64_t>& st = p.leaf_strides[l];
+    if (p.strategy != "rows" || st[0] == 0 || st[1] != 1) continue;  // not read a row at a time
+    if (dtype_size(region.leaves[l]->type.dtype) != 2) {
+      rows_16bit = false;
+      break;
+    }
+    rows_16bit = true;
+  }
+  choose(p, target, fused::narrowest_storage_bytes(region), region.result->type.dtype, rows_16bit);
   AttrDict& a = op.attrs;
   a["family"] = "rowwise";
   a["target"] = target;
@@ -175,8 +198,8 @@ Plan read_plan(const Op& op) {
   if (const Attr* c = op.attr("cluster")) {
     // A cluster is a CUDA launch shape for a resident row: anything else is a
     // claim no target can honour.
-    if (!c->as_int() || *c->as_int() < 2 || *c->as_int() > 8)
-      fail("E302", "'cluster' must be an integer in [2, 8] (absent: no cluster)", op.loc);
+    if (!c->as_int() || *c->as_int() < 2 || *c->as_int() > 16)
+      fail("E302", "'cluster' must be an integer in [2, 16] (absent: no cluster)", op.loc);
     p.cluster = *c->as_int();
     if (string_attr(op, "target") != "cuda" || p.strategy != "rows" || !p.resident)
       fail("E302", "'cluster' applies to resident rows on target cuda only", op.loc);
@@ -184,6 +207,7 @@ Plan read_plan(const Op& op) {
   if (const Attr* f = op.attr("prefetch_rows")) {
     if (!f->as_int() || *f->as_int() < 1) fail("E302", "'prefetch_rows' must be an integer >= 1 (absent: none)", op.loc);
     p.prefetch_rows = *f->as_int();
+    if (p.prefetch_rows >= (int64_t{1} << 31)) fail("E302", "'prefetch_rows' must be below 2^31", op.loc);
     if (string_attr(op, "target") != "cuda" || p.strategy != "rows")
       fail("E302", "'prefetch_rows' applies to rows on target cuda only", op.loc);
   }

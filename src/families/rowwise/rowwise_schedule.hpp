@@ -43,8 +43,9 @@ struct Plan {
   // CUDA resident rows: blocks in a program's thread-block cluster (1: none).
   // Recorded in the schedule only when > 1.
   int64_t cluster = 1;
-  // CUDA rows: each program asks for the rows of its leaves `prefetch_rows`
-  // programs ahead to be copied into L2 (tile.prefetch). Recorded only when > 0.
+  // CUDA rows: each program asks for the row `prefetch_rows` programs ahead
+  // of each leaf it reads a row at a time to be copied into L2
+  // (tile.prefetch). Recorded only when > 0.
   int64_t prefetch_rows = 0;
   int64_t programs = 0;
 

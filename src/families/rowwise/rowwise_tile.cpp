@@ -233,6 +233,9 @@ struct RowKernel {
 void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& sop) {
   auto k = new_tile_kernel(sym, p.programs, p.threads, p.vector_width, string_attr(sop, "artifact_hash"));
   if (p.cluster > 1) k->attrs["cluster"] = p.cluster;  // tiles span the cluster's blocks
+  // Above the portable 8, two blocks an SM (64 registers a thread): a cluster
+  // of 16 spans 8 SMs, and two clusters on them overlap their phases.
+  if (p.cluster > 8) k->attrs["min_blocks"] = 2;
   const Region& region = *sop.regions[0];
   const Op* core = nullptr;
   for (auto& op : region.ops)

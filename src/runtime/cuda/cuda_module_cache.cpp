@@ -91,6 +91,11 @@ CUfunction CudaModuleCache::load(const ir::KernelDesc& k) {
     check(driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                       static_cast<int>(k.shared_bytes)),
           "cuFuncSetAttribute(max dynamic shared memory)");
+  // Clusters of more than 8 blocks (the portable limit) must opt in too; a
+  // device that cannot place them fails the launch, never runs another shape.
+  if (k.cluster > 8)
+    check(driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+          "cuFuncSetAttribute(non-portable cluster size)");
   return fn;
 }
 
