@@ -17,7 +17,7 @@ namespace tsr {
 
 namespace mm {
 
-constexpr int MR = 12, NR = 32;  // 24 zmm accumulators, 2 for B, 1 broadcast
+constexpr int MR = 12, NR = 32;  // AVX-512: 24 zmm accumulators, 2 for B, 1 broadcast
 
 // c[r*LDC + j] (+)= sum_k a[k*MR + r] * b[k*NR + j] for r < MR, j < NR.
 template <int LDC> inline void micro_kernel(int64_t kc, const float* a, const float* b, float* c, bool first) {
@@ -42,6 +42,35 @@ template <int LDC> inline void micro_kernel(int64_t kc, const float* a, const fl
     _mm512_storeu_ps(c + r * LDC, acc[r][0]);
     _mm512_storeu_ps(c + r * LDC + 16, acc[r][1]);
   }
+#elif defined(__AVX2__) && defined(__FMA__)
+  // AVX2 has 16 ymm registers: the 12 x 32 tile in four passes of 6 x 16
+  // (12 accumulators, 2 for B, 1 broadcast). Each element's sum is the same
+  // FMA chain over k as on the other paths, so the results are too.
+  for (int r0 = 0; r0 < MR; r0 += 6)
+    for (int c0 = 0; c0 < NR; c0 += 16) {
+      __m256 acc[6][2];
+#pragma GCC unroll 6
+      for (int r = 0; r < 6; ++r) {
+        float* row = c + (r0 + r) * LDC + c0;
+        acc[r][0] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(row);
+        acc[r][1] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(row + 8);
+      }
+      for (int64_t k = 0; k < kc; ++k) {
+        const __m256 b0 = _mm256_load_ps(b + k * NR + c0), b1 = _mm256_load_ps(b + k * NR + c0 + 8);
+#pragma GCC unroll 6
+        for (int r = 0; r < 6; ++r) {
+          const __m256 x = _mm256_broadcast_ss(a + k * MR + r0 + r);
+          acc[r][0] = _mm256_fmadd_ps(x, b0, acc[r][0]);
+          acc[r][1] = _mm256_fmadd_ps(x, b1, acc[r][1]);
+        }
+      }
+#pragma GCC unroll 6
+      for (int r = 0; r < 6; ++r) {
+        float* row = c + (r0 + r) * LDC + c0;
+        _mm256_storeu_ps(row, acc[r][0]);
+        _mm256_storeu_ps(row + 8, acc[r][1]);
+      }
+    }
 #else
   // Portable path (same order of operations, one FMA at a time).
   for (int r = 0; r < MR; ++r)

@@ -2,8 +2,8 @@
 // functions; the renderer embeds this file at the top of every kernel source,
 // so a kernel's SHA-256 covers every line the host compiler sees.
 //
-// A tile<T, N> is N lanes of T held in native 64-byte SIMD vectors (4 x zmm
-// for 64 floats with AVX-512; GCC emulates the width on smaller ISAs). Storage
+// A tile<T, N> is N lanes of T held in native SIMD vectors: 64-byte zmm parts
+// with AVX-512, 32-byte ymm parts with AVX/AVX2, 16-byte xmm parts otherwise. Storage
 // types f16/bf16 are widened to f32 on load and rounded (to nearest even) on
 // store. max/min propagate NaN, unlike maxps/fmaxf, which drop it. Pointwise
 // math (fn_*) calls glibc's libmvec (see there).
@@ -13,7 +13,7 @@
 #include <limits>
 #include <type_traits>
 #include <utility>
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
@@ -25,13 +25,22 @@ namespace tsr {
 struct f16_t { uint16_t bits; };
 struct bf16_t { uint16_t bits; };
 
-// N lanes as N/L native 64-byte vectors (or one smaller vector when N < L):
-// GCC scalarizes selects on vectors wider than the hardware, so a tile is an
-// array of register-sized parts and every operation loops over the parts.
+// N lanes as N/L register-sized vectors (or one smaller vector when N < L):
+// GCC keeps vectors wider than the hardware on the stack and scalarizes
+// selects on them (64-byte parts on an AVX2 machine made softmax 30x slower),
+// so a tile is an array of register-sized parts and every operation loops
+// over the parts. Lane order, and so every result, is the same at any width.
+#if defined(__AVX512F__)
+#define TSR_PART_BYTES 64
+#elif defined(__AVX__)
+#define TSR_PART_BYTES 32
+#else
+#define TSR_PART_BYTES 16
+#endif
 template <class T, int N>
 struct tile {
   static_assert(N > 0 && (N & (N - 1)) == 0, "tile lanes must be a power of two");
-  static constexpr int L = int(64 / sizeof(T)) < N ? int(64 / sizeof(T)) : N;  // lanes per part
+  static constexpr int L = int(TSR_PART_BYTES / sizeof(T)) < N ? int(TSR_PART_BYTES / sizeof(T)) : N;  // lanes per part
   static constexpr int P = N / L;                                               // parts
   typedef T vec __attribute__((vector_size(L * sizeof(T))));
   // unaligned, aliasing-safe view of memory for loads and stores of one part
@@ -489,15 +498,15 @@ template <bool kLibm, class V> inline V k_gelu_tanh(V x) {
   return k_xsigmoid<kLibm>(x, 2 * u, 2 * u_lo);
 }
 
-// f32 lanes in f64 (chunks of <= 8 lanes, one zmm) with libmvec, rounded once;
-// f64 lanes with libm (kLibm).
+// f32 lanes in f64 (chunks of one register of f64: 8 lanes with AVX-512, 4
+// with AVX) with libmvec, rounded once; f64 lanes with libm (kLibm).
 template <class V, class F> inline V via_f64(V x, F f) {
   if constexpr (std::is_same_v<typename lane_of<V>::type, double>) {
     return f(x, std::true_type{});
   } else if constexpr (std::is_arithmetic_v<V>) {
     return float(f(double(x), std::false_type{}));
   } else {
-    constexpr int n = sizeof(V) / 4, k = n < 8 ? n : 8;
+    constexpr int n = sizeof(V) / 4, k = n < TSR_PART_BYTES / 8 ? n : TSR_PART_BYTES / 8;
     typedef typename vchunk<float, 4 * k>::type FC;
     typedef typename vchunk<double, 8 * k>::type DC;
     FC c[n / k];
