@@ -6,7 +6,8 @@
 // the chunk of the block's A rows is packed into micro-panels of MR rows and
 // B's into micro-panels of NR columns (both as f32: f16/bf16 are widened once,
 // at packing), then a register-blocked micro-kernel adds each MR x NR piece of
-// the chunk's product into C. A B micro-panel (BK x NR, 32 KiB) stays in L1
+// the chunk's product into C. A B micro-panel (BK x NR: 32 KiB with AVX-512,
+// 16 KiB with AVX2) stays in L1
 // while the A panels stream from L2. The order of additions is fixed (k
 // ascending), so results do not depend on threads or blocking of other blocks.
 // FMAs are explicit: kernels are compiled with -ffp-contract=off.
@@ -17,7 +18,15 @@ namespace tsr {
 
 namespace mm {
 
-constexpr int MR = 12, NR = 32;  // AVX-512: 24 zmm accumulators, 2 for B, 1 broadcast
+// The micro-tile fills the ISA's vector registers: AVX-512's 32 zmm hold
+// 24 accumulators (12 x 32), 2 for B and a broadcast; AVX2's 16 ymm hold 12
+// (6 x 16), the same way. Every element's sum is the same FMA chain over k on
+// every path, so the results do not depend on the ISA.
+#if defined(__AVX512F__)
+constexpr int MR = 12, NR = 32;
+#else
+constexpr int MR = 6, NR = 16;
+#endif
 
 // c[r*LDC + j] (+)= sum_k a[k*MR + r] * b[k*NR + j] for r < MR, j < NR.
 template <int LDC> inline void micro_kernel(int64_t kc, const float* a, const float* b, float* c, bool first) {
@@ -43,34 +52,26 @@ template <int LDC> inline void micro_kernel(int64_t kc, const float* a, const fl
     _mm512_storeu_ps(c + r * LDC + 16, acc[r][1]);
   }
 #elif defined(__AVX2__) && defined(__FMA__)
-  // AVX2 has 16 ymm registers: the 12 x 32 tile in four passes of 6 x 16
-  // (12 accumulators, 2 for B, 1 broadcast). Each element's sum is the same
-  // FMA chain over k as on the other paths, so the results are too.
-  for (int r0 = 0; r0 < MR; r0 += 6)
-    for (int c0 = 0; c0 < NR; c0 += 16) {
-      __m256 acc[6][2];
+  __m256 acc[MR][2];
 #pragma GCC unroll 6
-      for (int r = 0; r < 6; ++r) {
-        float* row = c + (r0 + r) * LDC + c0;
-        acc[r][0] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(row);
-        acc[r][1] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(row + 8);
-      }
-      for (int64_t k = 0; k < kc; ++k) {
-        const __m256 b0 = _mm256_load_ps(b + k * NR + c0), b1 = _mm256_load_ps(b + k * NR + c0 + 8);
+  for (int r = 0; r < MR; ++r) {
+    acc[r][0] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * LDC);
+    acc[r][1] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * LDC + 8);
+  }
+  for (int64_t k = 0; k < kc; ++k) {
+    const __m256 b0 = _mm256_load_ps(b + k * NR), b1 = _mm256_load_ps(b + k * NR + 8);
 #pragma GCC unroll 6
-        for (int r = 0; r < 6; ++r) {
-          const __m256 x = _mm256_broadcast_ss(a + k * MR + r0 + r);
-          acc[r][0] = _mm256_fmadd_ps(x, b0, acc[r][0]);
-          acc[r][1] = _mm256_fmadd_ps(x, b1, acc[r][1]);
-        }
-      }
-#pragma GCC unroll 6
-      for (int r = 0; r < 6; ++r) {
-        float* row = c + (r0 + r) * LDC + c0;
-        _mm256_storeu_ps(row, acc[r][0]);
-        _mm256_storeu_ps(row + 8, acc[r][1]);
-      }
+    for (int r = 0; r < MR; ++r) {
+      const __m256 x = _mm256_broadcast_ss(a + k * MR + r);
+      acc[r][0] = _mm256_fmadd_ps(x, b0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(x, b1, acc[r][1]);
     }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) {
+    _mm256_storeu_ps(c + r * LDC, acc[r][0]);
+    _mm256_storeu_ps(c + r * LDC + 8, acc[r][1]);
+  }
 #else
   // Portable path (same order of operations, one FMA at a time).
   for (int r = 0; r < MR; ++r)

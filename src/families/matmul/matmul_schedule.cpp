@@ -86,7 +86,7 @@ namespace {
 // it times at full size.
 void choose(Plan& p, const std::string& target, bool tma) {
   if (target == "cpu") {
-    // Blocks of 96 x 256 (the micro-kernel is 12 x 32: 24 zmm accumulators)
+    // Blocks of 96 x 256 (the micro-kernel is 12 x 32 on AVX-512, 6 x 16 on AVX2)
     // with K in chunks of 256: A's chunk (96 KiB) and B's (256 KiB) stay in L2.
     // Small problems shrink the block to what they need.
     p.strategy = "packed";
