@@ -18,59 +18,65 @@ namespace tsr {
 
 namespace mm {
 
-// The micro-tile fills the ISA's vector registers: AVX-512's 32 zmm hold
-// 24 accumulators (12 x 32), 2 for B and a broadcast; AVX2's 16 ymm hold 12
-// (6 x 16), the same way. Every element's sum is the same FMA chain over k on
-// every path, so the results do not depend on the ISA.
+// The micro-tile fills the ISA's vector registers: two vectors of B, MR rows
+// of two accumulators each and a broadcast. AVX-512's 32 zmm hold 24
+// accumulators (12 x 32), AVX2's 16 ymm hold 12 (6 x 16). Every element's sum
+// is the same FMA chain over k on every path, so results do not depend on the ISA.
 #if defined(__AVX512F__)
-constexpr int MR = 12, NR = 32;
+struct simd {
+  typedef __m512 v;
+  static constexpr int W = 16;
+  static v zero() { return _mm512_setzero_ps(); }
+  static v load(const float* p) { return _mm512_load_ps(p); }
+  static v loadu(const float* p) { return _mm512_loadu_ps(p); }
+  static v bcast(const float* p) { return _mm512_set1_ps(*p); }
+  static v fma(v a, v b, v c) { return _mm512_fmadd_ps(a, b, c); }
+  static void storeu(float* p, v x) { _mm512_storeu_ps(p, x); }
+};
+constexpr int MR = 12;
+#elif defined(__AVX2__) && defined(__FMA__)
+struct simd {
+  typedef __m256 v;
+  static constexpr int W = 8;
+  static v zero() { return _mm256_setzero_ps(); }
+  static v load(const float* p) { return _mm256_load_ps(p); }
+  static v loadu(const float* p) { return _mm256_loadu_ps(p); }
+  static v bcast(const float* p) { return _mm256_broadcast_ss(p); }
+  static v fma(v a, v b, v c) { return _mm256_fmadd_ps(a, b, c); }
+  static void storeu(float* p, v x) { _mm256_storeu_ps(p, x); }
+};
+constexpr int MR = 6;
 #else
-constexpr int MR = 6, NR = 16;
+struct simd {
+  static constexpr int W = 8;  // no vector path: the portable loop below
+};
+constexpr int MR = 6;
 #endif
+constexpr int NR = 2 * simd::W;
 
 // c[r*LDC + j] (+)= sum_k a[k*MR + r] * b[k*NR + j] for r < MR, j < NR.
 template <int LDC> inline void micro_kernel(int64_t kc, const float* a, const float* b, float* c, bool first) {
-#if defined(__AVX512F__)
-  __m512 acc[MR][2];
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+  using V = simd;
+  typename V::v acc[MR][2];
 #pragma GCC unroll 12
   for (int r = 0; r < MR; ++r) {
-    acc[r][0] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * LDC);
-    acc[r][1] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * LDC + 16);
+    acc[r][0] = first ? V::zero() : V::loadu(c + r * LDC);
+    acc[r][1] = first ? V::zero() : V::loadu(c + r * LDC + V::W);
   }
   for (int64_t k = 0; k < kc; ++k) {
-    const __m512 b0 = _mm512_load_ps(b + k * NR), b1 = _mm512_load_ps(b + k * NR + 16);
+    const typename V::v b0 = V::load(b + k * NR), b1 = V::load(b + k * NR + V::W);
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) {
-      const __m512 x = _mm512_set1_ps(a[k * MR + r]);
-      acc[r][0] = _mm512_fmadd_ps(x, b0, acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(x, b1, acc[r][1]);
+      const typename V::v x = V::bcast(a + k * MR + r);
+      acc[r][0] = V::fma(x, b0, acc[r][0]);
+      acc[r][1] = V::fma(x, b1, acc[r][1]);
     }
   }
 #pragma GCC unroll 12
   for (int r = 0; r < MR; ++r) {
-    _mm512_storeu_ps(c + r * LDC, acc[r][0]);
-    _mm512_storeu_ps(c + r * LDC + 16, acc[r][1]);
-  }
-#elif defined(__AVX2__) && defined(__FMA__)
-  __m256 acc[MR][2];
-#pragma GCC unroll 6
-  for (int r = 0; r < MR; ++r) {
-    acc[r][0] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * LDC);
-    acc[r][1] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * LDC + 8);
-  }
-  for (int64_t k = 0; k < kc; ++k) {
-    const __m256 b0 = _mm256_load_ps(b + k * NR), b1 = _mm256_load_ps(b + k * NR + 8);
-#pragma GCC unroll 6
-    for (int r = 0; r < MR; ++r) {
-      const __m256 x = _mm256_broadcast_ss(a + k * MR + r);
-      acc[r][0] = _mm256_fmadd_ps(x, b0, acc[r][0]);
-      acc[r][1] = _mm256_fmadd_ps(x, b1, acc[r][1]);
-    }
-  }
-#pragma GCC unroll 6
-  for (int r = 0; r < MR; ++r) {
-    _mm256_storeu_ps(c + r * LDC, acc[r][0]);
-    _mm256_storeu_ps(c + r * LDC + 8, acc[r][1]);
+    V::storeu(c + r * LDC, acc[r][0]);
+    V::storeu(c + r * LDC + V::W, acc[r][1]);
   }
 #else
   // Portable path (same order of operations, one FMA at a time).

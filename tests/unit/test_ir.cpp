@@ -2,6 +2,7 @@
 // never crashes or hangs on garbage.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <random>
 
 #include "ir/parser.hpp"
@@ -202,6 +203,28 @@ TEST(ArtifactHash, CoversEveryAttributeAndType) {
   check_artifact_hash(op);
 }
 
+// Sets one attribute of a schedule op (nullopt: erases it), re-hashes the op
+// so the edit passes the tamper check, and expects Schedule -> Tile on cuda to
+// refuse the claim (E302, `why` in the message); then restores the op.
+void expect_claim_refused(Module& sched, Op& op, const char* key, std::optional<Attr> value,
+                          const std::string& why = "") {
+  std::optional<Attr> saved;
+  if (const Attr* a = op.attr(key)) saved = *a;
+  if (value) op.attrs[key] = *value;
+  else op.attrs.erase(key);
+  stamp_artifact_hash(op);
+  try {
+    passes::lower(sched, Layer::Tile, "cuda");
+    ADD_FAILURE() << key << ": an impossible claim was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), "E302") << e.what();
+    EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+  }
+  if (saved) op.attrs[key] = *saved;
+  else op.attrs.erase(key);
+  stamp_artifact_hash(op);
+}
+
 // 16-bit resident rows on CUDA prefetch the row 512 programs ahead into L2
 // (tile.prefetch of each per-row leaf, none of a broadcast weight); f32 rows
 // and other targets do not; an impossible claim is E302 even when re-hashed.
@@ -228,20 +251,7 @@ func @p(%x: tensor<600x4096xbf16>, %w: tensor<4096xbf16>, %f: tensor<600x4096xf3
   for (const char* target : {"cpu", "hip"})
     EXPECT_EQ(print(*passes::lower(*graph, Layer::Schedule, target)).find("prefetch_rows"), std::string::npos) << target;
   Op& op = *rows[0];
-  auto refused = [&](const char* key, Attr value) {
-    Attr saved = *op.attr(key);
-    op.attrs[key] = value;
-    stamp_artifact_hash(op);
-    try {
-      passes::lower(*sched, Layer::Tile, "cuda");
-      ADD_FAILURE() << key << ": an impossible prefetch claim was accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), "E302") << e.what();
-      EXPECT_NE(std::string(e.what()).find("prefetch_rows"), std::string::npos) << e.what();
-    }
-    op.attrs[key] = saved;
-    stamp_artifact_hash(op);
-  };
+  auto refused = [&](const char* key, Attr value) { expect_claim_refused(*sched, op, key, value, "prefetch_rows"); };
   refused("prefetch_rows", Attr(int64_t{0}));       // recorded only when >= 1
   refused("prefetch_rows", Attr(std::string("x")));  // an integer
   refused("prefetch_rows", Attr(int64_t{1} << 31));  // pid + it must not overflow
@@ -265,20 +275,7 @@ func @p(%x: tensor<2x262144xf32>) -> tensor<2x262144xf32> {
   ASSERT_TRUE(op.attr("cluster"));
   EXPECT_EQ(*op.attr("cluster")->as_int(), 8);
   passes::lower(*sched, Layer::Tile, "cuda");  // as synthesized: accepted
-  auto refused = [&](const char* key, std::optional<Attr> value) {
-    Attr saved = *op.attr(key);
-    if (value) op.attrs[key] = *value;
-    else op.attrs.erase(key);
-    stamp_artifact_hash(op);
-    try {
-      passes::lower(*sched, Layer::Tile, "cuda");
-      ADD_FAILURE() << key << ": an impossible cluster claim was accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), "E302") << e.what();
-    }
-    op.attrs[key] = saved;
-    stamp_artifact_hash(op);
-  };
+  auto refused = [&](const char* key, std::optional<Attr> value) { expect_claim_refused(*sched, op, key, value); };
   refused("cluster", Attr(int64_t{17}));         // past Hopper's largest cluster
   refused("cluster", Attr(int64_t{1}));          // recorded only when > 1
   refused("cluster", Attr(int64_t{4}));          // the row no longer fits the tile
@@ -428,18 +425,7 @@ TEST(MatmulSchedule, StageAIsOptInAndValidated) {
   EXPECT_EQ(*op.attr("stages")->as_int(), 2);
   EXPECT_TRUE(tile_has_stage_a(*passes::lower(*sched, Layer::Tile, "cuda")));
   auto refused = [&](const char* key, Attr value, const std::string& why) {
-    Attr saved = *op.attr(key);
-    op.attrs[key] = value;
-    stamp_artifact_hash(op);
-    try {
-      passes::lower(*sched, Layer::Tile, "cuda");
-      ADD_FAILURE() << key << ": an impossible stage_a claim was accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), "E302") << e.what();
-      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
-    }
-    op.attrs[key] = saved;
-    stamp_artifact_hash(op);
+    expect_claim_refused(*sched, op, key, value, why);
   };
   refused("stages", Attr(int64_t{3}), "two shared-memory stages");
   refused("block", Attr::ints({128, 128, 6}), "BK % 4 == 0");

@@ -19,8 +19,8 @@ namespace {
 // Rows on CUDA: the smallest block whose tile holds the whole row (up to
 // 1024 threads x 4 lanes x 4 = 16K f32 lanes, 16 registers a thread); with
 // the experimental feature rows_cluster (support/experimental.hpp: +7% on
-// long-row softmax on the H200, not a default), longer rows in a cluster of 2, 4 or 8 such blocks (8 is the
-// portable cluster size; a block an SM, so the row is on chip across 8 SMs),
+// long-row softmax on the H200, not a default), longer rows in a cluster of
+// 2, 4 or 8 such blocks (8 is the portable cluster size; a block an SM, so the row is on chip across 8 SMs),
 // up to 32 lanes (128 bytes of registers) a thread: 256K f32 or bf16 lanes;
 // else a 256x4x4 tile streamed along the row. Columns: one lane per column, a
 // block as wide as the columns (at most 256 threads x 4).
@@ -122,16 +122,13 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   p.strategy = p.inner == 1 ? "rows" : "columns";
   Op& op = fused::create_region_op(b, "schedule.rowwise", region.leaves, region.ops, region.result, map, prefix);
   p.compute = fused::compute_dtype(*op.regions[0]);
-  bool rows_16bit = false;
-  for (size_t l = 0; l < region.leaves.size(); ++l) {
-    const std::vector<int64_t>& st = p.leaf_strides[l];
-    if (p.strategy != "rows" || st[0] == 0 || st[1] != 1) continue;  // not read a row at a time
-    if (dtype_size(region.leaves[l]->type.dtype) != 2) {
-      rows_16bit = false;
-      break;
+  bool any_row_leaf = false, all_16bit = true;
+  for (size_t l = 0; l < region.leaves.size(); ++l)
+    if (p.row_leaf(l)) {
+      any_row_leaf = true;
+      all_16bit = all_16bit && dtype_size(region.leaves[l]->type.dtype) == 2;
     }
-    rows_16bit = true;
-  }
+  const bool rows_16bit = any_row_leaf && all_16bit;
   choose(p, target, fused::narrowest_storage_bytes(region), region.result->type.dtype, rows_16bit);
   AttrDict& a = op.attrs;
   a["family"] = "rowwise";

@@ -50,6 +50,11 @@ struct Plan {
   int64_t programs = 0;
 
   int64_t tile_lanes() const { return threads * vector_width * unroll * cluster; }
+  // Leaf l is read a row at a time: it varies by row and is contiguous along
+  // the extent (the leaves a prefetch fetches).
+  bool row_leaf(size_t l) const {
+    return strategy == "rows" && leaf_strides[l][0] != 0 && leaf_strides[l][1] == 1;
+  }
   int64_t column_blocks() const { return (inner + tile_lanes() - 1) / tile_lanes(); }
 };
 
