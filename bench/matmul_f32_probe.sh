@@ -7,7 +7,7 @@
 # (tessera run, median of 20 device events; two alternating rounds) next to
 # torch.matmul with TF32 off (CUDA events), all in the same call. On the GPU
 # machine, repo root:
-#   bench/matmul_f32_probe.sh BIN_DIR OUT_DIR
+#   [PROBE_TESTS=0] bench/matmul_f32_probe.sh BIN_DIR OUT_DIR
 # BIN_DIR holds prebuilt x86-64 `tessera` and `tessera_gpu_tests` and the
 # shared libraries they link that the machine lacks (libfmt.so.9,
 # libcrypto.so.3); the logs go to OUT_DIR.
@@ -19,10 +19,12 @@ feature=matmul_f32_stage_a
 [ -f "$bin/COMMIT" ] && echo "== commit $(cat "$bin/COMMIT")"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
 
+if [ "${PROBE_TESTS:-1}" = 1 ]; then  # PROBE_TESTS=0: timings only
 echo "== GPU tests: Matmul/CudaStageA (the feature on; 240 s cap)"
 timeout 240 "$bin/tessera_gpu_tests" --gtest_filter='Matmul/CudaStageA.*' > "$out/gpu-stage-a-tests.log" 2>&1
 echo "rc=$?"
 grep -E "^\[  (PASSED|FAILED) |FAILED  \]|tests ran|Failure" "$out/gpu-stage-a-tests.log" | head -40
+fi
 
 echo "== which block each run takes"
 for n in 4096 1024; do
