@@ -4,13 +4,11 @@
 // smem descriptors); the contract is device/gpu/MATMUL_CONTRACT.md ("The TMA
 // form"). NVRTC-compilable: no #include, only builtins and inline PTX.
 //
-// The program is launched with TSR_THREADS + 128 (or + 32) threads: warpgroups 0 and 1
+// The program is launched with TSR_THREADS + 128 threads: warpgroups 0 and 1
 // (TSR_THREADS = 256) are the consumers, each owning 64 rows x BN columns of
 // the block in registers; warpgroup 2 is the producer, one thread of which
 // issues the TMA copies. setmaxnreg moves registers from the producer (40)
-// to the consumers (232: 128 accumulators and the loop). With two blocks an
-// SM (BN = 128, MIN_BLOCKS = 2: one block's epilogue overlaps the other's
-// tensor-core work) the producer is one warp and there is no split. The producer returns
+// to the consumers (232: 128 accumulators and the loop). The producer returns
 // false once its copies are issued and the kernel returns with it; the
 // consumers write the f32 block row-major to smem, sync among themselves
 // (named barrier 1, TSR_THREADS threads) and return true to run the epilogue.
@@ -105,7 +103,7 @@ __device__ __forceinline__ void load_operand(u32 dst, const tensormap* map, u32 
 // is in smem and they have synced on it. A_KC: A is K-major (row-major M x K);
 // B_KC: B is K-major (stored N x K). A_3D / B_3D: the map has a batch dim.
 template <class T, int BM, int BN, int BK, int STAGES, i64 K, bool A_KC, bool B_KC, bool A_3D, bool B_3D,
-          int SMEM_BYTES, int MIN_BLOCKS>
+          int SMEM_BYTES>
 __device__ __forceinline__ bool matmul_block_tma(unsigned char* smem, const tensormap* ta, const tensormap* tb,
                                                  i64 batch, i64 m0, i64 n0) {
   using namespace mma_detail;
@@ -119,16 +117,6 @@ __device__ __forceinline__ bool matmul_block_tma(unsigned char* smem, const tens
   static_assert(BM * BN * 4 <= SMEM_BYTES, "f32 C block exceeds SMEM_BYTES");
   constexpr i64 KT = (K + BK - 1) / BK;
   static_assert(KT < (i64(1) << 30), "K too large for an int slice counter");
-  // The register split, one block an SM: the kernel is compiled for 168
-  // registers a thread (launch bounds (384, 1)); the producer warpgroup gives
-  // most of its share to the consumers: 40 / 232 (128 accumulators and the
-  // loop). Two blocks an SM (BN = 128, 64 accumulators) have a producer warp
-  // and no split (setmaxnreg is for whole warpgroups): launch bounds
-  // (288, 2) give every thread 112, and ptxas holds the whole kernel to them.
-  static_assert(MIN_BLOCKS == 1 || (MIN_BLOCKS == 2 && BN == 128), "two blocks an SM hold 64 x 128 accumulators");
-  constexpr int PRODUCER_REGS = 40;
-  constexpr int CONSUMER_REGS = ((168 * (TSR_THREADS + 128) - 128 * PRODUCER_REGS) / TSR_THREADS) & ~7;
-  static_assert(CONSUMER_REGS <= 256 && CONSUMER_REGS >= BN / 2 + 32, "too few registers for the accumulators");
 
   // Swizzle atoms (and so every stage) must sit on 1 KiB boundaries.
   const u32 raw = smem_u32(smem), base = (raw + 1023u) & ~1023u;
@@ -146,7 +134,7 @@ __device__ __forceinline__ bool matmul_block_tma(unsigned char* smem, const tens
   __syncthreads();
 
   if (tid >= TSR_THREADS) {  // producer warpgroup
-    if constexpr (MIN_BLOCKS == 1) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS) : "memory");
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     if (tid == TSR_THREADS) {
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(ta)) : "memory");
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(tb)) : "memory");
@@ -163,7 +151,7 @@ __device__ __forceinline__ bool matmul_block_tma(unsigned char* smem, const tens
     return false;
   }
 
-  if constexpr (MIN_BLOCKS == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS) : "memory");
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
   const int lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
   constexpr int NR = BN / 2;  // accumulators per thread
   float acc[NR];
@@ -212,7 +200,7 @@ __device__ __forceinline__ bool matmul_block_tma(unsigned char* smem, const tens
 // there); a forced one elsewhere fails to compile here rather than run on
 // another path.
 template <class T, int BM, int BN, int BK, int STAGES, i64 K, bool A_KC, bool B_KC, bool A_3D, bool B_3D,
-          int SMEM_BYTES, int MIN_BLOCKS>
+          int SMEM_BYTES>
 __device__ bool matmul_block_tma(unsigned char*, const tensormap*, const tensormap*, i64, i64, i64) {
   static_assert(sizeof(T) == 0, "the TMA matmul block needs sm_90a (wgmma, setmaxnreg)");
   return false;

@@ -217,13 +217,9 @@ void verify_kernel_op(const Op& op) {
     ints("a_strides", 2);
     ints("b_strides", 2);
     ints("vec", 2);
-    if (tma) {
+    if (tma)
       for (int64_t v : ints("tma", 4))
         if (v > 1) bad(op, "'tma' holds four flags (0 or 1)");
-      // Blocks an SM, which split its registers (setmaxnreg); absent means 1.
-      if (const Attr* m = op.attr("min_blocks"); m && (!m->as_int() || *m->as_int() < 1 || *m->as_int() > 2))
-        bad(op, "(tma) 'min_blocks' must be 1 or 2");
-    }
     // stage_a: the f32 block that stages row-major A through registers.
     if (const Attr* s = op.attr("stage_a")) {
       if (!s->as_bool()) bad(op, "'stage_a' is a boolean");
@@ -283,8 +279,8 @@ void verify_tile(const Module& m) {
       for (const char* key : {"threads", "vector_width"})
         if (const Attr* a = top->attr(key); a && (!a->as_int() || *a->as_int() < 1 || *a->as_int() > 1024))
           fail("E403", "tile.kernel @" + top->sym + ": '" + key + "' must be an integer in [1, 1024]", top->loc);
-      if (const Attr* a = top->attr("producer_threads"); a && (!a->as_int() || (*a->as_int() != 128 && *a->as_int() != 32)))
-        fail("E403", "tile.kernel @" + top->sym + ": 'producer_threads' must be 128 (one warpgroup) or 32 (one warp)", top->loc);
+      if (const Attr* a = top->attr("producer_threads"); a && (!a->as_int() || *a->as_int() != 128))
+        fail("E403", "tile.kernel @" + top->sym + ": 'producer_threads' must be 128 (one warpgroup)", top->loc);
       if (const Attr* a = top->attr("tensor_maps")) {  // checked against the buffers in Target IR
         if (!a->as_list()) fail("E403", "tile.kernel @" + top->sym + ": 'tensor_maps' must be a list", top->loc);
         for (const Attr& t : *a->as_list()) {

@@ -181,8 +181,6 @@ void CLikeRenderer::render_op(const Op& op, int indent) {
       const std::vector<int64_t> flags = *tma->as_ints();
       for (int64_t f : flags) t += f ? ", true" : ", false";
       t += ", " + std::to_string(scratch_bytes);
-      const Attr* min_blocks = op.attr("min_blocks");
-      t += ", " + std::to_string(min_blocks ? *min_blocks->as_int() : 1);
       out_ += pad + "if (!tsr::matmul_block_tma<" + t + ">(reinterpret_cast<unsigned char*>(" + arg(2) + "), &" +
               tensor_map_param(0) + ", &" + tensor_map_param(1) + ", " + arg(3) + ", " + arg(4) + ", " + arg(5) +
               ")) return;\n";

@@ -8,7 +8,7 @@
 namespace tessera {
 
 namespace {
-const char* const kFeatures[] = {"rows_cluster", "rows_cluster16", "matmul_f32_stage_a", "matmul_tma_2cta"};
+const char* const kFeatures[] = {"rows_cluster", "rows_cluster16", "matmul_f32_stage_a"};
 }
 
 // Read on every call (cheap, and tests can set the variable per case).

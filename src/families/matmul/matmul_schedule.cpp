@@ -52,9 +52,6 @@ std::string tma_unsupported(const Plan& p) {
   if (p.strategy != "mma") return "is for the tensor-core (mma) strategy";
   if (p.bm != 128 || (p.bn != 256 && p.bn != 128) || p.bk != 64 || p.wm != 2 || p.wn != 4 || p.stages < 2)
     return "needs blocks of 128 x 256 (or 128) x 64 on 2 x 4 warps and at least 2 stages";
-  // setmaxnreg splits the registers of min_blocks blocks an SM (tessera_matmul_tma.cuh).
-  if (p.min_blocks != 1 && !(p.min_blocks == 2 && p.bn == 128))
-    return "needs min_blocks 1 (or 2 with 128-column blocks: two blocks' registers an SM)";
   // Ring of STAGES (A + B) slices, its mbarriers, 1 KiB alignment slack (tessera_matmul_tma.cuh).
   const int64_t ring = 1024 + p.stages * (p.bm + p.bn) * p.bk * 2 + 16 * p.stages;
   if (ring > p.scratch * 4) return "needs a scratch of " + std::to_string(ring) + " bytes for its ring";
@@ -127,10 +124,6 @@ void choose(Plan& p, const std::string& target, bool tma) {
       const int64_t big = p.batch * ((p.m + 127) / 128) * ((p.n + 255) / 256);
       if (tma || big >= 100) p.bm = 128, p.bn = 256, p.bk = 64, p.wm = 2, p.wn = 4, p.stages = 4, p.min_blocks = 1;
       else p.bm = 64, p.bn = 128, p.bk = 32, p.wm = 2, p.wn = 4, p.stages = 4, p.min_blocks = 2;
-      // Experimental: two TMA blocks of 128 x 128 an SM (3 stages each), so
-      // that one block's epilogue runs while the other's tensor cores work
-      // (one 128 x 256 block leaves them idle through its epilogue).
-      if (tma && experimental("matmul_tma_2cta")) p.bn = 128, p.stages = 3, p.min_blocks = 2;
     }
     p.threads = p.wm * p.wn * 32;
     p.vector_width = 4;

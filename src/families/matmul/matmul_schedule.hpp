@@ -40,10 +40,9 @@ struct Plan {
   int64_t programs = 0, scratch = 0;  // scratch: f32 elements of the block's buffer
   bool vec_a = false, vec_b = false;   // 16-byte loads along A's/B's contiguous dim are aligned
   // cuda "mma": A and B arrive by TMA (tensor maps) into a warp-specialized
-  // block with one more warpgroup (the copy producer) beyond `threads`; with
-  // two blocks an SM, one more warp (no register split: tessera_matmul_tma.cuh).
+  // block with one more warpgroup (the copy producer) beyond `threads`.
   bool tma = false;
-  int64_t tma_producer_threads() const { return min_blocks == 1 ? 128 : 32; }
+  static constexpr int64_t kTmaProducerThreads = 128;
   // cuda "simt" with row-major A (experimental matmul_f32_stage_a): A goes
   // through a register stage into a transposed [BK][BM+4] smem tile, two smem
   // stages (device/gpu/tessera_matmul_simt_stage_a.cuh).

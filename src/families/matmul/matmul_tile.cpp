@@ -108,10 +108,9 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
     k->attrs["tensor_maps"] = Attr(AttrList{
         Attr(operand_map(p, leaves[p.a_leaf], a_km, p.m, p.bm, p.a_batch_stride, first).str()),
         Attr(operand_map(p, leaves[p.b_leaf], b_km, p.n, p.bn, p.b_batch_stride, first + 1).str())});
-    k->attrs["producer_threads"] = p.tma_producer_threads();
+    k->attrs["producer_threads"] = Plan::kTmaProducerThreads;
     k->attrs["min_blocks"] = p.min_blocks;  // the register cap setmaxnreg needs
     mm["tma"] = Attr::ints({a_km, b_km, p.a_batch_stride != 0, p.b_batch_stride != 0});
-    mm["min_blocks"] = p.min_blocks;  // blocks sharing an SM's registers: the setmaxnreg split
     tb.base().create("tile.matmul", {leaves[p.a_leaf], leaves[p.b_leaf], scratch, batch, m0, n0}, mm);
   } else {
     Value* a_base = tb.add(tb.mul(batch, idx(p.a_batch_stride)), tb.mul(m0, idx(p.sam())));
