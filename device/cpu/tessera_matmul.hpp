@@ -54,8 +54,11 @@ constexpr int MR = 6;
 #endif
 constexpr int NR = 2 * simd::W;
 
-// c[r*LDC + j] (+)= sum_k a[k*MR + r] * b[k*NR + j] for r < MR, j < NR.
-template <int LDC> inline void micro_kernel(int64_t kc, const float* a, const float* b, float* c, bool first) {
+// c[r*LDC + j] (+)= sum_k A(r, k) * b[k*NR + j] for r < MR, j < NR, where
+// A(r, k) is a[k*MR + r] (a packed panel, LDA = 0) or a[r*LDA + k] (f32 rows
+// read in place).
+template <int LDC, long long LDA>
+inline void micro_kernel(int64_t kc, const float* a, const float* b, float* c, bool first) {
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
   using V = simd;
   typename V::v acc[MR][2];
@@ -68,7 +71,7 @@ template <int LDC> inline void micro_kernel(int64_t kc, const float* a, const fl
     const typename V::v b0 = V::load(b + k * NR), b1 = V::load(b + k * NR + V::W);
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) {
-      const typename V::v x = V::bcast(a + k * MR + r);
+      const typename V::v x = V::bcast(LDA ? a + r * LDA + k : a + k * MR + r);
       acc[r][0] = V::fma(x, b0, acc[r][0]);
       acc[r][1] = V::fma(x, b1, acc[r][1]);
     }
@@ -83,10 +86,56 @@ template <int LDC> inline void micro_kernel(int64_t kc, const float* a, const fl
   for (int r = 0; r < MR; ++r)
     for (int j = 0; j < NR; ++j) {
       float s = first ? 0.0f : c[r * LDC + j];
-      for (int64_t k = 0; k < kc; ++k) s = __builtin_fmaf(a[k * MR + r], b[k * NR + j], s);
+      for (int64_t k = 0; k < kc; ++k) s = __builtin_fmaf(LDA ? a[r * LDA + k] : a[k * MR + r], b[k * NR + j], s);
       c[r * LDC + j] = s;
     }
 #endif
+}
+
+// A launch's programs on one thread run in the pid order of the schedule,
+// which walks GROUP_M blocks of rows down one block column before the next:
+// consecutive programs share B's panel. The panel is packed once and kept,
+// keyed by its address and the launch (the kernel calls begin_launch() on
+// entry: a panel is never reused across launches, whose B may differ).
+inline thread_local unsigned long long launch_epoch = 0;
+inline void begin_launch() { ++launch_epoch; }
+
+// B's chunk [k0, k0+kc) of the block columns [c0, c0+ncols) as micro-panels
+// [np][kc][NR], columns past ncols zero.
+template <class T, long long SBK, long long SBN>
+inline void pack_b(float* dst, const T* src, int64_t kc, int64_t ncols) {
+  const int64_t np = (ncols + NR - 1) / NR;
+  for (int64_t j = 0; j < np; ++j, dst += kc * NR) {
+    const T* s = src + j * NR * SBN;
+    const int64_t cn = ncols - j * NR < NR ? ncols - j * NR : NR;
+    if (SBN == 1 && cn == NR) {  // rows of B contiguous, a whole panel: vector copies
+      for (int64_t k = 0; k < kc; ++k)
+        for (int c = 0; c < NR; ++c) dst[k * NR + c] = float(widen(s[k * SBK + c]));
+    } else if (SBN == 1) {
+      for (int64_t k = 0; k < kc; ++k)
+        for (int c = 0; c < NR; ++c) dst[k * NR + c] = c < cn ? float(widen(s[k * SBK + c])) : 0.0f;
+    } else {  // transposed B: its columns are contiguous along k
+      for (int c = 0; c < NR; ++c)
+        for (int64_t k = 0; k < kc; ++k) dst[k * NR + c] = c < cn ? float(widen(s[c * SBN + k * SBK])) : 0.0f;
+    }
+  }
+}
+
+// A's chunk as micro-panels [mp][kc][MR], rows past mrows zero.
+template <class T, long long SAM, long long SAK>
+inline void pack_a(float* dst, const T* src, int64_t kc, int64_t mrows) {
+  const int64_t mp = (mrows + MR - 1) / MR;
+  for (int64_t i = 0; i < mp; ++i, dst += kc * MR) {
+    const T* s = src + i * MR * SAM;
+    const int64_t rn = mrows - i * MR < MR ? mrows - i * MR : MR;
+    if (SAK == 1 && rn == MR) {  // whole panel of rows contiguous along k
+      for (int64_t k = 0; k < kc; ++k)
+        for (int r = 0; r < MR; ++r) dst[k * MR + r] = float(widen(s[r * SAM + k]));
+    } else {
+      for (int64_t k = 0; k < kc; ++k)
+        for (int r = 0; r < MR; ++r) dst[k * MR + r] = r < rn ? float(widen(s[r * SAM + k * SAK])) : 0.0f;
+    }
+  }
 }
 
 }  // namespace mm
@@ -99,43 +148,44 @@ inline void matmul_block(unsigned char* smem, const T* A, int64_t a_base, const 
   using mm::NR;
   static_assert(BM % MR == 0 && BN % NR == 0, "the CPU block must hold whole micro-tiles");
   static_assert(SMEM_BYTES >= BM * BN * 4, "the scratch must hold the C block");
+  // B's whole panel (K x BN) is kept across programs when it is at most 4 MiB
+  // (it then streams from L3 a micro-panel at a time); else a chunk is packed
+  // per program and chunk.
+  constexpr bool KEEP_B = K > 0 && K * BN <= (int64_t{1} << 20);
+  constexpr bool DIRECT_A = sizeof(T) == 4 && SAK == 1 && SAM > 0;
   float* C = reinterpret_cast<float*>(smem);
   alignas(64) static thread_local float a_pack[BM * BK];
-  alignas(64) static thread_local float b_pack[BK * BN];
+  alignas(64) static thread_local float b_pack[KEEP_B ? K * BN : BK * BN];
+  static thread_local const T* kept_b = nullptr;
+  static thread_local int64_t kept_base = -1, kept_cols = -1;
+  static thread_local unsigned long long kept_epoch = 0;
   const int64_t mp = (mrows + MR - 1) / MR, np = (ncols + NR - 1) / NR;
   if (K == 0)
     for (int64_t i = 0; i < mp * MR * BN; ++i) C[i] = 0.0f;
+  bool have_b = false;
+  if constexpr (KEEP_B) {
+    have_b = kept_b == B && kept_base == b_base && kept_cols == ncols && kept_epoch == mm::launch_epoch;
+    kept_b = B, kept_base = b_base, kept_cols = ncols, kept_epoch = mm::launch_epoch;
+  }
   for (int64_t k0 = 0; k0 < K; k0 += BK) {
     const int64_t kc = K - k0 < BK ? K - k0 : BK;
-    // B's chunk as micro-panels [np][kc][NR], columns past ncols zero.
+    float* const b_chunk = KEEP_B ? b_pack + k0 * BN : b_pack;
+    if (!have_b) mm::pack_b<T, SBK, SBN>(b_chunk, B + b_base + k0 * SBK, kc, ncols);
+    // f32 A with rows contiguous along k is read in place, whole panels of MR
+    // rows (the broadcasts walk MR rows; packing it cost a fifth of 2048^3);
+    // other A, and a last partial panel, are packed.
+    const T* const a_chunk = A + a_base + k0 * SAK;
+    const int64_t direct = DIRECT_A ? mrows / MR : 0;
+    if (direct < mp) mm::pack_a<T, SAM, SAK>(a_pack, a_chunk + direct * MR * SAM, kc, mrows - direct * MR);
     for (int64_t j = 0; j < np; ++j) {
-      float* dst = b_pack + j * kc * NR;
-      const int64_t c0 = j * NR, cn = ncols - c0 < NR ? ncols - c0 : NR;
-      const T* src = B + b_base + k0 * SBK + c0 * SBN;
-      if constexpr (SBN == 1) {  // rows of B are contiguous
-        for (int64_t k = 0; k < kc; ++k)
-          for (int c = 0; c < NR; ++c) dst[k * NR + c] = c < cn ? float(widen(src[k * SBK + c])) : 0.0f;
-      } else {  // transposed B: its columns are contiguous along k
-        for (int c = 0; c < NR; ++c)
-          for (int64_t k = 0; k < kc; ++k) dst[k * NR + c] = c < cn ? float(widen(src[c * SBN + k * SBK])) : 0.0f;
-      }
+      const float* const b_panel = b_chunk + j * kc * NR;
+      for (int64_t i = 0; i < direct; ++i)
+        if constexpr (DIRECT_A)
+          mm::micro_kernel<BN, SAM>(kc, reinterpret_cast<const float*>(a_chunk) + i * MR * SAM, b_panel,
+                                    C + i * MR * BN + j * NR, k0 == 0);
+      for (int64_t i = direct; i < mp; ++i)
+        mm::micro_kernel<BN, 0>(kc, a_pack + (i - direct) * kc * MR, b_panel, C + i * MR * BN + j * NR, k0 == 0);
     }
-    // A's chunk as micro-panels [mp][kc][MR], rows past mrows zero.
-    for (int64_t i = 0; i < mp; ++i) {
-      float* dst = a_pack + i * kc * MR;
-      const int64_t r0 = i * MR, rn = mrows - r0 < MR ? mrows - r0 : MR;
-      const T* src = A + a_base + r0 * SAM + k0 * SAK;
-      if constexpr (SAK == 1) {  // rows of A are contiguous along k
-        for (int r = 0; r < MR; ++r)
-          for (int64_t k = 0; k < kc; ++k) dst[k * MR + r] = r < rn ? float(widen(src[r * SAM + k])) : 0.0f;
-      } else {
-        for (int64_t k = 0; k < kc; ++k)
-          for (int r = 0; r < MR; ++r) dst[k * MR + r] = r < rn ? float(widen(src[r * SAM + k * SAK])) : 0.0f;
-      }
-    }
-    for (int64_t j = 0; j < np; ++j)
-      for (int64_t i = 0; i < mp; ++i)
-        mm::micro_kernel<BN>(kc, a_pack + i * kc * MR, b_pack + j * kc * NR, C + i * MR * BN + j * NR, k0 == 0);
   }
 }
 

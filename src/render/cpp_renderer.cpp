@@ -36,6 +36,8 @@ class CppRenderer : public CLikeRenderer {
       s += "  " + cq + elem + "* __restrict " + name(a) + " = static_cast<" + cq + elem + "*>(tsr_buffers[" +
            std::to_string(i) + "]);\n";
     }
+    // A new launch on this thread: packed matmul panels of the last one are stale.
+    if (contains(k, "tile.matmul")) s += "  tsr::mm::begin_launch();\n";
     s += "  for (int64_t tsr_pid = tsr_pid_begin; tsr_pid < tsr_pid_end; ++tsr_pid) {\n";
     return s;
   }
