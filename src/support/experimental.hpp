@@ -6,9 +6,6 @@
 // covered by the artifact hash), so a program compiled with a feature says so.
 //   rows_cluster       CUDA rows of 16K-256K lanes held on chip across a
 //                      thread-block cluster (docs/architecture.md)
-//   rows_cluster16     the same in clusters of 16 blocks of 512 threads, two
-//                      an SM (Hopper's non-portable cluster size; not yet
-//                      run on a GPU)
 //   matmul_f32_stage_a CUDA f32 matmuls with row-major A: A staged through
 //                      registers and stored transposed in shared memory
 //                      (schedule stage_a = true, tessera_matmul_simt_stage_a.cuh)

@@ -56,18 +56,13 @@ void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out
         break;
       }
     }
-    if (target == "cuda" && p.strategy == "rows" && !p.resident &&
-        (experimental("rows_cluster") || experimental("rows_cluster16"))) {
+    if (target == "cuda" && p.strategy == "rows" && !p.resident && experimental("rows_cluster")) {
       // {threads, unroll, cluster}. 1024 threads: one block an SM at 64
       // registers a thread (__launch_bounds__(1024)), 32 of them lanes at most.
       // That measured +7% on long-row softmax: an SM's one block loads, then
-      // reduces, then stores, with nothing to overlap. rows_cluster16 (not
-      // yet run on a GPU) tries 16 blocks of 512 threads, two an SM (Hopper's
-      // non-portable cluster size), so that two rows' phases overlap on an SM.
+      // reduces, then stores, with nothing to overlap.
       using Shape3 = std::array<int64_t, 3>;
-      const std::vector<Shape3> cluster_shapes =
-          experimental("rows_cluster16") ? std::vector<Shape3>{{512, 4, 16}, {512, 8, 16}}
-                                         : std::vector<Shape3>{{1024, 4, 2}, {1024, 4, 4}, {1024, 4, 8}, {1024, 8, 8}};
+      const std::vector<Shape3> cluster_shapes = {{1024, 4, 2}, {1024, 4, 4}, {1024, 4, 8}, {1024, 8, 8}};
       for (const auto& [threads, unroll, cluster] : cluster_shapes) {
         if (p.vector_width * unroll * esize > 128) break;
         p.threads = threads;
@@ -79,6 +74,19 @@ void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out
         }
       }
       if (!p.resident) p.cluster = 1;
+    }
+    // f32 rows of 128K-256K lanes are resident by default in a cluster of 16
+    // blocks of 512 threads, 32 lanes a thread, two blocks an SM (Hopper's
+    // non-portable cluster size, opted into when the kernel loads), so that
+    // two rows' load, reduce and store phases overlap on an SM. Measured on
+    // the H200 against the streamed schedule (softmax, device time):
+    // 1024x262144 750 vs 887 us (+18%); but 131072 f32 lanes as 16 lanes a
+    // thread lost 11%, 65536 lost 25%, 32768 lost 53%, and bf16 262144 lost 8%
+    // (bench/evidence/cuda/raw/rows-cluster16-lengths-h200-c0ce1b5.log), so
+    // only this shape is a default.
+    if (target == "cuda" && p.strategy == "rows" && !p.resident && esize == 4 && storage_bytes == 4 &&
+        p.vector_width == 4 && want > 131072 && want <= 512 * 4 * 8 * 16) {
+      p.threads = 512, p.unroll = 8, p.cluster = 16, p.resident = true;
     }
     if (p.strategy == "rows" && !p.resident) {
       p.threads = 256;
