@@ -4,7 +4,6 @@
 
 #include "families/fused/expr_tile.hpp"
 #include "ir/schedule_dialect.hpp"
-#include "support/experimental.hpp"
 
 namespace tessera::families::rowwise {
 
@@ -118,15 +117,6 @@ struct RowKernel {
     const bool resident = rows && p.resident;
     fused::Env env0;  // the resident row
     fused::Env* res = resident ? &env0 : nullptr;
-    // Experimental: a resident row's leaves (all, or only those not read a
-    // row at a time: weights, biases) read before the statistics, so their
-    // loads go out with x's instead of after the block reductions' barriers.
-    const bool hoist_all = experimental("rows_hoist_leaves"), hoist_weights = experimental("rows_hoist_weights");
-    if (resident && (hoist_all || hoist_weights)) {
-      x_at(tb.index(0), tb.index(p.extent), env0);
-      for (size_t l = 0; l < region.args.size(); ++l)
-        if (hoist_all || !p.row_leaf(l)) at(region.args[l].get(), tb.index(0), tb.index(p.extent), env0);
-    }
     auto sub = [&](Value* a, Value* b) { return tb.map("sub", {a, b}); };
     auto mul = [&](Value* a, Value* b) { return tb.map("mul", {a, b}); };
     auto div = [&](Value* a, Value* b) { return tb.map("div", {a, b}); };
