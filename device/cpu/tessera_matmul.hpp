@@ -179,8 +179,8 @@ inline void matmul_block(unsigned char* smem, const T* A, int64_t a_base, const 
     if (direct < mp) mm::pack_a<T, SAM, SAK>(a_pack, a_chunk + direct * MR * SAM, kc, mrows - direct * MR);
     for (int64_t j = 0; j < np; ++j) {
       const float* const b_panel = b_chunk + j * kc * NR;
-      for (int64_t i = 0; i < direct; ++i)
-        if constexpr (DIRECT_A)
+      if constexpr (DIRECT_A)
+        for (int64_t i = 0; i < direct; ++i)
           mm::micro_kernel<BN, SAM>(kc, reinterpret_cast<const float*>(a_chunk) + i * MR * SAM, b_panel,
                                     C + i * MR * BN + j * NR, k0 == 0);
       for (int64_t i = direct; i < mp; ++i)

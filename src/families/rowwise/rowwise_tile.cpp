@@ -251,8 +251,9 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   if (kern.rows) {
     kern.o = pid;
     if (p.prefetch_rows > 0 && p.outer > 0) {
-      // The row of each leaf read a row at a time, a fixed distance ahead, the last row standing in past the end (a hint: no
-      // branch needed, and a repeated prefetch of a row in L2 costs little).
+      // The row of each leaf read a row at a time, a fixed distance ahead, the
+      // last row standing in past the end (a hint: no branch needed, and a
+      // repeated prefetch of a row in L2 costs little).
       Value* ahead = tb.min(tb.add(pid, tb.index(p.prefetch_rows)), tb.index(p.outer - 1));
       for (size_t l = 0; l < leaves.size(); ++l)
         if (p.row_leaf(l)) tb.prefetch(leaves[l], tb.mul(ahead, tb.index(p.leaf_strides[l][0])), tb.index(p.extent));
