@@ -40,6 +40,10 @@ struct RowKernel {
     });
   }
   Value* x_at(Value* k, Value* count, fused::Env& env) { return at(core.operands[0], k, count, env); }
+  // A resident row's lane count for its reads: none (plain loads) when the
+  // row fills the tile. The masked form kept a per-element fallback path
+  // live, 45 registers instead of 32 for bf16 rms_norm (5 blocks an SM, not 8).
+  Value* resident_count() { return p.extent == p.tile_lanes() ? nullptr : tb.index(p.extent); }
   // columns: only a ragged last block of columns needs masked reads
   Value* column_count() { return p.inner % p.tile_lanes() ? ncols : nullptr; }
 
@@ -59,7 +63,7 @@ struct RowKernel {
     }
     Value* n = tb.index(p.extent);
     if (env0) {  // a full tile needs no mask
-      Value* t = term(x_at(tb.index(0), n, *env0), *env0);
+      Value* t = term(x_at(tb.index(0), resident_count(), *env0), *env0);
       return tb.reduce_lanes(kind, p.extent == p.tile_lanes() ? t : tb.mask(t, n, id));
     }
     Value* lanes = tb.index(p.tile_lanes());
@@ -210,7 +214,7 @@ struct RowKernel {
     }
     Value* row_base = tb.mul(o, n);
     if (resident) {
-      Value* y = result_at(tb.index(0), n, env0);
+      Value* y = result_at(tb.index(0), resident_count(), env0);
       if (p.extent == p.tile_lanes()) tb.store(out, row_base, y);
       else tb.store_masked(out, row_base, n, y);
       return;
