@@ -530,4 +530,60 @@ TSR_REDUCE_LANES(min)
 #undef TSR_REDUCE_LANES
 #undef TSR_CLUSTER_STAGE
 
+// (mean, M2) of a tile's lanes, M2 the sum of squared deviations from the
+// mean (tile.reduce_moments): one block reduction instead of a sum for the
+// mean and then a sum of squares around it. Each thread takes its lanes in
+// two passes; then pairs are merged by Chan, Golub and LeVeque's update,
+// across a warp (wavefront) by a butterfly over equal counts, in a form both
+// partners compute bitwise alike (sums and a square of the difference), and
+// across warps in order by every thread. Deterministic; the unequal-count
+// update for the warps takes any number of them. Not for cluster tiles.
+template <class T> struct moments {
+  T mean, m2;
+};
+template <class T> __device__ __forceinline__ moments<T> merge_moments(moments<T> a, T na, moments<T> b, T nb) {
+  const T n = na + nb, d = b.mean - a.mean;
+  return {a.mean + d * (nb / n), (a.m2 + b.m2) + d * d * (na * nb / n)};
+}
+template <class T, int N> __device__ __forceinline__ moments<T> reduce_moments(const tile<T, N>& t) {
+  static_assert(TSR_CLUSTER == 1, "reduce_moments spans one block");
+  constexpr int E = tile<T, N>::E;
+#ifdef TSR_HIP
+  constexpr int LANES = TSR_WAVE;
+#else
+  constexpr int LANES = 32;
+#endif
+  T s = t.v[0];
+#pragma unroll
+  for (int i = 1; i < E; ++i) s += t.v[i];
+  moments<T> r{s / T(E), T(0)};
+#pragma unroll
+  for (int i = 0; i < E; ++i) {
+    const T d = t.v[i] - r.mean;
+    r.m2 += d * d;
+  }
+  T n = E;  // lanes behind r, the same in every thread at every step
+#pragma unroll
+  for (int off = LANES / 2; off >= 1; off /= 2) {
+#ifdef TSR_HIP
+    const moments<T> o{__shfl_xor(r.mean, off, LANES), __shfl_xor(r.m2, off, LANES)};
+#else
+    const moments<T> o{__shfl_xor_sync(0xffffffffu, r.mean, off), __shfl_xor_sync(0xffffffffu, r.m2, off)};
+#endif
+    const T d = o.mean - r.mean;
+    r = {T(0.5) * (r.mean + o.mean), (r.m2 + o.m2) + (T(0.5) * n) * (d * d)};
+    n += n;
+  }
+  if constexpr (TSR_THREADS > LANES) {
+    __shared__ moments<T> warp_result[TSR_THREADS / LANES];
+    __syncthreads();  // a previous call's readers are done with the slots
+    if ((threadIdx.x % LANES) == 0) warp_result[threadIdx.x / LANES] = r;
+    __syncthreads();
+    r = warp_result[0];
+    T nr = n;
+    for (int w = 1; w < TSR_THREADS / LANES; ++w, nr += n) r = merge_moments(r, nr, warp_result[w], n);
+  }
+  return r;
+}
+
 }  // namespace tsr
