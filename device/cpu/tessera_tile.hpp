@@ -619,21 +619,6 @@ TSR_REDUCE_LANES(prod)
 TSR_REDUCE_LANES(max)
 TSR_REDUCE_LANES(min)
 #undef TSR_REDUCE_LANES
-
-// (mean, M2) of the lanes (tile.reduce_moments): one thread holds them all,
-// so two passes, each the fixed tree above.
-template <class T> struct moments {
-  T mean, m2;
-};
-template <class T, int N> inline moments<T> reduce_moments(tile<T, N> t) {
-  const T mean = reduce_lanes_sum(t) / T(N);
-  T a[N];
-  std::memcpy(a, &t.v, sizeof a);
-  for (int i = 0; i < N; ++i) a[i] = (a[i] - mean) * (a[i] - mean);
-  tile<T, N> d;
-  std::memcpy(&d.v, a, sizeof a);
-  return {mean, reduce_lanes_sum(d)};
-}
 #undef TSR_PARTS
 
 #pragma GCC diagnostic pop

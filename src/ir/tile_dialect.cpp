@@ -48,12 +48,6 @@ Value* TileBuilder::reduce_lanes(const std::string& kind, Value* t) {
   return b_.create1("tile.reduce_lanes", {t}, Type::scalar(t->type.dtype), {{"kind", Attr(kind)}});
 }
 
-std::pair<Value*, Value*> TileBuilder::reduce_moments(Value* t) {
-  Op& op = b_.create("tile.reduce_moments", {t});
-  Value* mean = op.add_result(b_.fresh_name(), Type::scalar(t->type.dtype));
-  return {mean, op.add_result(b_.fresh_name(), Type::scalar(t->type.dtype))};
-}
-
 Value* TileBuilder::divf(Value* a, Value* b) { return b_.create1("tile.divf", {a, b}, a->type); }
 
 Value* TileBuilder::map(const std::string& fn, std::vector<Value*> args) {
@@ -175,12 +169,6 @@ void verify_kernel_op(const Op& op) {
       bad(op, "combines two values of the same type");
     if (n == "tile.reduce_lanes" && (op.operands.size() != 1 || op.operands[0]->type.kind != TypeKind::Tile))
       bad(op, "reduces one tile");
-  } else if (n == "tile.reduce_moments") {
-    expect_operands(op, 1);
-    const Type& t = op.operands[0]->type;
-    if (t.kind != TypeKind::Tile || op.results.size() != 2 || !(op.results[0]->type == Type::scalar(t.dtype)) ||
-        !(op.results[1]->type == Type::scalar(t.dtype)))
-      bad(op, "takes one tile to two scalars of its dtype (mean, M2)");
   } else if (n == "tile.divf") {
     expect_operands(op, 2);
   } else if (n == "tile.map") {

@@ -9,9 +9,6 @@
 //   tile.prefetch %p, %offset, %count: a hint that p[offset, offset+count)
 //     is read soon (CUDA: a bulk copy of it into L2; elsewhere nothing),
 //   tile.reduce_lanes {kind} (fixed pairwise tree), tile.divf,
-//   tile.reduce_moments %t -> (%mean, %m2): a tile's mean and the sum of its
-//     squared deviations from it, one reduction (CUDA/HIP: Chan's pairwise
-//     update across threads; CPU: two passes; Metal: not rendered, E502),
 //   tile.map {fn} (pointwise functions, see map_arity), tile.splat (a scalar
 //   to every lane), tile.mask (lanes at or past a count replaced by a value).
 // Matmul blocks (families/matmul):
@@ -59,7 +56,6 @@ class TileBuilder {
   void prefetch(Value* ptr, Value* offset, Value* count);
   Value* combine(const std::string& kind, Value* a, Value* b);
   Value* reduce_lanes(const std::string& kind, Value* t);
-  std::pair<Value*, Value*> reduce_moments(Value* t);  // (mean, M2) scalars
   Value* divf(Value* a, Value* b);
   // fn of map_arity() on tiles or scalars of one type
   Value* map(const std::string& fn, std::vector<Value*> args);

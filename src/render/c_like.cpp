@@ -142,11 +142,6 @@ void CLikeRenderer::render_op(const Op& op, int indent) {
     def("tsr::combine_" + kind() + "(" + arg(0) + ", " + arg(1) + ")");
   } else if (n == "tile.reduce_lanes") {
     def(lane_call("reduce_lanes_" + kind(), arg(0)));
-  } else if (n == "tile.reduce_moments") {
-    const std::string s = storage(op.operands[0]->type.dtype), pair = name(op.result(0)) + "_moments";
-    out_ += pad + "const tsr::moments<" + s + "> " + pair + " = " + lane_call("reduce_moments", arg(0)) + ";\n";
-    out_ += pad + "const " + s + " " + name(op.result(0)) + " = " + pair + ".mean;\n";
-    out_ += pad + "const " + s + " " + name(op.result(1)) + " = " + pair + ".m2;\n";
   } else if (n == "tile.divf") {
     def("tsr::divf(" + arg(0) + ", " + arg(1) + ")");
   } else if (n == "tile.map") {

@@ -81,8 +81,6 @@ void check_expressible(const Op& kernel) {
       if (op->name == "tile.map" && *op->attr("fn")->as_string() == "gelu")
         fail("E502", "kernel @" + kernel.sym + ": MSL has no erf/erfc, so gelu (approximate = \"none\") cannot be "
                      "rendered for Metal; gelu approximate = \"tanh\" can", op->loc);
-      if (op->name == "tile.reduce_moments")  // the rows builder emits it for CUDA only
-        fail("E502", "kernel @" + kernel.sym + ": the Metal tile library has no reduce_moments", op->loc);
       for (auto& inner : op->regions) walk(*inner);
     }
   };

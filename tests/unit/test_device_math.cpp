@@ -529,31 +529,6 @@ TEST(DeviceMath, CpuConvertAndMask) {
   }
 }
 
-// reduce_moments on the CPU: the mean as reduce_lanes_sum / N, then M2 as the
-// sum of squared deviations around it (both fixed trees), on rows far from 0
-// too; M2 close to the long double value, and NaN in, NaN out.
-TEST(DeviceMath, CpuReduceMomentsIsTwoPasses) {
-  for (float offset : {0.0f, 1000.0f, -30000.0f}) {
-    float x[kLanes];
-    for (int i = 0; i < kLanes; ++i) x[i] = offset + 0.37f * float((i * 37) % 64) - 11.0f;
-    const tsr::tile<float, kLanes> t = tsr::load<float, kLanes>(x);
-    const tsr::moments<float> m = tsr::reduce_moments(t);
-    const float mean = tsr::reduce_lanes_sum(t) / float(kLanes);
-    EXPECT_EQ(m.mean, mean);
-    const tsr::tile<float, kLanes> d = tsr::fn_sub(t, tsr::full<float, kLanes>(mean));
-    EXPECT_EQ(m.m2, tsr::reduce_lanes_sum(tsr::fn_mul(d, d)));
-    long double lm = 0, lm2 = 0;
-    for (float v : x) lm += v;
-    lm /= kLanes;
-    for (float v : x) lm2 += (v - lm) * (v - lm);
-    EXPECT_NEAR(m.m2, double(lm2), 1e-4 * double(lm2)) << "offset " << offset;
-  }
-  float x[kLanes] = {};
-  x[9] = NAN;
-  const tsr::moments<float> m = tsr::reduce_moments(tsr::load<float, kLanes>(x));
-  EXPECT_TRUE(m.mean != m.mean && m.m2 != m.m2);
-}
-
 // Narrower tiles use the 256- and 128-bit libmvec variants; the kernel calls
 // libmvec's vector entry points (seen in the disassembly).
 TEST(DeviceMath, CpuNativeUsesLibmvec) {

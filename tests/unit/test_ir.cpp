@@ -259,45 +259,6 @@ func @p(%x: tensor<600x4096xbf16>, %w: tensor<4096xbf16>, %f: tensor<600x4096xf3
   EXPECT_NO_THROW(passes::lower(*sched, Layer::Tile, "cuda"));  // restored: accepted again
 }
 
-// layer_norm rows that fill one block's tile on CUDA take mean and M2 in one
-// reduction (tile.reduce_moments, no tile.reduce_lanes); rows that do not fill
-// it, rms_norm and the CPU keep two reductions; a claim where it does not
-// apply is E302 even when re-hashed.
-TEST(RowwiseSchedule, MomentsForLayerNormRowsThatFillTheirTile) {
-  auto graph = parse(R"(
-func @p(%x: tensor<8x4096xf32>, %w: tensor<4096xf32>, %u: tensor<8x4000xf32>, %v: tensor<4000xf32>) -> (tensor<8x4096xf32>, tensor<8x4000xf32>, tensor<8x4096xf32>) {
-  %y = tessera.layer_norm %x, %w, %w {eps = 1.0e-05} : (tensor<8x4096xf32>, tensor<4096xf32>, tensor<4096xf32>) -> tensor<8x4096xf32>
-  %z = tessera.layer_norm %u, %v, %v {eps = 1.0e-05} : (tensor<8x4000xf32>, tensor<4000xf32>, tensor<4000xf32>) -> tensor<8x4000xf32>
-  %r = tessera.rms_norm %x, %w {eps = 1.0e-05} : (tensor<8x4096xf32>, tensor<4096xf32>) -> tensor<8x4096xf32>
-  return %y, %z, %r : tensor<8x4096xf32>, tensor<8x4000xf32>, tensor<8x4096xf32>
-}
-)");
-  auto sched = passes::lower(*graph, Layer::Schedule, "cuda");
-  std::vector<Op*> rows;
-  for (auto& o : sched->funcs()[0]->regions[0]->ops)
-    if (o->name == "schedule.rowwise") rows.push_back(o.get());
-  ASSERT_EQ(rows.size(), 3u);
-  ASSERT_TRUE(rows[0]->attr("moments"));
-  EXPECT_EQ(rows[1]->attr("moments"), nullptr);  // 4000 lanes do not fill a tile of 4096
-  EXPECT_EQ(rows[2]->attr("moments"), nullptr);  // rms_norm has one reduction already
-  auto tile = passes::lower(*sched, Layer::Tile, "cuda");
-  std::vector<std::string> kernels;
-  for (auto& k : tile->ops)
-    if (k->name == "tile.kernel") kernels.push_back(print_op(*k));
-  ASSERT_EQ(kernels.size(), 3u);
-  EXPECT_NE(kernels[0].find("tile.reduce_moments"), std::string::npos) << kernels[0];
-  EXPECT_EQ(kernels[0].find("tile.reduce_lanes"), std::string::npos) << kernels[0];
-  EXPECT_EQ(kernels[1].find("tile.reduce_moments"), std::string::npos) << kernels[1];
-  for (const char* target : {"cpu", "metal"})
-    EXPECT_EQ(print(*passes::lower(*graph, Layer::Schedule, target)).find("moments"), std::string::npos) << target;
-  auto refused = [&](Op& op, const char* key, Attr value) { expect_claim_refused(*sched, op, key, value, "moments"); };
-  refused(*rows[0], "target", Attr(std::string("cpu")));  // two passes there
-  refused(*rows[0], "unroll", Attr(int64_t{8}));          // the row would not fill the tile
-  refused(*rows[1], "moments", Attr(true));                // nor does this one
-  refused(*rows[2], "moments", Attr(true));                // rms_norm
-  EXPECT_NO_THROW(passes::lower(*sched, Layer::Tile, "cuda"));  // restored: accepted again
-}
-
 // A rowwise schedule's cluster claim is validated when the schedule is read,
 // even with a correct artifact_hash: impossible claims are E302.
 TEST(RowwiseSchedule, ClusterClaimsAreValidated) {

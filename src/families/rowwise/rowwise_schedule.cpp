@@ -93,22 +93,15 @@ void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out
       p.unroll = 4;
     }
     // 16-bit resident rows hold few bytes in flight a program (a bf16 row of
-    // 4096 is 8 KiB): on the H200, when 44 registers a thread allowed 5
-    // programs an SM, an L2 prefetch of the row 512 programs ahead took bf16
-    // rms_norm at 32768x4096 from 3.2 to 3.8 TB/s, softmax 3.2 -> 3.6,
-    // layer_norm 2.9 -> 3.4; 1024 was as good, 2048 worse. (Unmasked reads of
-    // a full row since made them 32 registers, 8 programs: 3.8-4.0 TB/s at 2945ca2.) f32 rows (16 KiB, 8 programs an SM)
+    // 4096 is 8 KiB, and 44 registers a thread allow 5 programs an SM): on the
+    // H200 an L2 prefetch of the row 512 programs ahead took bf16 rms_norm at
+    // 32768x4096 from 3.2 to 3.8 TB/s, softmax 3.2 -> 3.6, layer_norm 2.9 ->
+    // 3.4; 1024 was as good, 2048 worse. f32 rows (16 KiB, 8 programs an SM)
     // lost 7% with it, so they go without, as do rows with any wider leaf.
     // Fewer than 512 rows still prefetch (the last row, clamped): cheap, and
     // it keeps the path under the GPU tests' small shapes.
     if (target == "cuda" && p.strategy == "rows" && p.resident && p.cluster == 1 && rows_16bit)
       p.prefetch_rows = 512;
-    // layer_norm's mean and M2 in one block reduction where the row fills one
-    // block's tile: half the barriers, and one tile of deviations fewer live
-    // (f32 rows of 4096: 34 registers instead of 41). Timed against the two
-    // reductions in bench/evidence/cuda/raw/rows-moments-h200-*.log.
-    p.moments = target != "metal" && p.op == "layer_norm" && p.strategy == "rows" && p.resident && p.cluster == 1 &&
-                p.extent == p.tile_lanes();
   } else {
     fail("E506", "target '" + target + "' has no rowwise schedule in this build (available: cpu, cuda, hip, metal)");
   }
@@ -165,7 +158,6 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   a["unroll"] = p.unroll;
   if (p.cluster > 1) a["cluster"] = p.cluster;  // absent: no cluster (older schedules hash the same)
   if (p.prefetch_rows > 0) a["prefetch_rows"] = p.prefetch_rows;
-  if (p.moments) a["moments"] = true;
   a["programs"] = p.programs;
   op.loc = core.loc;
   Value* result = op.add_result(region.result->name, region.result->type);
@@ -223,14 +215,6 @@ Plan read_plan(const Op& op) {
     if (p.prefetch_rows >= (int64_t{1} << 31)) fail("E302", "'prefetch_rows' must be below 2^31", op.loc);
     if (string_attr(op, "target") != "cuda" || p.strategy != "rows")
       fail("E302", "'prefetch_rows' applies to rows on target cuda only", op.loc);
-  }
-  if (const Attr* m = op.attr("moments")) {
-    p.moments = m->as_bool() && *m->as_bool();
-    const std::string t = string_attr(op, "target");
-    if (p.moments && ((t != "cuda" && t != "hip") || p.op != "layer_norm" || p.strategy != "rows" || !p.resident ||
-                      p.cluster != 1 || p.extent != p.tile_lanes()))
-      fail("E302", "'moments' applies to layer_norm on a resident row that fills one block's tile (cuda, hip)",
-           op.loc);
   }
   if ((p.strategy == "rows") != (p.inner == 1) && p.inner != 0)
     fail("E302", "strategy \"rows\" is for inner == 1, \"columns\" for inner > 1", op.loc);

@@ -47,10 +47,6 @@ struct Plan {
   // of each leaf it reads a row at a time to be copied into L2
   // (tile.prefetch). Recorded only when > 0.
   int64_t prefetch_rows = 0;
-  // layer_norm on a resident row that fills one block's tile (CUDA, HIP):
-  // its mean and M2 in one block reduction (tile.reduce_moments) instead of
-  // two in turn. Recorded only when true.
-  bool moments = false;
   int64_t programs = 0;
 
   int64_t tile_lanes() const { return threads * vector_width * unroll * cluster; }

@@ -1,7 +1,6 @@
 #include "families/rowwise/rowwise_tile.hpp"
 
 #include <limits>
-#include <tuple>
 
 #include "families/fused/expr_tile.hpp"
 #include "ir/schedule_dialect.hpp"
@@ -171,20 +170,13 @@ struct RowKernel {
         output = [&, ls, mt](Value* x, fused::Env&, Value*, Value*) { return sub(sub(x, mt), ls); };
       }
     } else if (p.op == "layer_norm") {
-      Value* mean = nullptr;
-      Value* var_sum = nullptr;
-      if (p.moments) {  // a resident row filling its tile: one reduction
-        std::tie(mean, var_sum) = tb.reduce_moments(x_at(tb.index(0), nullptr, env0));
-      } else {
-        Value* probe = stat("sum", [&](Value* x, fused::Env&) { return x; }, res);
-        mean = div(probe, constant(static_cast<double>(p.extent), probe));
-      }
+      Value* probe = stat("sum", [&](Value* x, fused::Env&) { return x; }, res);
+      Value* mean = div(probe, constant(static_cast<double>(p.extent), probe));
       Value* mt = lift(mean);
-      if (!p.moments)
-        var_sum = stat("sum", [&](Value* x, fused::Env&) {
-          Value* d = sub(x, mt);
-          return mul(d, d);
-        }, res);
+      Value* var_sum = stat("sum", [&](Value* x, fused::Env&) {
+        Value* d = sub(x, mt);
+        return mul(d, d);
+      }, res);
       Value* var = div(var_sum, constant(static_cast<double>(p.extent), var_sum));
       Value* r = lift(tb.map("rsqrt", {tb.map("add", {var, constant(p.eps, var)})}));
       output = [&, mt, r](Value* x, fused::Env& env, Value* k, Value* count) {
