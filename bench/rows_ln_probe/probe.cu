@@ -11,7 +11,7 @@
 #include "masked_370e4a8.cuh"
 
 using tsr::i64;
-constexpr int R = 32768, C = 4096, E = C / 256;
+constexpr int R = 32768, C = 4096;
 
 // (mean, M2) of the row in one block reduction (Chan et al.'s pairwise
 // update): a thread's E lanes two-pass in registers, then a butterfly over
