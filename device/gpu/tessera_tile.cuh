@@ -265,6 +265,28 @@ template <class S> __device__ __forceinline__ void prefetch(const S* p, i64 coun
 #endif
 }
 
+// ---- transpose (tile.transpose) ---------------------------------------------------
+// out[c, r] = in[r, c] for the TR x TC block at (r0, c0) of an R x C
+// row-major matrix. The block goes through shared memory so that the reads
+// (along c) and the writes (along r) are both coalesced; the padding column
+// spreads a tile column over all banks. Every thread of the block takes part.
+template <class T, int TR, int TC>
+__device__ __forceinline__ void transpose_block(const T* __restrict__ in, T* __restrict__ out, i64 R, i64 C, i64 r0,
+                                                i64 c0) {
+  static_assert(TSR_THREADS % TR == 0 && TSR_THREADS % TC == 0, "the threads cover whole tile rows and columns");
+  __shared__ T block[TR][TC + 1];
+  const int t = threadIdx.x;
+  const i64 c = c0 + t % TC;
+#pragma unroll
+  for (int i = t / TC; i < TR; i += TSR_THREADS / TC)
+    if (r0 + i < R && c < C) block[i][t % TC] = in[(r0 + i) * C + c];
+  __syncthreads();
+  const i64 r = r0 + t % TR;
+#pragma unroll
+  for (int j = t / TR; j < TC; j += TSR_THREADS / TR)
+    if (r < R && c0 + j < C) out[(c0 + j) * R + r] = block[t % TR][j];
+}
+
 // ---- combines ----------------------------------------------------------------------
 template <class T> __device__ __forceinline__ T combine_sum(T a, T b) { return a + b; }
 template <class T> __device__ __forceinline__ T combine_prod(T a, T b) { return a * b; }

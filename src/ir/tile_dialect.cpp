@@ -39,6 +39,11 @@ void TileBuilder::store_masked(Value* ptr, Value* offset, Value* count, Value* v
   b_.create("tile.store_masked", {ptr, offset, count, v});
 }
 void TileBuilder::prefetch(Value* ptr, Value* offset, Value* count) { b_.create("tile.prefetch", {ptr, offset, count}); }
+void TileBuilder::transpose(Value* in, Value* out, Value* in_base, Value* out_base, Value* r0, Value* c0,
+                            int64_t rows, int64_t cols, int64_t block_rows, int64_t block_cols) {
+  b_.create("tile.transpose", {in, out, in_base, out_base, r0, c0},
+            {{"rows", Attr(rows)}, {"cols", Attr(cols)}, {"block", Attr::ints({block_rows, block_cols})}});
+}
 
 Value* TileBuilder::combine(const std::string& kind, Value* a, Value* b) {
   return b_.create1("tile.combine", {a, b}, a->type, {{"kind", Attr(kind)}});
@@ -161,6 +166,22 @@ void verify_kernel_op(const Op& op) {
     expect_operands(op, 3);
     if (!is_ptr(op.operands[0]) || !is_index(op.operands[1]) || !is_index(op.operands[2]))
       bad(op, "takes (ptr, index offset, index count)");
+  } else if (n == "tile.transpose") {
+    expect_operands(op, 6);
+    for (size_t i = 0; i < 6; ++i)
+      if ((i < 2) != is_ptr(op.operands[i]) || (i >= 2 && !is_index(op.operands[i])))
+        bad(op, "takes (ptr in, ptr out, index in_base, index out_base, index r0, index c0)");
+    if (op.operands[0]->type.dtype != op.operands[1]->type.dtype) bad(op, "copies between buffers of one dtype");
+    for (const char* key : {"rows", "cols"}) {
+      const Attr* a = op.attr(key);
+      if (!a || !a->as_int() || *a->as_int() < 0 || *a->as_int() >= (int64_t{1} << 40))
+        bad(op, std::string("needs an integer '") + key + "' in [0, 2^40)");
+    }
+    const Attr* blk = op.attr("block");
+    if (!blk || !blk->as_ints() || blk->as_ints()->size() != 2) bad(op, "needs 'block' = [TR, TC]");
+    const std::vector<int64_t> sizes = *blk->as_ints();  // a copy: as_ints() returns a temporary
+    for (int64_t v : sizes)
+      if (v < 1 || v > 128 || (v & (v - 1)) != 0) bad(op, "'block' sizes must be powers of two in [1, 128]");
   } else if (n == "tile.combine" || n == "tile.reduce_lanes") {
     const Attr* k = op.attr("kind");
     if (!k || !k->as_string()) bad(op, "needs 'kind'");

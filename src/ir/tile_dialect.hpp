@@ -20,6 +20,10 @@
 //   tile.load2d %p, %base, %rows, %cols {row_stride, col_stride, aligned}: a [R, C]
 //     tile, lane (r, c) = p[base + r*row_stride + c*col_stride] (0 past rows/cols).
 //   tile.store2d %p, %base, %rows, %cols, %v {row_stride, aligned}: the inverse.
+// Layout blocks (families/transpose):
+//   tile.transpose %in, %out, %in_base, %out_base, %r0, %c0 {rows = R, cols = C,
+//     block = [TR, TC]}: out[out_base + c*R + r] = in[in_base + r*C + c] for the
+//     rows r in [r0, r0+TR) and columns c in [c0, c0+TC) of the R x C matrix.
 // combine kinds: sum, prod, max, min; max/min propagate NaN (a NaN operand
 // gives NaN) whatever the target's native max does.
 // The func holds the host schedule: %y = tile.launch @k %x : T -> U.
@@ -64,6 +68,8 @@ class TileBuilder {
   Value* load2d(Value* ptr, Value* base, Value* rows, Value* cols, int64_t row_stride, int64_t col_stride,
                 bool aligned, Type result);
   void store2d(Value* ptr, Value* base, Value* rows, Value* cols, Value* v, int64_t row_stride, bool aligned);
+  void transpose(Value* in, Value* out, Value* in_base, Value* out_base, Value* r0, Value* c0, int64_t rows,
+                 int64_t cols, int64_t block_rows, int64_t block_cols);
 
   // for iv = lo; iv < hi; iv += step, carrying `inits`; body returns the
   // values to yield. Returns the final carried values.

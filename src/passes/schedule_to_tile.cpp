@@ -8,6 +8,7 @@
 #include "families/reduce/reduce_schedule.hpp"
 #include "families/reduce/reduce_tile.hpp"
 #include "families/rowwise/rowwise_tile.hpp"
+#include "families/transpose/transpose_tile.hpp"
 #include "ir/schedule_dialect.hpp"
 
 namespace tessera::passes {
@@ -57,6 +58,8 @@ std::unique_ptr<Module> schedule_to_tile(const Module& schedule) {
         families::matmul::build_kernel(*out, sym, families::matmul::read_plan(*op), *op);
       } else if (op->name == "schedule.rowwise") {
         families::rowwise::build_kernel(*out, sym, families::rowwise::read_plan(*op), *op);
+      } else if (op->name == "schedule.transpose") {
+        families::transpose::build_kernel(*out, sym, families::transpose::read_plan(*op), *op);
       } else {
         fail("E303", "no tile builder for '" + op->name + "'", op->loc);
       }

@@ -68,6 +68,7 @@ bool CLikeRenderer::is_written(const Op& kernel, const Value* ptr) const {
       if ((op->name == "tile.store" || op->name == "tile.store_masked" || op->name == "tile.store2d") &&
           op->operands[0] == ptr)
         written = true;
+      if (op->name == "tile.transpose" && op->operands[1] == ptr) written = true;
       for (auto& inner : op->regions) walk(*inner);
     }
   };
@@ -194,6 +195,13 @@ void CLikeRenderer::render_op(const Op& op, int indent) {
     const bool staged = stage_a && stage_a->as_bool() && *stage_a->as_bool();
     out_ += pad + (staged ? "tsr::matmul_block_stage_a<" : "tsr::matmul_block<") + targs + ">(reinterpret_cast<unsigned char*>(" + arg(2) + "), " + arg(0) +
             ", " + arg(3) + ", " + arg(1) + ", " + arg(4) + ", " + arg(5) + ", " + arg(6) + ");\n";
+  } else if (n == "tile.transpose") {
+    if (!has_transpose_block()) fail("E502", "this target's tile library has no transpose block (tile.transpose)", op.loc);
+    const std::vector<int64_t> blk = *op.attr("block")->as_ints();
+    out_ += pad + "tsr::transpose_block<" + storage(op.operands[0]->type.dtype) + ", " + std::to_string(blk[0]) +
+            ", " + std::to_string(blk[1]) + ">(" + arg(0) + " + " + arg(2) + ", " + arg(1) + " + " + arg(3) + ", " +
+            std::to_string(*op.attr("rows")->as_int()) + "LL, " + std::to_string(*op.attr("cols")->as_int()) +
+            "LL, " + arg(4) + ", " + arg(5) + ");\n";
   } else if (n == "tile.load2d") {
     const Type& t = op.result(0)->type;
     def("tsr::load2d<" + storage(t.dtype) + ", " + std::to_string(t.shape[0]) + ", " + std::to_string(t.shape[1]) +

@@ -35,6 +35,8 @@ class CLikeRenderer {
   // Whether kernels can take tensor maps (the TMA form of tile.matmul, CUDA
   // only); tensor map i of a kernel is the parameter tensor_map_param(i).
   virtual bool has_tensor_maps() const { return false; }
+  // Whether the tile library has transpose_block (tile.transpose; CUDA/HIP).
+  virtual bool has_transpose_block() const { return false; }
   static std::string tensor_map_param(size_t i) { return "tsr_tmap" + std::to_string(i); }
   // The tile library function that loads a whole tile from `ptr`.
   virtual std::string load_fn(const ir::Value*) const { return "load"; }

@@ -128,6 +128,7 @@ class CudaRenderer : public CLikeRenderer {
            (uses_stage_a(kernel) ? kMatmulSimtStageA : "");
   }
   bool has_tensor_maps() const override { return !hip_; }
+  bool has_transpose_block() const override { return true; }
   // The scratch (tile.alloca) is shared memory, which __ldg cannot read.
   std::string load_fn(const Value* ptr) const override {
     return ptr->def && ptr->def->name == "tile.alloca" ? "load_shared" : "load";

@@ -256,10 +256,17 @@ TEST(CudaRender, MatmulKernelsCompileWithNvrtc) {
       EXPECT_EQ(e.code(), "E304") << e.what();
     }
   }
+  int copies = 0;
   for (const auto& target : targets) {
     for (auto& op : target->ops) {
       if (op->name != "target.kernel") continue;
       ir::KernelDesc k = ir::read_kernel_desc(*op);
+      if (k.source.find("tsr::transpose_block<float, 64, 64>(") != std::string::npos) {
+        // The transposed copy of a k-contiguous f32 operand (large FFMA blocks).
+        EXPECT_GT(runtime::cuda::nvrtc_compile(k.source, k.sym, "sm_90a").size(), 1000u) << k.sym;
+        ++copies;
+        continue;
+      }
       size_t use = k.source.find("tsr::matmul_block<");
       if (use == std::string::npos) use = k.source.find("tsr::matmul_block_tma<");
       if (use == std::string::npos) continue;
@@ -298,6 +305,8 @@ TEST(CudaRender, MatmulKernelsCompileWithNvrtc) {
   // The TMA block has one shape at every size: the 12 aligned 16-bit cases of
   // the matrix, bf16 and f16 large in four layouts, the batched one; not K = 1001.
   EXPECT_EQ(tma, 21);
+  // f32 8192 x 8192 x 1024: NN copies A, NT both, TT B, TN nothing.
+  EXPECT_EQ(copies, 4);
 
   // The experimental f32 block with row-major A staged through registers
   // (matmul_f32_stage_a): every case again with the feature on. Exactly the

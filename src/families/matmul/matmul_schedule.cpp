@@ -4,6 +4,7 @@
 
 #include "families/fused/expr_tile.hpp"
 #include "families/fused/leaf_map.hpp"
+#include "families/transpose/transpose_schedule.hpp"
 #include "ir/graph_dialect.hpp"
 #include "ir/schedule_dialect.hpp"
 #include "support/experimental.hpp"
@@ -104,9 +105,16 @@ void choose(Plan& p, const std::string& target, bool tma) {
       // 86-97% of cuBLAS at 4096^3 in the probe (0.83x torch in Tessera's packet); when they would not fill two waves of the
       // 132 SMs, 64x64 blocks of 64 threads (six an SM) do better (1024^3:
       // 34 vs 18 TFLOP/s).
+      // With both operands outer-contiguous (A stored K x M, B row-major;
+      // what stage_through_transpose makes of the other layouts) 128x128
+      // blocks of four 64x64 warp tiles (128 threads, 255 registers, two
+      // blocks an SM) are faster still: 50.4 vs 48.7 TFLOP/s at 4096^3, torch
+      // 50.8 (bench/evidence/cuda/raw/probe-rows-prefetch-f32-layouts-h200-ee1f6f0.log).
       p.strategy = "simt";
       const int64_t big = p.batch * ((p.m + 127) / 128) * ((p.n + 127) / 128);
-      if (big >= 2 * 132) p.bm = 128, p.bn = 128, p.bk = 16, p.wm = 2, p.wn = 4, p.stages = 3, p.min_blocks = 2;
+      if (big >= 2 * 132 && p.transpose_a && !p.transpose_b)
+        p.bm = 128, p.bn = 128, p.bk = 16, p.wm = 2, p.wn = 2, p.stages = 3, p.min_blocks = 2;
+      else if (big >= 2 * 132) p.bm = 128, p.bn = 128, p.bk = 16, p.wm = 2, p.wn = 4, p.stages = 3, p.min_blocks = 2;
       else p.bm = 64, p.bn = 64, p.bk = 16, p.wm = 1, p.wn = 2, p.stages = 3, p.min_blocks = 6;
       // Row-major A is the slow layout of that block (its smem tile is k
       // contiguous: 8 A values of one k are 8 rows apart). The experimental
@@ -137,6 +145,25 @@ void choose(Plan& p, const std::string& target, bool tma) {
   p.vec_b = vec_aligned(p, false);
   p.programs = p.batch * p.tiles_m() * p.tiles_n();
   p.scratch = scratch_elements(p, target);
+}
+
+// Whether the synthesized CUDA f32 block should read operand A (a) or B (!a)
+// from a transposed copy (schedule.transpose, families/transpose) instead of
+// in its k-contiguous layout (row-major A, B stored N x K), which the FFMA
+// block reads slowly. Measured on the H200 at 4096^3: NN 41.0 TFLOP/s, A
+// stored K x M 50.4 (the block above), torch 50.8; the copy moves 2*M*K*4
+// bytes, which at ~3 TB/s is under 2% of the matmul there
+// (probe-rows-prefetch-f32-layouts-h200-ee1f6f0.log). Only for the 128x128
+// blocks (big problems) and when the other extent is at least 1024 (the
+// copy's share grows as 1/N); not for an operand the epilogue also reads or
+// that is both A and B (one region argument cannot be two layouts). The
+// experimental stage_a block is the other answer to row-major A: asked for,
+// it takes A as stored.
+bool stage_through_transpose(const Plan& p, bool a) {
+  if (p.strategy != "simt" || p.bm != 128 || p.a_leaf == p.b_leaf || (a && p.stage_a)) return false;
+  const int64_t leaf = a ? p.a_leaf : p.b_leaf;
+  if (p.leaf_strides[leaf] != std::vector<int64_t>{0, 0, 0}) return false;  // the epilogue reads it
+  return a ? !p.transpose_a && p.n >= 1024 : p.transpose_b && p.m >= 1024;
 }
 
 // The facts a schedule.matmul must agree with, from its region's matmul op.
@@ -235,11 +262,36 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
     if (!st) fail("E303", "fused region: an epilogue leaf is not linear in [batch, m, n] (a fusion bug)");
     p.leaf_strides.push_back(*st);
   }
+  // Operands read from a transposed copy: (leaf, the copy).
+  std::vector<std::pair<int64_t, Value*>> copies;
   if (is_synthesized(candidate)) {
     p.tma = candidate == "tessera_tma";
     choose(p, target, p.tma);
+    const bool copy_a = stage_through_transpose(p, true), copy_b = stage_through_transpose(p, false);
+    for (auto [copy, leaf] : {std::pair{copy_a, p.a_leaf}, std::pair{copy_b, p.b_leaf}})
+      if (copy) {
+        const Value* v = region.leaves[leaf];
+        copies.push_back({leaf, transpose::emit_schedule(b, map.at(v), target, prefix + "." + v->name + "_t", core.loc)});
+      }
+    if (!copies.empty()) {
+      p.transpose_a = p.transpose_a != copy_a;
+      p.transpose_b = p.transpose_b != copy_b;
+      choose(p, target, false);
+    }
   }
   Op& op = fused::create_region_op(b, "schedule.matmul", region.leaves, region.ops, region.result, map, prefix);
+  // The region reads each copied operand as stored: the copy's type, and the
+  // matmul's flag for it flipped.
+  for (auto [leaf, copy] : copies) {
+    op.operands[leaf] = copy;
+    op.regions[0]->args[leaf]->type = copy->type;
+  }
+  if (!copies.empty())
+    for (auto& inner : op.regions[0]->ops)
+      if (inner->name == "tessera.matmul") {
+        inner->attrs["transpose_a"] = p.transpose_a;
+        inner->attrs["transpose_b"] = p.transpose_b;
+      }
   AttrDict& a = op.attrs;
   a["family"] = "matmul";
   a["candidate"] = candidate;
