@@ -7,6 +7,7 @@
 
 #include "arbiter/ledger.hpp"
 #include "arbiter/region_program.hpp"
+#include "arbiter/region_sample.hpp"
 #include "evidence/provenance.hpp"
 #include "families/matmul/matmul_schedule.hpp"
 #include "ir/graph_dialect.hpp"
@@ -82,7 +83,8 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
       std::string digest;
     };
     std::vector<Cand> cands;
-    std::string keytext = "tessera-ledger-v1\n" + runner.target + "\n" + runner.device + "\n" + runner.toolchain +
+    // v2: gated on a sample of the timed run (v1 entries were gated on a proxy).
+    std::string keytext = "tessera-ledger-v2\n" + runner.target + "\n" + runner.device + "\n" + runner.toolchain +
                           "\n" + d.signature + "\n";
     for (const auto& c : families::matmul::candidates(mr.region, runner.target, runner.arch)) {
       Cand k{c, nullptr, ""};
@@ -108,24 +110,25 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
       continue;
     }
     // Measure: gate every applicable candidate with the oracle, time the survivors.
-    // Above the limit the gate is a proxy with M, N <= 256; a region whose
-    // values cannot be shrunk consistently (region_program refuses) is gated
-    // at full size, and says so.
-    std::unique_ptr<Module> gate_program;
+    // Above the limit the gate checks a sample of the timed run's outputs
+    // (region_sample.hpp: the same kernels at full size); a region whose
+    // values cannot be resized consistently (region_program refuses) is gated
+    // in full, and says so.
+    std::unique_ptr<RegionSample> sample;
     if (region_macs(mr.region) > o.gate_limit_macs) {
       try {
-        gate_program = region_program(mr.region, kProxyCap);
+        sample = std::make_unique<RegionSample>(mr.region, o.gate_limit_macs);
       } catch (const Error&) {
       }
     }
-    const bool proxy = gate_program != nullptr;
-    const std::string scope = proxy ? " (gated at M, N <= 256)"
-                              : region_macs(mr.region) > o.gate_limit_macs ? " (gated at full size: no proxy)"
-                                                                          : "";
-    const Module& gated = proxy ? *gate_program : *program;
+    const std::string scope =
+        sample ? fmt::format(" (gated on {} x {} sampled outputs of the full-size run)", sample->rows().size(),
+                             sample->cols().size())
+        : region_macs(mr.region) > o.gate_limit_macs ? " (gated in full: no sample)"
+                                                     : "";
     std::vector<Tensor> inputs = inputs_for(*program);
-    std::vector<Tensor> gate_inputs = proxy ? inputs_for(gated) : std::vector<Tensor>{};
-    std::vector<oracle::Expected> expected = oracle::evaluate(gated, "", proxy ? gate_inputs : inputs);
+    std::vector<oracle::Expected> expected =
+        sample ? oracle::evaluate(sample->program(), "", sample->inputs(inputs)) : oracle::evaluate(*program, "", inputs);
     for (Cand& k : cands) {
       Row r{k.c.name, k.c.tier, "", "", -1, -1};
       if (!k.c.unsupported.empty()) {
@@ -142,9 +145,8 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
       }
       try {
         Runner::Measured m = runner.run(*k.target_ir, inputs, o.reps);
-        std::vector<Tensor> checked = m.outputs;
-        if (proxy) checked = runner.run(*lower_with(gated, runner.target, k.c.name), gate_inputs, 0).outputs;
-        oracle::Comparison c = oracle::compare(expected.at(0), checked.at(0));
+        const Tensor checked = sample ? sample->output(m.outputs.at(0)) : m.outputs.at(0);
+        oracle::Comparison c = oracle::compare(expected.at(0), checked);
         r.worst_ratio = c.worst_ratio;
         r.median_ns = m.median_ns;
         r.status = c.pass ? "survivor" : "rejected";

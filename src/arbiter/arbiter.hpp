@@ -59,7 +59,7 @@ struct Options {
   std::string forced;       // a candidate name for every region, or empty
   std::string ledger_path;  // empty: Ledger::default_path()
   int reps = 5;
-  double gate_limit_macs = 1 << 27;  // above: the oracle gates a proxy with M, N <= 256
+  double gate_limit_macs = 1 << 27;  // above: the oracle checks a sample of the outputs (region_sample.hpp)
 };
 
 std::vector<Decision> arbitrate(const ir::Module& graph, const Runner& runner, const Options& o);

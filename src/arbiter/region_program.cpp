@@ -27,37 +27,39 @@ double region_macs(const families::fused::FusedRegion& r) {
   return double(s.batch) * double(s.m) * double(s.n) * double(s.k);
 }
 
-std::unique_ptr<Module> region_program(const families::fused::FusedRegion& r, int64_t cap) {
+std::pair<int64_t, int64_t> mn_dims(const families::fused::FusedRegion& r, const Value* v) {
   const Op& core = *r.core;
   const MatmulSpec s = matmul_spec(core);
-  const int64_t m2 = cap > 0 ? std::min(s.m, cap) : s.m, n2 = cap > 0 ? std::min(s.n, cap) : s.n;
-  // Shrinking rewrites dims by role; a value with two roles (A is B, or an
-  // operand also read by the epilogue) has no consistent proxy.
-  if (cap > 0 && (m2 != s.m || n2 != s.n)) {
+  const Type& t = v->type;
+  if (!t.is_tensor() || t.rank() == 0) return {-1, -1};
+  const int64_t rank = t.rank();
+  auto dim = [&](int64_t d, int64_t extent) { return d >= 0 && t.shape[d] == extent && extent != 1 ? d : -1; };
+  if (v == core.operands[0]) return {dim(s.transpose_a ? rank - 1 : rank - 2, s.m), -1};
+  if (v == core.operands[1]) return {-1, dim(s.transpose_b ? rank - 2 : rank - 1, s.n)};
+  return {dim(rank - 2, s.m), dim(rank - 1, s.n)};
+}
+
+std::unique_ptr<Module> region_program(const families::fused::FusedRegion& r, int64_t rows, int64_t cols) {
+  const Op& core = *r.core;
+  const MatmulSpec s = matmul_spec(core);
+  const int64_t m2 = rows > 0 ? rows : s.m, n2 = cols > 0 ? cols : s.n;
+  // Resizing rewrites dims by role; a value with two roles (A is B, or an
+  // operand also read by the epilogue) has no consistent resize.
+  if (m2 != s.m || n2 != s.n) {
     const Value *a = core.operands[0], *b = core.operands[1];
     bool shared = a == b;
     for (const Op* op : r.ops)
       if (op != &core)
         for (const Value* v : op->operands) shared = shared || v == a || v == b;
-    if (shared) fail("E770", "matmul region: an operand has two roles, so it has no M,N-shrunk proxy");
+    if (shared) fail("E770", "matmul region: an operand has two roles, so M and N cannot be resized");
   }
   // Dims are rewritten by position: the M and N dims of A, B and of values
   // shaped like (or broadcast to) the result.
   auto resize = [&](const Value* v) {
     Type t = v->type;
-    if (!t.is_tensor() || t.rank() == 0) return t;
-    const int64_t r = t.rank();
-    auto set = [&](int64_t d, int64_t want, int64_t from) {
-      if (d >= 0 && d < r && t.shape[d] == from && from != 1) t.shape[d] = want;
-    };
-    if (v == core.operands[0]) {
-      set(s.transpose_a ? r - 1 : r - 2, m2, s.m);
-    } else if (v == core.operands[1]) {
-      set(s.transpose_b ? r - 2 : r - 1, n2, s.n);
-    } else {
-      set(r - 2, m2, s.m);
-      set(r - 1, n2, s.n);
-    }
+    const auto [dm, dn] = mn_dims(r, v);
+    if (dm >= 0) t.shape[dm] = m2;
+    if (dn >= 0) t.shape[dn] = n2;
     return t;
   };
   auto m = std::make_unique<Module>();

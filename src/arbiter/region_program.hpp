@@ -1,11 +1,11 @@
 // A matmul region of a program as a program of its own: the func the arbiter
 // measures candidates on. Its arguments are the region's leaves, its body the
-// region's Graph IR ops, its result the region's. With a cap, M and N shrink
-// to at most `cap` (the gate's proxy when the full-size oracle would be too
-// slow); K, batches, dtypes, layouts and the epilogue stay as they are.
+// region's Graph IR ops, its result the region's. M and N may be resized
+// (K, batches, dtypes, layouts and the epilogue stay as they are).
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "families/fused/region.hpp"
@@ -21,11 +21,15 @@ struct MatmulRegion {
 // Every matmul region of every func, in program order (as graph_to_schedule numbers them).
 std::vector<MatmulRegion> matmul_regions(const ir::Module& graph);
 
-std::unique_ptr<ir::Module> region_program(const families::fused::FusedRegion& r, int64_t cap = 0);
+// rows / cols > 0: M and N become them (the gate's sample of the outputs,
+// region_sample.hpp); E770 if a value has two roles (A is B, or an operand
+// the epilogue also reads), which no consistent resize exists for.
+std::unique_ptr<ir::Module> region_program(const families::fused::FusedRegion& r, int64_t rows = 0,
+                                           int64_t cols = 0);
 
-// The cap of the oracle's proxy when the full-size check is too slow (the
-// arbiter's gate and `tessera bench` use the same one).
-inline constexpr int64_t kProxyCap = 256;
+// The dims of `v` (a leaf or the result of region r) that run along M and
+// along N (-1: none; a dim of extent 1 broadcasts and runs along neither).
+std::pair<int64_t, int64_t> mn_dims(const families::fused::FusedRegion& r, const ir::Value* v);
 
 // batch * m * n * k of the region's matmul (its multiply-adds).
 double region_macs(const families::fused::FusedRegion& r);

@@ -6,7 +6,10 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "arbiter/region_program.hpp"
+#include "arbiter/region_sample.hpp"
 #include "evidence/ceiling.hpp"
 #include "evidence/packet.hpp"
 #include "evidence/provenance.hpp"
@@ -134,21 +137,18 @@ bool has_matmul(const ir::Module& graph) {
   return false;
 }
 
-using arbiter::kProxyCap;  // the arbiter's gate proxy: M, N <= 256
-const char* kProxyScope = "proxy M,N<=256 (same K, dtypes, layout, epilogue)";
-
-// The oracle proxy of a program that is one matmul region (with its fused
-// epilogue): the same region with M and N shrunk to <= 256, exactly as the
-// arbiter gates big matmuls (arbiter/region_program.hpp), and its input specs
-// (the case's, by argument name, generated at the proxy's shapes).
-struct Proxy {
-  std::unique_ptr<ir::Module> graph;
-  std::vector<std::string> input_specs;
+// The sampled oracle check of a program that is one matmul region (with its
+// fused epilogue), as the arbiter gates big matmuls (arbiter/region_sample.hpp):
+// the region and its arguments' positions among the program's.
+struct SampledRegion {
+  std::unique_ptr<arbiter::RegionSample> sample;
+  std::vector<size_t> arg_of_leaf;
 };
 
-Proxy proxy_program(const CaseProgram& p, const std::string& name) {
+SampledRegion sampled_region(const CaseProgram& p, const std::string& name,
+                             std::vector<families::fused::FusedRegion>& regions, double max_macs) {
   const ir::Op& f = *p.graph->funcs()[0];
-  std::vector<families::fused::FusedRegion> regions = passes::partition(f);
+  regions = passes::partition(f);
   size_t body_ops = 0;
   const ir::Value* returned = nullptr;
   for (auto& op : f.regions[0]->ops) {
@@ -160,25 +160,19 @@ Proxy proxy_program(const CaseProgram& p, const std::string& name) {
   }
   if (regions.size() != 1 || regions[0].kind != families::fused::FusedRegion::Kind::Matmul ||
       regions[0].ops.size() != body_ops || regions[0].result != returned)
-    fail("E850", "case " + name + ": too big for the full oracle, and the proxy oracle needs a program that is one "
-                 "matmul region (a matmul and its fused epilogue, one result); raise oracle_full_limit_macs or split "
-                 "the program");
-  Proxy out;
-  out.graph = arbiter::region_program(regions[0], kProxyCap);
-  for (auto& a : out.graph->funcs()[0]->regions[0]->args) {
+    fail("E850", "case " + name + ": too big for the full oracle, and the sampled oracle needs a program that is "
+                 "one matmul region (a matmul and its fused epilogue, one result); raise oracle_full_limit_macs or "
+                 "split the program");
+  SampledRegion out;
+  out.sample = std::make_unique<arbiter::RegionSample>(regions[0], max_macs);
+  for (const ir::Value* leaf : regions[0].leaves) {
     size_t i = 0;
-    while (i < f.regions[0]->args.size() && f.regions[0]->args[i]->name != a->name) ++i;
+    while (i < f.regions[0]->args.size() && f.regions[0]->args[i].get() != leaf) ++i;
     if (i == f.regions[0]->args.size())
-      fail("E850", "case " + name + ": the proxy reads %" + a->name + ", which is not an argument of the program");
-    out.input_specs.push_back(p.input_specs[i]);
+      fail("E850", "case " + name + ": the region reads %" + leaf->name + ", which is not an argument of the program");
+    out.arg_of_leaf.push_back(i);
   }
   return out;
-}
-
-// One run of Target IR on the target, for the oracle: outputs and launches.
-runtime::RunResult run_once(const ir::Module& target_ir, const std::vector<Tensor>& inputs, const std::string& target) {
-  if (target == "cpu") return runtime::Executable::load(target_ir).run(inputs);
-  return runtime::cuda::CudaExecutable::load(target_ir).run(inputs);
 }
 
 }  // namespace
@@ -324,32 +318,25 @@ json run_bench(const BenchOptions& o) {
 
     // The oracle check of the measured program: no number for wrong code.
     // The oracle's double loops cannot do a big matmul (8192^3: hours), so
-    // above the limit the same candidate is checked on the arbiter's proxy
-    // (M, N <= 256; same K, dtypes, layout and epilogue), and the row says so.
+    // above the limit a spread sample of the measured run's outputs is
+    // checked (rows of M, columns of N, every batch: the same kernels at full
+    // size), as the arbiter gates, and the row says so.
     const double full_limit = c.value("oracle_full_limit_macs", spec.value("oracle_full_limit_macs", double(1 << 27)));
-    const bool proxied = matmul && macs > full_limit;
     std::vector<oracle::Expected> expected;
     std::vector<Tensor> checked;
-    if (proxied) {
-      Proxy px = proxy_program(prog, name);
-      const ir::Op& pf = *px.graph->funcs()[0];
-      std::vector<Tensor> px_inputs;
-      for (size_t i = 0; i < px.input_specs.size(); ++i)
-        px_inputs.push_back(generate_input(px.input_specs[i], pf.regions[0]->args[i]->type.dtype,
-                                           pf.regions[0]->args[i]->type.shape));
-      auto px_target = passes::lower(*px.graph, ir::Layer::Target, o.target, chosen);
-      runtime::RunResult px_run = run_once(*px_target, px_inputs, o.target);
-      json px_kernels = json::array();
-      for (auto& op : px_target->ops)
-        if (op->name == "target.kernel") {
-          ir::KernelDesc d = ir::read_kernel_desc(*op);
-          px_kernels.push_back(kernel_row(d.sym, d.sha256, px_run.launches));
-        }
-      row["oracle_scope"] = kProxyScope;
-      row["oracle_proxy"] = {{"program", ir::print(*px.graph)}, {"inputs", px.input_specs},
-                             {"kernels", px_kernels}, {"full_limit_macs", full_limit}};
-      expected = oracle::evaluate(*px.graph, "", px_inputs);
-      checked = std::move(px_run.outputs);
+    if (matmul && macs > full_limit) {
+      std::vector<families::fused::FusedRegion> regions;
+      SampledRegion sr = sampled_region(prog, name, regions, full_limit);
+      std::vector<Tensor> full;
+      for (size_t i : sr.arg_of_leaf) full.push_back(inputs.at(i));
+      row["oracle_scope"] = fmt::format("sampled {}x{} outputs of the measured run (every batch; same kernels)",
+                                        sr.sample->rows().size(), sr.sample->cols().size());
+      row["oracle_sample"] = {{"program", ir::print(sr.sample->program())},
+                              {"rows", sr.sample->rows()},
+                              {"cols", sr.sample->cols()},
+                              {"full_limit_macs", full_limit}};
+      expected = oracle::evaluate(sr.sample->program(), "", sr.sample->inputs(full));
+      checked = {sr.sample->output(outputs.at(0))};
     } else {
       row["oracle_scope"] = "full";
       expected = oracle::evaluate(*prog.graph, "", inputs);

@@ -11,9 +11,10 @@
 // flops (2*batch*m*n*k summed over the matmuls) and achieved_tflops. The oracle
 // checks the measured run in full ("oracle_scope": "full") unless the program's
 // batch*m*n*k exceeds "oracle_full_limit_macs" (per case or per spec; default
-// 2^27, the arbiter's gate): then the same candidate runs the arbiter's proxy
-// (M, N <= 256; same K, dtypes, layout, epilogue) against the proxy's oracle,
-// and the row says "oracle_scope": "proxy M,N<=256 (...)".
+// 2^27, the arbiter's gate): then a spread sample of the measured run's
+// outputs (rows of M, columns of N, every batch) is checked against the
+// oracle of the region cut to them (arbiter/region_sample.hpp), and the row
+// says "oracle_scope": "sampled RxC outputs of the measured run (...)".
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>

@@ -78,7 +78,9 @@ int write_report(const std::string& dir, const std::string& root) {
         pass = pass && o.value("pass", false);
       }
       r.oracle = fmt::format("{:.2g} (max err {:.2g}){}", ratio, err, pass ? "" : " FAIL");
-      if (c.value("oracle_scope", "full").rfind("proxy", 0) == 0) r.oracle += " (proxy M,N<=256)";
+      const std::string scope = c.value("oracle_scope", "full");
+      if (scope.rfind("proxy", 0) == 0) r.oracle += " (proxy M,N<=256)";  // packets before the sampled check
+      if (scope.rfind("sampled", 0) == 0) r.oracle += " (sampled " + scope.substr(8, scope.find(' ', 8) - 8) + ")";
       for (const json& a : c["anchors"])
         r.anchors += fmt::format("{}{}: {:.2f}x", r.anchors.empty() ? "" : ", ", a.value("anchor", "?"),
                                  a.value("ratio_anchor_over_tessera", 0.0));
@@ -93,8 +95,9 @@ int write_report(const std::string& dir, const std::string& root) {
         "domain (device_event on CUDA, kernel_wall on the CPU). \"vs anchor\" is anchor time / Tessera time "
         "(above 1: Tessera is faster). TFLOP/s (matmul programs) counts 2*batch*m*n*k over the same median; a "
         "[candidate] after a case name is a library candidate run through Tessera's runtime; an oracle marked "
-        "(proxy M,N<=256) checked the same candidate at M, N <= 256 (same K, dtypes, layout, epilogue), the full "
-        "size being beyond the oracle. \"oracle worst err/tol\" is the largest ratio of an element's error to "
+        "(sampled RxC) checked R rows by C columns of the measured run's output (every batch) against the oracle "
+        "of the same region cut to those rows and columns, the full size being beyond the oracle (older packets: "
+        "(proxy M,N<=256), the same candidate lowered again at M, N <= 256). \"oracle worst err/tol\" is the largest ratio of an element's error to "
         "that element's tolerance (1 or more fails), with the largest absolute error beside it. A stale packet "
         "measured sources that have changed since.\n\n"
      << "| packet | target | device | case | GB/s | ceiling GB/s | of ceiling | TFLOP/s | vs anchors | stable "

@@ -2,6 +2,7 @@
 // oracle over the f32 matmul cases), the arbiter gates, times and records, the
 // ledger answers only for its exact key, and a candidate that errs beyond its
 // budget is rejected, never picked.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -9,6 +10,8 @@
 
 #include "arbiter/arbiter.hpp"
 #include "arbiter/ledger.hpp"
+#include "arbiter/region_program.hpp"
+#include "arbiter/region_sample.hpp"
 #include "e2e_util.hpp"
 #include "ir/printer.hpp"
 #include "matmul_cases.hpp"
@@ -113,21 +116,22 @@ TEST(Arbiter, ACandidateBeyondItsBudgetIsRejected) {
   EXPECT_TRUE(rejected);
 }
 
-// Above the gate limit the oracle checks a proxy with M, N <= 256; a region
-// whose operand has two roles has no such proxy and is gated at full size.
-TEST(Arbiter, ProxyGatesAndOperandsWithTwoRoles) {
+// Above the gate limit the oracle checks a sample of the timed run's own
+// outputs; a region whose operand has two roles cannot be cut and is gated
+// in full.
+TEST(Arbiter, SampleGatesAndOperandsWithTwoRoles) {
   TempLedger ledger;
   arbiter::Options o;
   o.ledger_path = ledger.path;
   o.reps = 1;
-  o.gate_limit_macs = 1;  // every region takes the proxy path
+  o.gate_limit_macs = 1;  // every region takes the sampled path (16 x 16 outputs)
   GraphBuilder g("big");
   ir::Value* a = g.input("a", T(DType::F32, {300, 40}));
   g.output(g.matmul(a, g.input("b", T(DType::F32, {40, 280})), DType::F32));
   auto d = arbiter::arbitrate(g.module(), arbiter::cpu_runner(), o);
   for (const auto& r : d[0].rows)
     if (r.status == "winner" || r.status == "survivor")
-      EXPECT_NE(r.detail.find("gated at M, N <= 256"), std::string::npos) << r.detail;
+      EXPECT_NE(r.detail.find("gated on 16 x 16 sampled outputs of the full-size run"), std::string::npos) << r.detail;
   GraphBuilder sq("sq");
   ir::Value* x = sq.input("x", T(DType::F32, {300, 300}));
   sq.output(sq.binary("add", sq.matmul(x, x, DType::F32), x));
@@ -135,7 +139,75 @@ TEST(Arbiter, ProxyGatesAndOperandsWithTwoRoles) {
   ASSERT_EQ(e.size(), 1u);
   EXPECT_EQ(e[0].candidate, "tessera");
   for (const auto& r : e[0].rows)
-    if (r.candidate == "tessera") EXPECT_NE(r.detail.find("gated at full size"), std::string::npos) << r.detail;
+    if (r.candidate == "tessera") EXPECT_NE(r.detail.find("gated in full: no sample"), std::string::npos) << r.detail;
+}
+
+// The sample checks the timed run itself: a candidate whose full-size output
+// is wrong only in its last row (a tail block) is rejected.
+TEST(Arbiter, SampledGateRejectsAWrongTail) {
+  TempLedger ledger;
+  arbiter::Options o;
+  o.ledger_path = ledger.path;
+  o.reps = 1;
+  o.gate_limit_macs = 1;
+  GraphBuilder g("tail");
+  g.output(g.matmul(g.input("a", T(DType::F32, {300, 40})), g.input("b", T(DType::F32, {40, 280})), DType::F32));
+  arbiter::Runner runner = arbiter::cpu_runner();
+  auto honest = runner.run;
+  runner.run = [honest](const ir::Module& t, const std::vector<Tensor>& xs, int reps) {
+    arbiter::Runner::Measured r = honest(t, xs, reps);
+    if (ir::print(t).find("library = openblas") != std::string::npos)
+      for (int64_t j = 0; j < 280; ++j) r.outputs[0].set(299 * 280 + j, r.outputs[0].get(299 * 280 + j) + 1.0);
+    return r;
+  };
+  auto d = arbiter::arbitrate(g.module(), runner, o);
+  EXPECT_EQ(d[0].candidate, "tessera");
+  bool rejected = false;
+  for (const auto& r : d[0].rows)
+    if (r.candidate == "openblas") rejected = r.status == "rejected";
+  EXPECT_TRUE(rejected);
+}
+
+// The sample cuts every value by its role: rows of a batched A, columns of a
+// transposed shared B, a bias along N, a scale along M (broadcast along N), a
+// residual along both. The oracle of the cut program equals the full
+// oracle's values at the sampled positions, exactly (the same sums in the same
+// order), and a real kernel's full-size output passes against it.
+TEST(RegionSample, CutsEveryValueByItsRole) {
+  GraphBuilder g("cut");
+  ir::Value* mm = g.matmul(g.input("a", T(DType::F32, {2, 150, 24})), g.input("b", T(DType::F32, {70, 24})),
+                           DType::F32, false, true);
+  ir::Value* y = g.binary("mul", g.binary("add", mm, g.input("bias", T(DType::F32, {70}))),
+                          g.input("scale", T(DType::F32, {150, 1})));
+  g.output(g.unary("relu", g.binary("add", y, g.input("res", T(DType::F32, {2, 150, 70})))));
+  auto regions = arbiter::matmul_regions(g.module());
+  ASSERT_EQ(regions.size(), 1u);
+  const auto& r = regions[0].region;
+  auto full = arbiter::region_program(r);
+  std::vector<Tensor> xs;
+  int seed = 40;
+  for (auto& a : full->funcs()[0]->regions[0]->args)
+    xs.push_back(generate_input("random:seed=" + std::to_string(seed++), a->type.dtype, a->type.shape));
+  const oracle::Expected whole = oracle::evaluate(*full, "", xs).at(0);
+  arbiter::RegionSample sample(r, 1);  // the smallest sample: 16 rows of 150, 16 columns of 70
+  EXPECT_EQ(sample.rows().size(), 16u);
+  EXPECT_EQ(sample.cols().size(), 16u);
+  EXPECT_EQ(sample.rows().front(), 0);
+  EXPECT_EQ(sample.rows().back(), 149);
+  EXPECT_EQ(sample.cols().back(), 69);
+  EXPECT_TRUE(std::is_sorted(sample.rows().begin(), sample.rows().end()));
+  EXPECT_EQ(std::adjacent_find(sample.rows().begin(), sample.rows().end()), sample.rows().end());
+  const oracle::Expected part = oracle::evaluate(sample.program(), "", sample.inputs(xs)).at(0);
+  Tensor whole_t = Tensor::empty(DType::F64, whole.shape);
+  for (int64_t i = 0; i < whole_t.numel(); ++i) whole_t.set(i, whole.value[i]);
+  const Tensor cut = sample.output(whole_t);
+  ASSERT_EQ(cut.shape(), (std::vector<int64_t>{2, 16, 16}));
+  ASSERT_EQ(static_cast<int64_t>(part.value.size()), cut.numel());
+  for (int64_t i = 0; i < cut.numel(); ++i) ASSERT_EQ(part.value[i], cut.get(i)) << "element " << i;
+  // A real kernel at full size, checked through the sample.
+  auto target = passes::lower(*full, ir::Layer::Target, "cpu");
+  const Tensor out = runtime::Executable::load(*target).run(xs).outputs.at(0);
+  EXPECT_TRUE(oracle::compare(part, sample.output(out)).pass);
 }
 
 TEST(Arbiter, ForcedCandidatesAreNotMeasuredAndMustApply) {

@@ -83,8 +83,7 @@ std::string stage_a_unsupported(const Plan& p) {
 namespace {
 
 // tma: the plan of the TMA block (tessera_tma), which has one block shape at
-// every problem size, so that the arbiter's small proxy gates the same kernel
-// it times at full size.
+// every problem size.
 void choose(Plan& p, const std::string& target, bool tma) {
   if (target == "cpu") {
     // Blocks of 96 x 256 (the micro-kernel is 12 x 32 on AVX-512, 6 x 16 on AVX2)
