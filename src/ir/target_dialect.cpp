@@ -157,6 +157,10 @@ KernelDesc read_kernel_desc(const Op& op) {
       fail("E504", "target.kernel cluster must be an integer in [1, 16] that divides the grid", op.loc);
     k.cluster = *c->as_int();
   }
+  if (const Attr* pe = op.attr("persistent")) {
+    if (!pe->as_bool() || k.target != "cuda") fail("E504", "target.kernel persistent is a boolean, on cuda", op.loc);
+    k.persistent = *pe->as_bool();
+  }
   if (const Attr* l = op.attr("library")) {
     if (!l->as_string() || l->as_string()->empty()) fail("E504", "target.kernel library must be a name", op.loc);
     k.library = *l->as_string();

@@ -11,6 +11,8 @@ namespace tessera::ir {
 
 Value* TileBuilder::program_id() { return b_.create1("tile.program_id", {}, Type::index()); }
 
+Value* TileBuilder::num_programs() { return b_.create1("tile.num_programs", {}, Type::index()); }
+
 Value* TileBuilder::index(int64_t v) { return b_.create1("tile.constant", {}, Type::index(), {{"value", Attr(v)}}); }
 
 Value* TileBuilder::fconst(double v, DType d) {
@@ -39,6 +41,10 @@ void TileBuilder::store_masked(Value* ptr, Value* offset, Value* count, Value* v
   b_.create("tile.store_masked", {ptr, offset, count, v});
 }
 void TileBuilder::prefetch(Value* ptr, Value* offset, Value* count) { b_.create("tile.prefetch", {ptr, offset, count}); }
+Value* TileBuilder::load_staged(Value* ptr, Value* stage, Value* row, Value* rows, Value* iter, int64_t row_stride,
+                                Type result) {
+  return b_.create1("tile.load_staged", {ptr, stage, row, rows, iter}, result, {{"row_stride", Attr(row_stride)}});
+}
 void TileBuilder::transpose(Value* in, Value* out, Value* in_base, Value* out_base, Value* r0, Value* c0,
                             int64_t rows, int64_t cols, int64_t block_rows, int64_t block_cols) {
   b_.create("tile.transpose", {in, out, in_base, out_base, r0, c0},
@@ -140,7 +146,7 @@ void expect_operands(const Op& op, size_t n) {
 
 void verify_kernel_op(const Op& op) {
   const std::string& n = op.name;
-  if (n == "tile.program_id") {
+  if (n == "tile.program_id" || n == "tile.num_programs") {
     expect_operands(op, 0);
   } else if (n == "tile.constant") {
     if (!op.attr("value")) bad(op, "needs 'value'");
@@ -166,6 +172,17 @@ void verify_kernel_op(const Op& op) {
     expect_operands(op, 3);
     if (!is_ptr(op.operands[0]) || !is_index(op.operands[1]) || !is_index(op.operands[2]))
       bad(op, "takes (ptr, index offset, index count)");
+  } else if (n == "tile.load_staged") {
+    expect_operands(op, 5);
+    if (!is_ptr(op.operands[0]) || !is_ptr(op.operands[1]) || !is_index(op.operands[2]) || !is_index(op.operands[3]) ||
+        !is_index(op.operands[4]))
+      bad(op, "takes (ptr, ptr stage, index row, index rows, index iter)");
+    if (!op.operands[1]->def || op.operands[1]->def->name != "tile.alloca" ||
+        op.operands[1]->type.dtype != op.operands[0]->type.dtype)
+      bad(op, "stages through a tile.alloca of the loaded pointer's dtype");
+    const Attr* st = op.attr("row_stride");
+    if (!st || !st->as_int() || *st->as_int() < 1) bad(op, "needs an integer 'row_stride' >= 1");
+    if (op.results.size() != 1 || op.results[0]->type.kind != TypeKind::Tile) bad(op, "yields a tile");
   } else if (n == "tile.transpose") {
     expect_operands(op, 6);
     for (size_t i = 0; i < 6; ++i)

@@ -8,6 +8,15 @@
 //   tile.store / tile.store_masked (narrow), tile.combine {kind},
 //   tile.prefetch %p, %offset, %count: a hint that p[offset, offset+count)
 //     is read soon (CUDA: a bulk copy of it into L2; elsewhere nothing),
+//   tile.num_programs: how many programs run (a persistent kernel's stride
+//     over its work: the runtime may launch fewer programs than grid, as many
+//     as fit the device at once; CUDA only),
+//   tile.load_staged %p, %stage, %row, %rows, %iter {row_stride}: lanes of row
+//     %row (p[row*row_stride ...]) of a persistent program's rows %row,
+//     %row + num_programs, ... (%iter counts them from 0), copied by the bulk
+//     copy engine through %stage (a tile.alloca of p's dtype holding the
+//     block's share of a row); row %row + num_programs, if below %rows, is
+//     fetched meanwhile (CUDA clusters only),
 //   tile.reduce_lanes {kind} (fixed pairwise tree), tile.divf,
 //   tile.map {fn} (pointwise functions, see map_arity), tile.splat (a scalar
 //   to every lane), tile.mask (lanes at or past a count replaced by a value).
@@ -41,6 +50,7 @@ class TileBuilder {
   Builder& base() { return b_; }
 
   Value* program_id();
+  Value* num_programs();
   Value* index(int64_t v);
   Value* fconst(double v, DType d);
   Value* arith(const char* op, Value* a, Value* b);  // add sub mul div rem min on index
@@ -58,6 +68,7 @@ class TileBuilder {
   void store(Value* ptr, Value* offset, Value* v);
   void store_masked(Value* ptr, Value* offset, Value* count, Value* v);
   void prefetch(Value* ptr, Value* offset, Value* count);
+  Value* load_staged(Value* ptr, Value* stage, Value* row, Value* rows, Value* iter, int64_t row_stride, Type result);
   Value* combine(const std::string& kind, Value* a, Value* b);
   Value* reduce_lanes(const std::string& kind, Value* t);
   Value* divf(Value* a, Value* b);

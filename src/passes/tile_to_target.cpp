@@ -75,6 +75,7 @@ std::unique_ptr<Module> tile_to_target(const Module& tile, const std::string& ta
     if (const Attr* pt = op->attr("producer_threads"))
       k->attrs["threads"] = *op->attr("threads")->as_int() + *pt->as_int();
     if (const Attr* maps = op->attr("tensor_maps")) k->attrs["tensor_maps"] = *maps;
+    if (const Attr* pe = op->attr("persistent")) k->attrs["persistent"] = *pe;
     // A cluster of C blocks a program (CUDA; the other renderers refused it
     // above): the launch is programs * C blocks.
     if (const Attr* c = op->attr("cluster"); c && *c->as_int() > 1) {

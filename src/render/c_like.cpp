@@ -105,6 +105,16 @@ void CLikeRenderer::render_op(const Op& op, int indent) {
 
   if (n == "tile.program_id") {
     def(program_id_expr());
+  } else if (n == "tile.num_programs" || n == "tile.load_staged") {
+    if (num_programs_expr().empty()) fail("E502", "this renderer has no persistent programs ('" + n + "')", op.loc);
+    if (n == "tile.num_programs") {
+      def(num_programs_expr());
+    } else {
+      const Type& t = op.result(0)->type;
+      def("tsr::load_staged<" + storage(t.dtype) + ", " + std::to_string(t.numel()) + ">(" + arg(1) + ", " + arg(0) +
+          ", " + arg(2) + ", " + arg(3) + ", " + std::to_string(*op.attr("row_stride")->as_int()) + "LL, " + arg(4) +
+          ")");
+    }
   } else if (n == "tile.constant") {
     const Type& t = op.result(0)->type;
     if (t.kind == TypeKind::Index) def(std::to_string(*op.attr("value")->as_int()));

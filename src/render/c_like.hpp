@@ -37,6 +37,10 @@ class CLikeRenderer {
   virtual bool has_tensor_maps() const { return false; }
   // Whether the tile library has transpose_block (tile.transpose; CUDA/HIP).
   virtual bool has_transpose_block() const { return false; }
+  // Persistent programs with staged rows (tile.num_programs, tile.load_staged;
+  // CUDA clusters): the expression for the number of programs running, or ""
+  // where the target has none (the renderer then refuses both ops, E502).
+  virtual std::string num_programs_expr() const { return ""; }
   static std::string tensor_map_param(size_t i) { return "tsr_tmap" + std::to_string(i); }
   // The tile library function that loads a whole tile from `ptr`.
   virtual std::string load_fn(const ir::Value*) const { return "load"; }

@@ -129,6 +129,10 @@ class CudaRenderer : public CLikeRenderer {
   }
   bool has_tensor_maps() const override { return !hip_; }
   bool has_transpose_block() const override { return true; }
+  // Staged rows are a cluster's (the bulk copy and its barrier; not HIP).
+  std::string num_programs_expr() const override {
+    return cluster_ > 1 && !hip_ ? "(long long)(gridDim.x / TSR_CLUSTER)" : "";
+  }
   // The scratch (tile.alloca) is shared memory, which __ldg cannot read.
   std::string load_fn(const Value* ptr) const override {
     return ptr->def && ptr->def->name == "tile.alloca" ? "load_shared" : "load";

@@ -120,6 +120,7 @@ struct RowCase {
   std::vector<int64_t> shape;
   int64_t cluster;  // expected: 1 = streamed
   bool epilogue;    // silu(op(x) * g)
+  bool staged = false;  // expected: persistent clusters of 8, rows staged through shared memory
 };
 void check_cluster_rows(const char* feature, const std::vector<RowCase>& cases);
 
@@ -139,19 +140,39 @@ TEST(CudaRows, ClusterResidentRowsMatchOracleBitwise) {
   });
 }
 
-// The default for f32 rows of 128K-256K lanes: clusters of 16 blocks of 512
-// threads, two blocks an SM (Hopper's non-portable cluster size, opted into
-// at load); shorter, 16-bit and longer rows stream.
+// The default for f32 rows of 128K-256K lanes that are not staged (ragged,
+// or read from two leaves): clusters of 16 blocks of 512 threads, two blocks
+// an SM (Hopper's non-portable cluster size, opted into at load); rows that
+// fill a cluster of 8 from one leaf are staged; longer rows stream.
 TEST(CudaRows, SixteenBlockClusterRowsMatchOracleBitwise) {
   check_cluster_rows("", {
-      {"softmax", DType::F32, {4, 262144}, 16, false},  // the tile exactly: 512 x 4 x 8 x 16
       {"softmax", DType::F32, {4, 200003}, 16, false},  // ragged, odd
       {"log_softmax", DType::F32, {4, 131073}, 16, false},  // one lane past 128K
-      {"layer_norm", DType::F32, {4, 262144}, 16, false},
+      {"layer_norm", DType::F32, {4, 262144}, 16, true},  // the tile exactly: 512 x 4 x 8 x 16; two row leaves
       {"rms_norm", DType::F32, {4, 150001}, 16, true},
-      {"softmax", DType::F32, {4, 131072}, 1, false},   // 128K: streamed
-      {"softmax", DType::BF16, {4, 262144}, 1, false},  // 16-bit: streamed
+      {"softmax", DType::F32, {4, 262144}, 8, false, true},  // one row leaf: staged
+      {"softmax", DType::BF16, {4, 262144}, 8, false, true},
       {"softmax", DType::F32, {4, 300000}, 1, false},   // past 256K: streamed (online)
+  });
+}
+
+// Staged rows (the default where a row fills a cluster of 8 blocks of 512
+// threads from one leaf): persistent clusters, as many as fit, striding over
+// the rows (more rows than clusters: every cluster takes several, and the
+// last ones fewer; fewer rows than clusters: one each), each block's share
+// of the next row copied into shared memory while the current one is
+// reduced and written. Every dtype the bulk copy takes whole 16-byte
+// vectors of (f32 x 4, f16/bf16 x 8, f64 x 2), 2 to 16 vectors a thread.
+TEST(CudaRows, StagedPersistentRowsMatchOracleBitwise) {
+  check_cluster_rows("", {
+      {"softmax", DType::F32, {300, 65536}, 8, false, true},
+      {"log_softmax", DType::F32, {4, 32768}, 8, false, true},  // two vectors a thread; 4 clusters
+      {"softmax", DType::F32, {130, 262144}, 8, false, true},   // 16 vectors a thread
+      {"layer_norm", DType::F32, {40, 131072}, 8, false, true},
+      {"rms_norm", DType::BF16, {50, 262144}, 8, false, true},
+      {"softmax", DType::BF16, {70, 131072}, 8, false, true},
+      {"layer_norm", DType::F16, {20, 65536}, 8, false, true},
+      {"log_softmax", DType::F64, {9, 65536}, 8, false, true},
   });
 }
 
@@ -181,6 +202,8 @@ void check_cluster_rows(const char* feature, const std::vector<RowCase>& cases) 
                                  (rc.cluster > 8 ? " __launch_bounds__(512, 2)" : "");
         if (rc.cluster > 1) EXPECT_NE(src.find(dims), std::string::npos) << name;
         else EXPECT_EQ(src.find("__cluster_dims__"), std::string::npos) << name;
+        EXPECT_EQ(src.find("tsr::load_staged<") != std::string::npos, rc.staged) << name;
+        EXPECT_EQ(ir::read_kernel_desc(*k).persistent, rc.staged) << name;
       }
     GpuProgram p = compile_cuda(g.module());
     std::vector<Tensor> xs;

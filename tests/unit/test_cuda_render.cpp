@@ -202,10 +202,71 @@ TEST(CudaRender, ClusterResidentRowsCompileWithNvrtc) {
       EXPECT_GT(runtime::cuda::nvrtc_compile(k.source, k.sym, "sm_90a").size(), 1000u) << dtype_name(dt);
     }
   }
-  // f32 rows of 128K lanes or fewer (past one block) keep the streamed schedule.
+  // f32 rows past one block that do not fill a cluster of 8 exactly keep the
+  // streamed schedule.
   GraphBuilder g("plain");
-  g.output(g.softmax(g.input("x", ir::Type::tensor(DType::F32, {3, 131072}))));
+  g.output(g.softmax(g.input("x", ir::Type::tensor(DType::F32, {3, 131000}))));
   EXPECT_EQ(ir::print(*passes::lower(g.module(), ir::Layer::Schedule, "cuda")).find("cluster"), std::string::npos);
+}
+
+// Staged rows (the default where a row fills a cluster of 8 blocks of 512
+// threads from one leaf in 16-byte vectors): persistent kernels whose one
+// shared-memory buffer holds a block's share of a row, for every storage
+// dtype, compiled by NVRTC for sm_90a; the other renderers refuse them.
+TEST(CudaRender, StagedRowsCompileWithNvrtc) {
+  try {
+    runtime::cuda::nvrtc();
+  } catch (const Error& e) {
+    GTEST_SKIP() << "NVRTC not available: " << e.what();
+  }
+  struct Case {
+    const char* op;
+    DType dt;
+    int64_t extent, unroll;
+  };
+  const std::vector<Case> cases = {
+      {"softmax", DType::F32, 262144, 16}, {"log_softmax", DType::F32, 32768, 2},
+      {"layer_norm", DType::BF16, 131072, 4}, {"rms_norm", DType::F16, 262144, 8},
+      {"softmax", DType::F64, 65536, 8},
+  };
+  for (const Case& c : cases) {
+    GraphBuilder g("stg");
+    auto T = [&](std::vector<int64_t> s) { return ir::Type::tensor(c.dt, s); };
+    ir::Value* x = g.input("x", T({5, c.extent}));
+    ir::Value* w = g.input("w", T({c.extent}));
+    const std::string op = c.op;
+    g.output(op == "softmax"       ? g.softmax(x)
+             : op == "log_softmax" ? g.log_softmax(x)
+             : op == "layer_norm"  ? g.layer_norm(x, w, g.input("b", T({c.extent})))
+                                   : g.rms_norm(x, w));
+    const std::string name = op + " " + std::string(dtype_name(c.dt)) + " " + std::to_string(c.extent);
+    const std::string sched = ir::print(*passes::lower(g.module(), ir::Layer::Schedule, "cuda"));
+    EXPECT_NE(sched.find("staged = true"), std::string::npos) << name;
+    EXPECT_NE(sched.find("unroll = " + std::to_string(c.unroll) + ","), std::string::npos) << name;
+    auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
+    for (auto& k_op : target->ops) {
+      if (k_op->name != "target.kernel") continue;
+      ir::KernelDesc k = ir::read_kernel_desc(*k_op);
+      EXPECT_TRUE(k.persistent) << name;
+      EXPECT_EQ(k.cluster, 8) << name;
+      EXPECT_EQ(k.grid, 5 * 8) << name;  // at most: the runtime launches what fits
+      EXPECT_EQ(k.shared_bytes, c.extent / 8 * static_cast<int64_t>(dtype_size(c.dt))) << name;
+      EXPECT_NE(k.source.find("tsr::load_staged<"), std::string::npos) << name;
+      EXPECT_GT(runtime::cuda::nvrtc_compile(k.source, k.sym, "sm_90a").size(), 1000u) << name;
+    }
+    auto tile = passes::lower(g.module(), ir::Layer::Tile, "cuda");
+    for (auto& k_op : tile->ops) {
+      if (k_op->name != "tile.kernel") continue;
+      for (auto render : {&render::render_hip_kernel, &render::render_msl_kernel, &render::render_cpp_kernel}) {
+        try {
+          render(*k_op);
+          ADD_FAILURE() << name << ": a staged kernel was rendered for a target without clusters";
+        } catch (const Error& e) {
+          EXPECT_TRUE(e.code() == "E502" || (c.dt == DType::F64 && e.code() == "E501")) << e.what();  // MSL: no f64
+        }
+      }
+    }
+  }
 }
 
 // Matmul: every case of the GPU matmul matrix (the small-block configs:

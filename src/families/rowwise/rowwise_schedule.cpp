@@ -27,7 +27,10 @@ namespace {
 // storage_bytes: the narrowest element the kernel reads or writes;
 // rows_16bit: every leaf read a row at a time (the ones a prefetch would
 // fetch) is 16-bit.
-void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out_dtype, bool rows_16bit) {
+// staged_leaf_bytes: the element size of the one leaf read a row at a time
+// (0: none, or more than one).
+void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out_dtype, bool rows_16bit,
+            int64_t staged_leaf_bytes) {
   const int64_t esize = static_cast<int64_t>(dtype_size(p.compute));
   if (target == "cpu") {
     p.threads = 1;
@@ -88,6 +91,24 @@ void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out
         p.vector_width == 4 && want > 131072 && want <= 512 * 4 * 8 * 16) {
       p.threads = 512, p.unroll = 8, p.cluster = 16, p.resident = true;
     }
+    // Rows past one block, read from one leaf, staged (the default where the
+    // shape allows): a cluster of 8 blocks of 512 threads holds the row, each
+    // thread 2..16 vectors of it; persistent clusters (one block an SM) copy
+    // the next row into shared memory while this one is reduced and written.
+    // Measured on the H200 (softmax f32, bench/evidence/cuda/raw/
+    // probe-rows-staged-cluster-h200.log): 1024x262144 3.60 TB/s (the
+    // resident cluster of 16 above: 2.72), 2048x131072 3.67 and 4096x65536
+    // 3.65 (streamed: 2.75, 2.80); a plain copy reached 3.89.
+    // (The experimental rows_cluster, asked for, keeps its own shapes.)
+    if (target == "cuda" && p.strategy == "rows" && (!p.resident || p.cluster > 1) && staged_leaf_bytes > 0 &&
+        staged_leaf_bytes * p.vector_width == 16 && !experimental("rows_cluster")) {
+      const int64_t per_unroll = 512 * p.vector_width * 8;
+      const int64_t unroll = want / per_unroll;
+      const int64_t share_bytes = want / 8 * staged_leaf_bytes;  // a block's shared memory
+      if (want % per_unroll == 0 && unroll >= 2 && unroll * p.vector_width <= 64 && share_bytes <= 160 * 1024) {
+        p.threads = 512, p.unroll = unroll, p.cluster = 8, p.resident = true, p.staged = true;
+      }
+    }
     if (p.strategy == "rows" && !p.resident) {
       p.threads = 256;
       p.unroll = 4;
@@ -137,7 +158,9 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
       all_16bit = all_16bit && dtype_size(region.leaves[l]->type.dtype) == 2;
     }
   const bool rows_16bit = any_row_leaf && all_16bit;
-  choose(p, target, fused::narrowest_storage_bytes(region), region.result->type.dtype, rows_16bit);
+  const int64_t staged = p.strategy == "rows" ? p.staged_leaf() : -1;
+  choose(p, target, fused::narrowest_storage_bytes(region), region.result->type.dtype, rows_16bit,
+         staged >= 0 ? static_cast<int64_t>(dtype_size(region.leaves[staged]->type.dtype)) : 0);
   AttrDict& a = op.attrs;
   a["family"] = "rowwise";
   a["target"] = target;
@@ -158,6 +181,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   a["unroll"] = p.unroll;
   if (p.cluster > 1) a["cluster"] = p.cluster;  // absent: no cluster (older schedules hash the same)
   if (p.prefetch_rows > 0) a["prefetch_rows"] = p.prefetch_rows;
+  if (p.staged) a["staged"] = true;
   a["programs"] = p.programs;
   op.loc = core.loc;
   Value* result = op.add_result(region.result->name, region.result->type);
@@ -215,6 +239,24 @@ Plan read_plan(const Op& op) {
     if (p.prefetch_rows >= (int64_t{1} << 31)) fail("E302", "'prefetch_rows' must be below 2^31", op.loc);
     if (string_attr(op, "target") != "cuda" || p.strategy != "rows")
       fail("E302", "'prefetch_rows' applies to rows on target cuda only", op.loc);
+  }
+  if (const Attr* st = op.attr("staged")) {
+    if (!st->as_bool()) fail("E302", "'staged' is a boolean (absent: false)", op.loc);
+    p.staged = *st->as_bool();
+  }
+  if (p.staged) {
+    // What tsr::load_staged needs: a cluster's row, whole 16-byte vectors of
+    // one row leaf, parts and row starts 16-byte aligned, a share that fits
+    // shared memory.
+    const int64_t l = p.strategy == "rows" ? p.staged_leaf() : -1;
+    const int64_t bytes = l >= 0 ? static_cast<int64_t>(dtype_size(op.operands[l]->type.dtype)) : 0;
+    if (string_attr(op, "target") != "cuda" || !p.resident || p.cluster < 2 || p.extent != p.tile_lanes() || l < 0 ||
+        bytes * p.vector_width != 16 || (p.leaf_strides[l][0] * bytes) % 16 != 0 ||
+        p.extent / p.cluster * bytes > 200 * 1024)
+      fail("E302",
+           "'staged' applies to cuda rows resident in a cluster, filling the tile, read from one leaf in 16-byte "
+           "vectors with 16-byte aligned rows, at most 200 KiB a block",
+           op.loc);
   }
   if ((p.strategy == "rows") != (p.inner == 1) && p.inner != 0)
     fail("E302", "strategy \"rows\" is for inner == 1, \"columns\" for inner > 1", op.loc);

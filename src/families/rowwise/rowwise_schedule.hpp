@@ -47,6 +47,11 @@ struct Plan {
   // of each leaf it reads a row at a time to be copied into L2
   // (tile.prefetch). Recorded only when > 0.
   int64_t prefetch_rows = 0;
+  // CUDA resident rows in a cluster: persistent programs (as many as fit the
+  // device, each taking rows a stride apart), the row leaf's block share
+  // copied by the bulk copy engine through shared memory while the previous
+  // row is reduced and written (tile.load_staged). Recorded only when true.
+  bool staged = false;
   int64_t programs = 0;
 
   int64_t tile_lanes() const { return threads * vector_width * unroll * cluster; }
@@ -56,6 +61,16 @@ struct Plan {
     return strategy == "rows" && leaf_strides[l][0] != 0 && leaf_strides[l][1] == 1;
   }
   int64_t column_blocks() const { return (inner + tile_lanes() - 1) / tile_lanes(); }
+  // The one leaf a staged row is read from (-1: none, or more than one).
+  int64_t staged_leaf() const {
+    int64_t found = -1;
+    for (size_t l = 0; l < leaf_strides.size(); ++l)
+      if (row_leaf(l)) {
+        if (found >= 0) return -1;
+        found = static_cast<int64_t>(l);
+      }
+    return found;
+  }
 };
 
 ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,

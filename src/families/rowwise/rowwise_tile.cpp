@@ -22,6 +22,8 @@ struct RowKernel {
   bool rows;      // rows strategy: lanes along the extent; else along inner (columns)
   Value* o;       // outer index of this program
   Value* col0 = nullptr, *ncols = nullptr;  // columns: first column and how many are real
+  // staged rows: the row leaf's shared-memory stage and this program's row count so far
+  Value* stage = nullptr, *iter = nullptr;
 
   // A statistic is a scalar (rows) or a tile of per-column values (columns).
   Value* lift(Value* stat) { return stat->type.kind == TypeKind::Scalar ? tb.splat(stat, lanes_t) : stat; }
@@ -34,6 +36,8 @@ struct RowKernel {
   Value* at(const Value* v, Value* k, Value* count, fused::Env& env) {
     return fused::eval(tb, region, v, lanes_t, env, [&](size_t l) {
       const std::vector<int64_t>& st = p.leaf_strides[l];
+      if (stage && p.row_leaf(l))  // the whole row (k = 0), through shared memory
+        return tb.load_staged(leaves[l], stage, o, tb.index(p.outer), iter, st[0], lanes_t);
       Value* base = tb.add(tb.mul(o, tb.index(st[0])), tb.mul(k, tb.index(st[1])));
       if (!rows) base = tb.add(base, tb.mul(col0, tb.index(st[2])));
       return fused::read_leaf(tb, leaves[l], base, rows ? st[1] : st[2], count, lanes_t);
@@ -240,6 +244,8 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   // Above the portable 8, two blocks an SM (64 registers a thread): a cluster
   // of 16 spans 8 SMs, and two clusters on them overlap their phases.
   if (p.cluster > 8) k->attrs["min_blocks"] = 2;
+  // Staged rows: persistent programs; the runtime launches as many as fit.
+  if (p.staged) k->attrs["persistent"] = true;
   const Region& region = *sop.regions[0];
   const Op* core = nullptr;
   for (auto& op : region.ops)
@@ -252,6 +258,22 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   RowKernel kern{p, tb, region, *core, leaves, out, Type::tile(p.compute, {p.tile_lanes()}), p.strategy == "rows",
                  nullptr};
   Value* pid = tb.program_id();
+  if (p.staged) {
+    // Rows pid, pid + programs, ... (the runtime launches at most p.outer
+    // programs, so every program has at least one).
+    const int64_t l = p.staged_leaf();
+    kern.stage = tb.scratch(p.extent / p.cluster, leaves[l]->type.dtype);
+    Value* np = tb.num_programs();
+    Value* iters = tb.div(tb.add(tb.sub(tb.index(p.outer), pid), tb.sub(np, tb.index(1))), np);
+    tb.for_loop(tb.index(0), iters, tb.index(1), {}, [&](Value* i, const std::vector<Value*>&) -> std::vector<Value*> {
+      kern.iter = i;
+      kern.o = tb.add(pid, tb.mul(i, np));
+      kern.build();
+      return {};
+    });
+    m.ops.push_back(std::move(k));
+    return;
+  }
   if (kern.rows) {
     kern.o = pid;
     if (p.prefetch_rows > 0 && p.outer > 0) {

@@ -60,6 +60,7 @@ struct Driver {
     bind(lib, api.cuModuleGetFunction, "cuModuleGetFunction", "libcuda");
     bind(lib, api.cuLaunchKernel, "cuLaunchKernel", "libcuda");
     bind(lib, api.cuFuncSetAttribute, "cuFuncSetAttribute", "libcuda");
+    bind(lib, api.cuOccupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters", "libcuda");
     bind(lib, api.cuMemAlloc, "cuMemAlloc_v2", "libcuda");
     bind(lib, api.cuMemFree, "cuMemFree_v2", "libcuda");
     bind(lib, api.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", "libcuda");

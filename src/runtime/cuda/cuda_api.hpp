@@ -23,6 +23,7 @@ struct DriverApi {
   TSR_CU(cuModuleGetFunction)
   TSR_CU(cuLaunchKernel)
   TSR_CU(cuFuncSetAttribute)
+  TSR_CU(cuOccupancyMaxActiveClusters)
   TSR_CU(cuMemAlloc)
   TSR_CU(cuMemFree)
   TSR_CU(cuMemcpyHtoDAsync)

@@ -46,12 +46,38 @@ Tensor DeviceTensor::download(CUstream stream) const {
   return host;
 }
 
+namespace {
+
+// A persistent kernel's launch: as many programs (clusters) as the device
+// holds at once, at most the grid its schedule asked for (the programs
+// stride over the work, so any count is correct; more than fit would run in
+// a second wave and double the time). None fitting is an error, not a
+// smaller shape.
+int64_t persistent_grid(const ir::KernelDesc& k, CUfunction fn) {
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = static_cast<unsigned>(k.grid);
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = static_cast<unsigned>(k.threads);
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.sharedMemBytes = static_cast<unsigned>(k.shared_bytes);
+  int clusters = 0;
+  check(driver().cuOccupancyMaxActiveClusters(&clusters, fn, &cfg), "cuOccupancyMaxActiveClusters");
+  if (clusters < 1)
+    fail("E734", "kernel @" + k.sym + ": no cluster of " + std::to_string(k.cluster) + " blocks of " +
+                     std::to_string(k.threads) + " threads and " + std::to_string(k.shared_bytes) +
+                     " bytes of shared memory fits this device");
+  return std::min<int64_t>(k.grid, int64_t{clusters} * k.cluster);
+}
+
+}  // namespace
+
 CudaExecutable CudaExecutable::load(const ir::Module& m, const std::string& func, CudaModuleCache& cache) {
   CudaExecutable e;
   e.h_ = HostSchedule::from(m, func, "cuda");
-  for (const ir::KernelDesc& k : e.h_.kernels) {
+  for (ir::KernelDesc& k : e.h_.kernels) {
     if (k.library.empty()) {
       e.fns_.push_back(cache.load(k));  // digest verified here, once
+      if (k.persistent) k.grid = persistent_grid(k, e.fns_.back());
       e.libraries_.emplace_back();
       e.implementations_.push_back("tessera");
       continue;
