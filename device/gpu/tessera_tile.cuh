@@ -597,8 +597,10 @@ template <class T, class Combine> __device__ __forceinline__ T cluster_combine(T
 #else
 #define TSR_CLUSTER_STAGE(NAME)
 #endif
+// reduce_block_lanes_*: this block's lanes only (a cluster program's
+// per-block statistics; the whole program without a cluster).
 #define TSR_REDUCE_LANES(NAME)                                                         \
-  template <class T, int N> __device__ __forceinline__ T reduce_lanes_##NAME(tile<T, N> t) { \
+  template <class T, int N> __device__ __forceinline__ T reduce_block_lanes_##NAME(tile<T, N> t) { \
     T x = t.v[0];                                                                     \
     _Pragma("unroll") for (int i = 1; i < tile<T, N>::E; ++i) x = combine_##NAME(x, t.v[i]); \
     _Pragma("unroll") for (int off = 16; off >= 1; off /= 2)                             \
@@ -613,6 +615,10 @@ template <class T, class Combine> __device__ __forceinline__ T cluster_combine(T
     } else {                                                                          \
       x = __shfl_sync(0xffffffffu, x, 0);                                             \
     }                                                                                 \
+    return x;                                                                         \
+  }                                                                                   \
+  template <class T, int N> __device__ __forceinline__ T reduce_lanes_##NAME(tile<T, N> t) { \
+    T x = reduce_block_lanes_##NAME(t);                                               \
     TSR_CLUSTER_STAGE(NAME)                                                           \
     return x;                                                                         \
   }
@@ -623,5 +629,49 @@ TSR_REDUCE_LANES(max)
 TSR_REDUCE_LANES(min)
 #undef TSR_REDUCE_LANES
 #undef TSR_CLUSTER_STAGE
+
+#if TSR_CLUSTER > 1
+// A cluster program's softmax statistics in one exchange (tile.softmax_stats):
+// block b contributes its max m_b and s_b = sum of exp(x - max(m_b, lowest));
+// M = max of the m_b (NaN propagates), S = sum of s_b exp(max(m_b, lowest) -
+// max(M, lowest)) in rank order, so all blocks hold the same bits. A block of
+// only -inf adds 0; an all -inf row has S = 0 (and a NaN softmax, as the
+// semantics say). The barrier phases are cluster_combine's.
+template <class T> __device__ __forceinline__ void softmax_stats(T m, T s, T& big_m, T& big_s) {
+  __shared__ T slot_m[TSR_CLUSTER], slot_s[TSR_CLUSTER];
+  cluster_wait();
+  if (threadIdx.x < TSR_CLUSTER) {  // thread i writes into block i
+    const u32 mine_m = static_cast<u32>(__cvta_generic_to_shared(&slot_m[cluster_rank()]));
+    const u32 mine_s = static_cast<u32>(__cvta_generic_to_shared(&slot_s[cluster_rank()]));
+    u32 theirs_m, theirs_s;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(theirs_m) : "r"(mine_m), "r"(u32(threadIdx.x)));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(theirs_s) : "r"(mine_s), "r"(u32(threadIdx.x)));
+    if constexpr (sizeof(T) == 8) {
+      asm volatile("st.shared::cluster.f64 [%0], %1;" ::"r"(theirs_m), "d"(m) : "memory");
+      asm volatile("st.shared::cluster.f64 [%0], %1;" ::"r"(theirs_s), "d"(s) : "memory");
+    } else {
+      asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(theirs_m), "f"(m) : "memory");
+      asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(theirs_s), "f"(s) : "memory");
+    }
+  }
+  cluster_arrive();
+  cluster_wait();
+  const T lowest = sizeof(T) == 8 ? T(-1.7976931348623157e308) : T(-3.4028234663852886e38f);
+  T mm = slot_m[0];
+#pragma unroll
+  for (int i = 1; i < TSR_CLUSTER; ++i) mm = combine_max(mm, slot_m[i]);
+  const T base = combine_max(mm, lowest);
+  T ss = T(0);
+#pragma unroll
+  for (int i = 0; i < TSR_CLUSTER; ++i) {
+    const T d = combine_max(slot_m[i], lowest) - base;
+    if constexpr (sizeof(T) == 8) ss += slot_s[i] * exp(d);
+    else ss += slot_s[i] * expf(d);
+  }
+  cluster_arrive();
+  big_m = mm;
+  big_s = ss;
+}
+#endif
 
 }  // namespace tsr

@@ -59,6 +59,15 @@ Value* TileBuilder::reduce_lanes(const std::string& kind, Value* t) {
   return b_.create1("tile.reduce_lanes", {t}, Type::scalar(t->type.dtype), {{"kind", Attr(kind)}});
 }
 
+Value* TileBuilder::reduce_block_lanes(const std::string& kind, Value* t) {
+  return b_.create1("tile.reduce_lanes", {t}, Type::scalar(t->type.dtype), {{"kind", Attr(kind)}, {"scope", Attr("block")}});
+}
+
+std::pair<Value*, Value*> TileBuilder::softmax_stats(Value* block_max, Value* block_sum) {
+  Op& op = b_.create("tile.softmax_stats", {block_max, block_sum});
+  return {op.add_result(b_.fresh_name(), block_max->type), op.add_result(b_.fresh_name(), block_max->type)};
+}
+
 Value* TileBuilder::divf(Value* a, Value* b) { return b_.create1("tile.divf", {a, b}, a->type); }
 
 Value* TileBuilder::map(const std::string& fn, std::vector<Value*> args) {
@@ -207,6 +216,15 @@ void verify_kernel_op(const Op& op) {
       bad(op, "combines two values of the same type");
     if (n == "tile.reduce_lanes" && (op.operands.size() != 1 || op.operands[0]->type.kind != TypeKind::Tile))
       bad(op, "reduces one tile");
+    if (const Attr* sc = op.attr("scope"); sc && (n != "tile.reduce_lanes" || !sc->as_string() ||
+                                                 (*sc->as_string() != "block" && *sc->as_string() != "program")))
+      bad(op, "'scope' is \"block\" or \"program\" (reduce_lanes only)");
+  } else if (n == "tile.softmax_stats") {
+    expect_operands(op, 2);
+    if (op.results.size() != 2 || op.operands[0]->type.kind != TypeKind::Scalar ||
+        !(op.operands[0]->type == op.operands[1]->type) || !(op.results[0]->type == op.operands[0]->type) ||
+        !(op.results[1]->type == op.operands[0]->type))
+      bad(op, "takes two scalars of one float type and yields two");
   } else if (n == "tile.divf") {
     expect_operands(op, 2);
   } else if (n == "tile.map") {

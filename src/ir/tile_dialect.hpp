@@ -17,7 +17,13 @@
 //     copy engine through %stage (a tile.alloca of p's dtype holding the
 //     block's share of a row); row %row + num_programs, if below %rows, is
 //     fetched meanwhile (CUDA clusters only),
-//   tile.reduce_lanes {kind} (fixed pairwise tree), tile.divf,
+//   tile.reduce_lanes {kind} (fixed pairwise tree; scope = "block": over the
+//     lanes of this block of a cluster program only, CUDA clusters only),
+//   tile.softmax_stats %m, %s -> (%M, %S): a cluster program's softmax
+//     statistics from each block's max m and sum s of exp(x - max(m, lowest)):
+//     M = max of the m (NaN propagates), S = sum of s * exp(max(m, lowest) -
+//     max(M, lowest)), in block order (one exchange; CUDA clusters only),
+//   tile.divf,
 //   tile.map {fn} (pointwise functions, see map_arity), tile.splat (a scalar
 //   to every lane), tile.mask (lanes at or past a count replaced by a value).
 // Matmul blocks (families/matmul):
@@ -71,6 +77,8 @@ class TileBuilder {
   Value* load_staged(Value* ptr, Value* stage, Value* row, Value* rows, Value* iter, int64_t row_stride, Type result);
   Value* combine(const std::string& kind, Value* a, Value* b);
   Value* reduce_lanes(const std::string& kind, Value* t);
+  Value* reduce_block_lanes(const std::string& kind, Value* t);  // scope = "block"
+  std::pair<Value*, Value*> softmax_stats(Value* block_max, Value* block_sum);
   Value* divf(Value* a, Value* b);
   // fn of map_arity() on tiles or scalars of one type
   Value* map(const std::string& fn, std::vector<Value*> args);

@@ -152,7 +152,16 @@ void CLikeRenderer::render_op(const Op& op, int indent) {
   } else if (n == "tile.combine") {
     def("tsr::combine_" + kind() + "(" + arg(0) + ", " + arg(1) + ")");
   } else if (n == "tile.reduce_lanes") {
-    def(lane_call("reduce_lanes_" + kind(), arg(0)));
+    const Attr* scope = op.attr("scope");
+    const bool block = scope && *scope->as_string() == "block";
+    if (block && num_programs_expr().empty())
+      fail("E502", "this renderer has no block-scope lane reductions (cluster programs)", op.loc);
+    def(lane_call(std::string(block ? "reduce_block_lanes_" : "reduce_lanes_") + kind(), arg(0)));
+  } else if (n == "tile.softmax_stats") {
+    if (num_programs_expr().empty()) fail("E502", "this renderer has no cluster programs ('" + n + "')", op.loc);
+    const std::string t = type(op.result(0)->type), big_m = name(op.result(0)), big_s = name(op.result(1));
+    out_ += pad + t + " " + big_m + ", " + big_s + ";\n";
+    out_ += pad + "tsr::softmax_stats(" + arg(0) + ", " + arg(1) + ", " + big_m + ", " + big_s + ");\n";
   } else if (n == "tile.divf") {
     def("tsr::divf(" + arg(0) + ", " + arg(1) + ")");
   } else if (n == "tile.map") {

@@ -144,6 +144,28 @@ struct RowKernel {
         Value* ls = lift(tb.map("log", {s}));
         output = [&, ls, mt](Value* x, fused::Env&, Value*, Value*) { return sub(sub(x, mt), ls); };
       }
+    } else if (stage && (p.op == "softmax" || p.op == "log_softmax")) {
+      // Staged rows (a cluster's): each block's max and sum of exp over its
+      // lanes, then one exchange of the pairs (tile.softmax_stats) instead of
+      // a cluster reduction for the max and another for the sum; the block's
+      // exp(x - its max) is rescaled, not recomputed. Exponents subtract
+      // max(m, lowest), as in the online form: a block of only -inf adds 0.
+      const double lowest = lanes_t.dtype == DType::F64 ? -1.7976931348623157e308 : -3.4028234663852886e38;
+      Value* x = x_at(tb.index(0), nullptr, env0);
+      Value* mb = tb.reduce_block_lanes("max", x);
+      Value* base = tb.map("max", {mb, tb.fconst(lowest, lanes_t.dtype)});
+      Value* e = tb.map("exp", {sub(x, lift(base))});
+      auto [m, s] = tb.softmax_stats(mb, tb.reduce_block_lanes("sum", e));
+      if (p.op == "softmax") {
+        Value* global = tb.map("max", {m, tb.fconst(lowest, lanes_t.dtype)});
+        Value* scale = tb.map("div", {tb.map("exp", {tb.map("sub", {base, global})}), s});
+        Value* st = lift(scale);
+        output = [&, e, st](Value*, fused::Env&, Value*, Value*) { return mul(e, st); };
+      } else {
+        Value* mt = lift(m);
+        Value* ls = lift(tb.map("log", {s}));
+        output = [&, ls, mt](Value* x, fused::Env&, Value*, Value*) { return sub(sub(x, mt), ls); };
+      }
     } else if (p.op == "softmax" || p.op == "log_softmax") {
       Value* m = stat("max", [&](Value* x, fused::Env&) { return x; }, res);
       Value* mt = lift(m);
