@@ -464,8 +464,8 @@ __device__ __forceinline__ float clamp_neg_inf(float x) { return x < -0x1.fffffe
 // oracle's gelu allowance c_t*u*|x| covers (src/oracle/tolerance.hpp). The
 // result has x's sign (a tail that rounds to 0 is -0, as in the f64 form).
 __device__ __forceinline__ float f_gelu(float x) {
-  const float h = 0.5f * clamp_neg_inf(x);
-  return copysignf(fmaf(h, erff(clamp_neg_inf(x) * 0.70710678118654752f), h), x);
+  const float c = clamp_neg_inf(x), h = 0.5f * c;
+  return copysignf(fmaf(h, erff(c * 0.70710678118654752f), h), x);
 }
 
 #define TSR_UNARY(NAME, F32, F64)                                                          \

@@ -56,18 +56,18 @@ Tensor gather(const Tensor& x, const std::vector<std::vector<int64_t>>& index) {
 
 }  // namespace
 
-RegionSample::RegionSample(const families::fused::FusedRegion& r, double max_macs) : region_(&r) {
+RegionSample::RegionSample(const families::fused::FusedRegion& r, double max_macs) : region_(r) {
   const MatmulSpec s = matmul_spec(*r.core);
   // The largest square count within the budget, 16 to 128 of each.
   const double per = std::max(1.0, double(s.batch) * double(std::max<int64_t>(s.k, 1)));
   const int64_t want = std::clamp<int64_t>(static_cast<int64_t>(std::sqrt(max_macs / per)), 16, 128);
   rows_ = spread(s.m, want);
   cols_ = spread(s.n, want);
-  program_ = region_program(r, static_cast<int64_t>(rows_.size()), static_cast<int64_t>(cols_.size()));
+  program_ = region_program(region_, static_cast<int64_t>(rows_.size()), static_cast<int64_t>(cols_.size()));
 }
 
 Tensor RegionSample::cut(const Value* v, const Tensor& full) const {
-  const auto [dm, dn] = mn_dims(*region_, v);
+  const auto [dm, dn] = mn_dims(region_, v);
   std::vector<std::vector<int64_t>> index(full.shape().size());
   if (dm >= 0) index[dm] = rows_;
   if (dn >= 0) index[dn] = cols_;
@@ -75,12 +75,12 @@ Tensor RegionSample::cut(const Value* v, const Tensor& full) const {
 }
 
 std::vector<Tensor> RegionSample::inputs(const std::vector<Tensor>& full) const {
-  if (full.size() != region_->leaves.size()) fail("E770", "region sample: one input per region leaf expected");
+  if (full.size() != region_.leaves.size()) fail("E770", "region sample: one input per region leaf expected");
   std::vector<Tensor> out;
-  for (size_t i = 0; i < full.size(); ++i) out.push_back(cut(region_->leaves[i], full[i]));
+  for (size_t i = 0; i < full.size(); ++i) out.push_back(cut(region_.leaves[i], full[i]));
   return out;
 }
 
-Tensor RegionSample::output(const Tensor& full) const { return cut(region_->result, full); }
+Tensor RegionSample::output(const Tensor& full) const { return cut(region_.result, full); }
 
 }  // namespace tessera::arbiter

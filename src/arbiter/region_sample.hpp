@@ -21,6 +21,7 @@ class RegionSample {
   // (at least 16 of each, or all there are): the first and last quarter-count
   // of each (tails and the first block), the rest spread with varying offsets
   // within a block. E770 when an operand has two roles (region_program).
+  // The region's graph must outlive the sample.
   RegionSample(const families::fused::FusedRegion& r, double max_macs);
 
   const ir::Module& program() const { return *program_; }
@@ -34,7 +35,7 @@ class RegionSample {
  private:
   Tensor cut(const ir::Value* v, const Tensor& full) const;
 
-  const families::fused::FusedRegion* region_;
+  families::fused::FusedRegion region_;  // a copy: its pointers are into the graph, which must outlive this
   std::unique_ptr<ir::Module> program_;
   std::vector<int64_t> rows_, cols_;
 };

@@ -145,10 +145,9 @@ struct SampledRegion {
   std::vector<size_t> arg_of_leaf;
 };
 
-SampledRegion sampled_region(const CaseProgram& p, const std::string& name,
-                             std::vector<families::fused::FusedRegion>& regions, double max_macs) {
+SampledRegion sampled_region(const CaseProgram& p, const std::string& name, double max_macs) {
   const ir::Op& f = *p.graph->funcs()[0];
-  regions = passes::partition(f);
+  const std::vector<families::fused::FusedRegion> regions = passes::partition(f);
   size_t body_ops = 0;
   const ir::Value* returned = nullptr;
   for (auto& op : f.regions[0]->ops) {
@@ -325,8 +324,7 @@ json run_bench(const BenchOptions& o) {
     std::vector<oracle::Expected> expected;
     std::vector<Tensor> checked;
     if (matmul && macs > full_limit) {
-      std::vector<families::fused::FusedRegion> regions;
-      SampledRegion sr = sampled_region(prog, name, regions, full_limit);
+      SampledRegion sr = sampled_region(prog, name, full_limit);
       std::vector<Tensor> full;
       for (size_t i : sr.arg_of_leaf) full.push_back(inputs.at(i));
       row["oracle_scope"] = fmt::format("sampled {}x{} outputs of the measured run (every batch; same kernels)",
