@@ -111,6 +111,23 @@ TEST(CudaRender, FusedStrategiesCompileWithNvrtc) {
 // multiple of the tile, nor of a vector), a fused prologue/epilogue. The CPU
 // schedule of the same programs has no cluster, and the renderers of the
 // other targets refuse a cluster kernel (E502) rather than drop the cluster.
+// The CUDA tile kernels of `graph` (cluster programs) rendered for HIP, Metal
+// and the CPU: each refuses (E502; f64 kernels may meet MSL's E501 first).
+void expect_cluster_kernels_refused_elsewhere(const ir::Module& graph, const std::string& name, bool f64) {
+  auto tile = passes::lower(graph, ir::Layer::Tile, "cuda");
+  for (auto& k_op : tile->ops) {
+    if (k_op->name != "tile.kernel") continue;
+    for (auto render : {&render::render_hip_kernel, &render::render_msl_kernel, &render::render_cpp_kernel}) {
+      try {
+        render(*k_op);
+        ADD_FAILURE() << name << ": a cluster kernel was rendered for a target without clusters";
+      } catch (const Error& e) {
+        EXPECT_TRUE(e.code() == "E502" || (f64 && e.code() == "E501")) << e.what();
+      }
+    }
+  }
+}
+
 TEST(CudaRender, ClusterResidentRowsCompileWithNvrtc) {
   try {
     runtime::cuda::nvrtc();
@@ -168,18 +185,7 @@ TEST(CudaRender, ClusterResidentRowsCompileWithNvrtc) {
     EXPECT_EQ(ir::print(*passes::lower(g.module(), ir::Layer::Schedule, "cpu")).find("cluster"), std::string::npos)
         << name;
     // Fail closed: a cluster kernel is never rendered for a target without clusters.
-    auto tile = passes::lower(g.module(), ir::Layer::Tile, "cuda");
-    for (auto& k_op : tile->ops) {
-      if (k_op->name != "tile.kernel") continue;
-      for (auto render : {&render::render_hip_kernel, &render::render_msl_kernel, &render::render_cpp_kernel}) {
-        try {
-          render(*k_op);
-          ADD_FAILURE() << name << ": a cluster kernel was rendered for a target without clusters";
-        } catch (const Error& e) {
-          EXPECT_EQ(e.code(), "E502") << e.what();
-        }
-      }
-    }
+    expect_cluster_kernels_refused_elsewhere(g.module(), name, false);
   }
   EXPECT_EQ(compiled, static_cast<int>(cases.size()));
   // The default (no feature): f32 rows of 128K-256K lanes in clusters of 16
@@ -254,18 +260,7 @@ TEST(CudaRender, StagedRowsCompileWithNvrtc) {
       EXPECT_NE(k.source.find("tsr::load_staged<"), std::string::npos) << name;
       EXPECT_GT(runtime::cuda::nvrtc_compile(k.source, k.sym, "sm_90a").size(), 1000u) << name;
     }
-    auto tile = passes::lower(g.module(), ir::Layer::Tile, "cuda");
-    for (auto& k_op : tile->ops) {
-      if (k_op->name != "tile.kernel") continue;
-      for (auto render : {&render::render_hip_kernel, &render::render_msl_kernel, &render::render_cpp_kernel}) {
-        try {
-          render(*k_op);
-          ADD_FAILURE() << name << ": a staged kernel was rendered for a target without clusters";
-        } catch (const Error& e) {
-          EXPECT_TRUE(e.code() == "E502" || (c.dt == DType::F64 && e.code() == "E501")) << e.what();  // MSL: no f64
-        }
-      }
-    }
+    expect_cluster_kernels_refused_elsewhere(g.module(), name, c.dt == DType::F64);
   }
 }
 
