@@ -176,6 +176,24 @@ TEST(CudaRows, StagedPersistentRowsMatchOracleBitwise) {
   });
 }
 
+// Staged rows at the edges of the persistent launch: no rows (the kernel is
+// never launched, and the runtime does not ask the driver for a grid of 0)
+// and one row (one cluster).
+TEST(CudaRows, StagedRowsWithNoneOrOneRow) {
+  for (int64_t rows : {0, 1}) {
+    GraphBuilder g("edge");
+    g.output(g.softmax(g.input("x", T(DType::F32, {rows, 65536}))));
+    auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
+    for (auto& k : target->ops)
+      if (k->name == "target.kernel") EXPECT_TRUE(ir::read_kernel_desc(*k).persistent) << rows;
+    GpuProgram p = compile_cuda(g.module());
+    Tensor x = generate_input("random:seed=5,lo=-3,hi=3", DType::F32, {rows, 65536});
+    std::vector<Tensor> y = run_and_check(p, {x});
+    ASSERT_EQ(y.size(), 1u);
+    EXPECT_EQ(y[0].numel(), rows * 65536);
+  }
+}
+
 void check_cluster_rows(const char* feature, const std::vector<RowCase>& cases) {
   test::ExperimentalEnv on(feature);  // "" for the default schedule
   const double inf = std::numeric_limits<double>::infinity();

@@ -77,7 +77,7 @@ CudaExecutable CudaExecutable::load(const ir::Module& m, const std::string& func
   for (ir::KernelDesc& k : e.h_.kernels) {
     if (k.library.empty()) {
       e.fns_.push_back(cache.load(k));  // digest verified here, once
-      if (k.persistent) k.grid = persistent_grid(k, e.fns_.back());
+      if (k.persistent && k.grid > 0) k.grid = persistent_grid(k, e.fns_.back());  // 0 rows: nothing to launch
       e.libraries_.emplace_back();
       e.implementations_.push_back("tessera");
       continue;
