@@ -38,6 +38,28 @@ __device__ __forceinline__ tile<T, R * C> load2d(const S* p, i64 rows, i64 cols)
   return out;
 }
 
+// load2d from shared memory (the C block with padded rows, as the TMA block
+// leaves it): whole vectors where they lie in the slab, plain loads.
+template <class T, int R, int C, long long RS, long long CS, bool ALIGNED>
+__device__ __forceinline__ tile<T, R * C> load2d_shared(const float* p, i64 rows, i64 cols) {
+  static_assert(C % TSR_VEC == 0 && CS == 1 && ALIGNED && RS % 4 == 0, "padded C rows: contiguous, 16-byte rows");
+  tile<T, R * C> out;
+#pragma unroll
+  for (int c = 0; c < tile<T, R * C>::P; ++c) {
+    const i64 l = lane0<R * C>(c), r = l / C, col = l % C;
+    T* o = &out.v[c * TSR_VEC];
+    if (r < rows && col + TSR_VEC <= cols) {
+      const float* q = p + r * RS + col;
+#pragma unroll
+      for (int v = 0; v < TSR_VEC; ++v) o[v] = T(q[v]);
+    } else {
+#pragma unroll
+      for (int v = 0; v < TSR_VEC; ++v) o[v] = (r < rows && col + v < cols) ? T(p[r * RS + col + v]) : T(0);
+    }
+  }
+  return out;
+}
+
 template <int R, int C, long long RS, bool ALIGNED, class S, class T>
 __device__ __forceinline__ void store2d(S* p, i64 rows, i64 cols, const tile<T, R * C>& t) {
   static_assert(C % TSR_VEC == 0, "a thread's lanes must lie in one row");

@@ -114,7 +114,8 @@ __device__ __forceinline__ bool matmul_block_tma(unsigned char* smem, const tens
   constexpr int A_STAGE = BM * BK * 2, B_STAGE = BN * BK * 2, STAGE = A_STAGE + B_STAGE;  // multiples of 1 KiB
   constexpr int BARS = STAGES * STAGE;  // the 2*STAGES mbarriers follow the ring
   static_assert(1024 + BARS + 16 * STAGES <= SMEM_BYTES, "ring + barriers (+1 KiB alignment slack) exceed SMEM_BYTES");
-  static_assert(BM * BN * 4 <= SMEM_BYTES, "f32 C block exceeds SMEM_BYTES");
+  constexpr int CS = BN + 8;  // C rows in smem, padded: 4 rows' float2 stores on 32 distinct banks
+  static_assert(BM * CS * 4 <= SMEM_BYTES, "f32 C block exceeds SMEM_BYTES");
   constexpr i64 KT = (K + BK - 1) / BK;
   static_assert(KT < (i64(1) << 30), "K too large for an int slice counter");
 
@@ -188,8 +189,8 @@ __device__ __forceinline__ bool matmul_block_tma(unsigned char* smem, const tens
   const int r = wg * 64 + (warp & 3) * 16 + (lane >> 2), c0 = 2 * (lane & 3);
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j) {
-    *reinterpret_cast<float2*>(cs + r * BN + 8 * j + c0) = make_float2(acc[4 * j], acc[4 * j + 1]);
-    *reinterpret_cast<float2*>(cs + (r + 8) * BN + 8 * j + c0) = make_float2(acc[4 * j + 2], acc[4 * j + 3]);
+    *reinterpret_cast<float2*>(cs + r * CS + 8 * j + c0) = make_float2(acc[4 * j], acc[4 * j + 1]);
+    *reinterpret_cast<float2*>(cs + (r + 8) * CS + 8 * j + c0) = make_float2(acc[4 * j + 2], acc[4 * j + 3]);
   }
   asm volatile("bar.sync 1, %0;\n" ::"n"(TSR_THREADS) : "memory");
   return true;

@@ -223,7 +223,10 @@ void CLikeRenderer::render_op(const Op& op, int indent) {
             "LL, " + arg(4) + ", " + arg(5) + ");\n";
   } else if (n == "tile.load2d") {
     const Type& t = op.result(0)->type;
-    def("tsr::load2d<" + storage(t.dtype) + ", " + std::to_string(t.shape[0]) + ", " + std::to_string(t.shape[1]) +
+    // From the scratch (shared memory on GPUs): plain loads, not __ldg.
+    const bool shared = op.operands[0]->def && op.operands[0]->def->name == "tile.alloca";
+    def(std::string(shared ? "tsr::load2d_shared<" : "tsr::load2d<") + storage(t.dtype) + ", " +
+        std::to_string(t.shape[0]) + ", " + std::to_string(t.shape[1]) +
         ", " + std::to_string(*op.attr("row_stride")->as_int()) + ", " +
         std::to_string(*op.attr("col_stride")->as_int()) + ", " + (*op.attr("aligned")->as_bool() ? "true" : "false") +
         ">(" + arg(0) + " + " + arg(1) + ", " + arg(2) + ", " + arg(3) + ")");

@@ -39,7 +39,7 @@ bool vec_aligned(const Plan& p, bool a) {
 // GPUs, the pipeline buffers of A and B it shares memory with (see
 // device/gpu/MATMUL_CONTRACT.md for the allowance).
 int64_t scratch_elements(const Plan& p, const std::string& target) {
-  const int64_t block = round_up(p.bm, p.slab_rows) * p.bn;
+  const int64_t block = round_up(p.bm, p.slab_rows) * p.c_stride();
   if (target == "cpu") return block;
   const int64_t esize = static_cast<int64_t>(dtype_size(p.operand));
   const int64_t pad = p.operand == DType::F32 ? 4 : 8;

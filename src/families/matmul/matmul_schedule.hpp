@@ -48,6 +48,10 @@ struct Plan {
   // stages (device/gpu/tessera_matmul_simt_stage_a.cuh).
   bool stage_a = false;
 
+  // f32 elements between rows of the C block in shared memory: the TMA
+  // block pads each row by 8 (rows 256 floats apart put a warp's float2
+  // stores of 4 rows on the same banks; 264 spreads them over all 32).
+  int64_t c_stride() const { return tma ? bn + 8 : bn; }
   int64_t tiles_m() const { return (m + bm - 1) / bm; }
   int64_t tiles_n() const { return (n + bn - 1) / bn; }
   // Element strides of A (m, k) and B (k, n) within one matrix.

@@ -132,7 +132,10 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
     Value* rows = tb.min(idx(p.slab_rows), tb.sub(mrows, r0));
     Value* row = tb.add(m0, r0);
     fused::Env env;
-    env[core->result()] = tb.load(scratch, tb.mul(r0, idx(p.bn)), slab_t);
+    // The TMA block's C rows are padded (Plan::c_stride): a strided read.
+    env[core->result()] = p.tma ? tb.load2d(scratch, tb.mul(r0, idx(p.c_stride())), rows, ncols, p.c_stride(), 1,
+                                            true, slab_t)
+                                : tb.load(scratch, tb.mul(r0, idx(p.bn)), slab_t);
     Value* y = fused::eval(tb, region, yielded, slab_t, env, [&](size_t l) {
       const std::vector<int64_t>& st = p.leaf_strides[l];
       Value* base = tb.add(tb.add(tb.mul(batch, idx(st[0])), tb.mul(row, idx(st[1]))), tb.mul(n0, idx(st[2])));
