@@ -58,7 +58,9 @@ std::vector<Tensor> run_and_check(const GpuProgram& p, const std::vector<Tensor>
   runtime::RunResult r = p.exe->run(inputs);
   for (const auto& l : r.launches) {
     EXPECT_EQ(l.placement, "native_gpu") << l.kernel;
-    if (l.programs > 0) EXPECT_GT(l.device_event_ns, 0) << l.kernel;
+    if (l.programs > 0) {
+      EXPECT_GT(l.device_event_ns, 0) << l.kernel;
+    }
   }
   auto expected = oracle::evaluate(*p.graph, "", inputs);
   for (size_t i = 0; i < expected.size(); ++i) {
@@ -176,16 +178,19 @@ TEST(CudaRows, StagedPersistentRowsMatchOracleBitwise) {
   });
 }
 
-// Staged rows at the edges of the persistent launch: no rows (the kernel is
-// never launched, and the runtime does not ask the driver for a grid of 0)
-// and one row (one cluster).
-TEST(CudaRows, StagedRowsWithNoneOrOneRow) {
-  for (int64_t rows : {0, 1}) {
+// Staged rows start at two rows: 0 and 1 rows take the plain rows schedule
+// (one row has no next row to copy ahead, and a unit extent has row stride
+// 0, so no leaf is read a row at a time); 2 rows are two persistent
+// clusters, one row each. All three match the oracle.
+TEST(CudaRows, StagedRowsStartAtTwoRows) {
+  for (int64_t rows : {0, 1, 2}) {
     GraphBuilder g("edge");
     g.output(g.softmax(g.input("x", T(DType::F32, {rows, 65536}))));
     auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
     for (auto& k : target->ops)
-      if (k->name == "target.kernel") EXPECT_TRUE(ir::read_kernel_desc(*k).persistent) << rows;
+      if (k->name == "target.kernel") {
+        EXPECT_EQ(ir::read_kernel_desc(*k).persistent, rows >= 2) << rows;
+      }
     GpuProgram p = compile_cuda(g.module());
     Tensor x = generate_input("random:seed=5,lo=-3,hi=3", DType::F32, {rows, 65536});
     std::vector<Tensor> y = run_and_check(p, {x});

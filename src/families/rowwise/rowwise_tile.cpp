@@ -92,8 +92,13 @@ struct RowKernel {
   // Exponents subtract max(m, -MAX) (the most negative finite value), so lanes
   // that have seen only -inf keep s = 0 instead of exp(-inf + inf) = NaN; a
   // NaN or +inf still poisons the row, as the semantics say.
+  // The most negative finite value of the lanes' type.
+  double lowest_finite() const {
+    return lanes_t.dtype == DType::F64 ? -1.7976931348623157e308 : -3.4028234663852886e38;
+  }
+
   std::pair<Value*, Value*> online_max_sum() {
-    const double lowest = lanes_t.dtype == DType::F64 ? -1.7976931348623157e308 : -3.4028234663852886e38;
+    const double lowest = lowest_finite();
     const double inf = std::numeric_limits<double>::infinity();
     Value* floor_t = tb.full(lowest, lanes_t);
     auto step = [&](Value* m, Value* s, Value* x) -> std::pair<Value*, Value*> {
@@ -150,7 +155,7 @@ struct RowKernel {
       // a cluster reduction for the max and another for the sum; the block's
       // exp(x - its max) is rescaled, not recomputed. Exponents subtract
       // max(m, lowest), as in the online form: a block of only -inf adds 0.
-      const double lowest = lanes_t.dtype == DType::F64 ? -1.7976931348623157e308 : -3.4028234663852886e38;
+      const double lowest = lowest_finite();
       Value* x = x_at(tb.index(0), nullptr, env0);
       Value* mb = tb.reduce_block_lanes("max", x);
       Value* base = tb.map("max", {mb, tb.fconst(lowest, lanes_t.dtype)});
