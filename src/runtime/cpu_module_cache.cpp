@@ -33,7 +33,31 @@ std::string cpu_features() {
 
 }  // namespace
 
-CpuModuleCache::CpuModuleCache(std::string dir) : disk_((fs::path(dir) / "cpu").string()) {
+std::string leading_includes(const std::string& source) {
+  std::istringstream in(source);
+  std::string line, block, kept;
+  int depth = 0;
+  auto starts = [&](const char* p) { return line.rfind(p, 0) == 0; };
+  while (std::getline(in, line)) {
+    if (line.empty() || starts("//")) continue;
+    if (starts("#include")) {
+      block += line + "\n";
+    } else if (starts("#if")) {
+      block += line + "\n", ++depth;
+    } else if (starts("#else") || starts("#elif")) {
+      block += line + "\n";
+    } else if (starts("#endif") && depth > 0) {
+      block += line + "\n", --depth;
+    } else {
+      break;
+    }
+    if (depth == 0) kept = block;  // only whole #if blocks
+  }
+  return kept;
+}
+
+CpuModuleCache::CpuModuleCache(std::string dir)
+    : disk_((fs::path(dir) / "cpu").string()), header_disk_((fs::path(dir) / "cpu-headers").string()) {
   const char* cxx = std::getenv("TESSERA_CXX");
   compiler_ = cxx && *cxx ? cxx : "g++";
   compiler_id_ = first_line_of_output({compiler_, "--version"});
@@ -52,6 +76,36 @@ std::string CpuModuleCache::key(const std::string& source_sha256) const {
 }
 
 std::string CpuModuleCache::entry_dir(const ir::KernelDesc& k) const { return disk_.entry_dir(key(k.sha256)); }
+
+std::string CpuModuleCache::precompiled_header(const std::string& includes) {
+  if (includes.empty()) return "";
+  if (auto it = headers_.find(includes); it != headers_.end()) return it->second;
+  std::string header;
+  try {
+    const std::string key = sha256_hex("tessera-cpu-pch-v1\n" + includes + "\n" + compiler_ + "\n" + compiler_id_ +
+                                       "\n" + flags_ + "\n" + cpu_features_);
+    const nlohmann::json meta = {{"compiler", compiler_},
+                                 {"compiler_version", compiler_id_}, {"flags", flags_}};
+    const std::string dir = header_disk_.get(key, meta, [&](const std::string& tmp) {
+      {
+        std::ofstream h(fs::path(tmp) / "prelude.hpp", std::ios::binary);
+        h << includes;
+      }
+      std::vector<std::string> argv = {compiler_};
+      for (auto& f : split_flags(kFlags)) argv.push_back(f);
+      argv.insert(argv.end(), {"-x", "c++-header", "-o", (fs::path(tmp) / "prelude.hpp.gch").string(),
+                               (fs::path(tmp) / "prelude.hpp").string()});
+      if (run_process(argv, (fs::path(tmp) / "compile.log").string()) != 0)
+        fail("E703", "the host compiler cannot precompile the kernels' standard headers");
+    }, header_stats_);
+    header = (fs::path(dir) / "prelude.hpp").string();
+  } catch (const std::exception&) {
+    // Only a speed-up: the kernel compiles the same headers from text.
+    header.clear();
+  }
+  headers_[includes] = header;
+  return header;
+}
 
 CpuKernelFn CpuModuleCache::load(const ir::KernelDesc& k) {
   if (sha256_hex(k.source) != k.sha256)
@@ -75,6 +129,8 @@ CpuKernelFn CpuModuleCache::load(const ir::KernelDesc& k) {
       }
       std::vector<std::string> argv = {compiler_};
       for (auto& f : split_flags(kFlags)) argv.push_back(f);
+      if (const std::string pch = precompiled_header(leading_includes(k.source)); !pch.empty())
+        argv.insert(argv.end(), {"-include", pch});
       argv.insert(argv.end(), {"-o", (fs::path(tmp) / "kernel.so").string(), (fs::path(tmp) / "kernel.cpp").string()});
       for (auto& f : split_flags(kLibs)) argv.push_back(f);
       std::string log = (fs::path(tmp) / "compile.log").string();

@@ -4,6 +4,13 @@
 // features, so an entry can never be stale. The source's own digest is
 // checked once, at load: a kernel whose source no longer matches its recorded
 // SHA-256 is refused (E701). A process loads each module once.
+//
+// The kernels' standard headers (the tile library's #include block, ~80% of
+// a kernel's compile time) are precompiled once per compiler, flags and CPU
+// (a GCC precompiled header, cached beside the modules) and handed to
+// every compile with -include; the compiler checks that the header matches
+// its options and otherwise reads the text, so the object code is the same
+// either way.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -17,6 +24,11 @@ namespace tessera::runtime {
 
 using CpuKernelFn = void (*)(void* const* buffers, int64_t pid_begin, int64_t pid_end);
 
+// A kernel source's standard headers: its leading #include lines (whole
+// #if/#endif blocks around them), comments and blank lines skipped, up to the
+// first line of code. Empty when it has none.
+std::string leading_includes(const std::string& source);
+
 class CpuModuleCache {
  public:
   explicit CpuModuleCache(std::string dir);
@@ -25,6 +37,7 @@ class CpuModuleCache {
   CpuKernelFn load(const ir::KernelDesc& k);
   std::string entry_dir(const ir::KernelDesc& k) const;  // where load() keeps it
   const CacheStats& stats() const { return stats_; }
+  const CacheStats& header_stats() const { return header_stats_; }
   const std::string& compiler_identity() const { return compiler_id_; }
   // The CPU's model name and feature flags (part of every cache key).
   const std::string& cpu_identity() const { return cpu_features_; }
@@ -32,12 +45,18 @@ class CpuModuleCache {
 
  private:
   std::string key(const std::string& source_sha256) const;
+  // The precompiled `includes` (path of the header to -include; "" when
+  // there are none or they could not be precompiled).
+  std::string precompiled_header(const std::string& includes);
 
-  DiskCache disk_;
+  DiskCache disk_;         // <dir>/cpu: kernel modules
+  DiskCache header_disk_;  // <dir>/cpu-headers: precompiled standard headers
   std::string compiler_, compiler_id_, flags_, cpu_features_;
   std::map<std::string, void*> loaded_;  // entry dir -> dlopen handle
+  std::map<std::string, std::string> headers_;  // includes -> precompiled header ("": none)
   std::mutex mu_;
-  CacheStats stats_;
+  CacheStats stats_;         // kernel modules
+  CacheStats header_stats_;  // precompiled headers (not counted as kernels)
 };
 
 }  // namespace tessera::runtime

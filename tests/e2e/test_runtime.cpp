@@ -108,6 +108,59 @@ TEST(Runtime, ConcurrentBuildersPublishOneValidEntry) {
   EXPECT_EQ(after.stats().rebuilt, 0);
 }
 
+TEST(Runtime, LeadingIncludesAreWholeBlocksBeforeTheCode) {
+  EXPECT_EQ(runtime::leading_includes("// a comment\n\n#include <cmath>\n#if defined(X)\n#include <immintrin.h>\n"
+                                      "#endif\nnamespace tsr {}\n#include <vector>\n"),
+            "#include <cmath>\n#if defined(X)\n#include <immintrin.h>\n#endif\n");
+  // An #if block holding code is not a header block: cut before it.
+  EXPECT_EQ(runtime::leading_includes("#include <cstdint>\n#if A\nint a;\n#endif\n"), "#include <cstdint>\n");
+  EXPECT_EQ(runtime::leading_includes("extern \"C\" void f() {}\n"), "");
+  EXPECT_EQ(runtime::leading_includes(""), "");
+}
+
+// Kernels share one precompiled header of their standard headers, an entry of
+// its own; a compiler that cannot precompile it still builds every kernel.
+TEST(Runtime, KernelsShareOnePrecompiledHeader) {
+  const std::string dir = fresh_dir("pch");
+  GraphBuilder g("pch");
+  g.output(g.reduce(g.input("x", ir::Type::tensor(DType::F32, {8, 40})), "max", {1}));
+  auto target = passes::lower(g.module(), ir::Layer::Target, "cpu");
+  ir::KernelDesc k1 = first_kernel(), k2;
+  for (auto& op : target->ops)
+    if (op->name == "target.kernel") k2 = ir::read_kernel_desc(*op);
+  runtime::CpuModuleCache a(dir);
+  a.load(k1);
+  a.load(k2);
+  EXPECT_EQ(a.stats().compiled, 2);
+  EXPECT_EQ(a.header_stats().compiled, 1);
+  int headers = 0;
+  for (auto& e : fs::directory_iterator(fs::path(dir) / "cpu-headers")) {
+    ++headers;
+    EXPECT_TRUE(fs::exists(e.path() / "prelude.hpp.gch")) << e.path();
+  }
+  EXPECT_EQ(headers, 1);
+
+  // A host compiler that refuses to precompile: the kernel compiles from text.
+  const fs::path wrapper = fs::path(fresh_dir("nopch-cxx"));
+  fs::create_directories(wrapper);
+  {
+    std::ofstream w(wrapper / "c++");
+    w << "#!/bin/sh\nfor a; do [ \"$a\" = c++-header ] && exit 1; done\nexec g++ \"$@\"\n";
+  }
+  fs::permissions(wrapper / "c++", fs::perms::owner_all);
+  ::setenv("TESSERA_CXX", (wrapper / "c++").c_str(), 1);
+  const std::string nopch = fresh_dir("nopch");
+  runtime::CpuModuleCache b(nopch);
+  ::unsetenv("TESSERA_CXX");
+  auto fn = b.load(k1);
+  EXPECT_EQ(b.stats().compiled, 1);
+  EXPECT_TRUE(fs::is_empty(fs::path(nopch) / "cpu-headers"));  // the failed build left nothing
+  Tensor x = generate_input("iota", DType::F32, {8, 40}), y = Tensor::empty(DType::F32, {8});
+  void* bufs[] = {x.data(), y.data()};
+  fn(bufs, 0, 8);
+  EXPECT_EQ(y.get(0), 780.0);  // 0 + 1 + ... + 39
+}
+
 TEST(Runtime, NoHostCompilerFailsClosed) {
   ::setenv("TESSERA_CXX", "/nonexistent/c++", 1);
   runtime::CpuModuleCache cache(fresh_dir("nocxx"));
