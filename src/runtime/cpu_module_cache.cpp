@@ -1,6 +1,7 @@
 #include "runtime/cpu_module_cache.hpp"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -44,7 +45,7 @@ std::string leading_includes(const std::string& source) {
       block += line + "\n";
     } else if (starts("#if")) {
       block += line + "\n", ++depth;
-    } else if (starts("#else") || starts("#elif")) {
+    } else if ((starts("#else") || starts("#elif")) && depth > 0) {
       block += line + "\n";
     } else if (starts("#endif") && depth > 0) {
       block += line + "\n", --depth;
@@ -77,13 +78,36 @@ std::string CpuModuleCache::key(const std::string& source_sha256) const {
 
 std::string CpuModuleCache::entry_dir(const ir::KernelDesc& k) const { return disk_.entry_dir(key(k.sha256)); }
 
+// The text the compiler sees for `includes` (its preprocessed form, in a
+// scratch directory), so that a header changed under an unchanged compiler
+// version gives a new precompiled header: GCC does not check a header's
+// sources once it is built.
+std::string CpuModuleCache::preprocessed(const std::string& includes) {
+  const fs::path dir = fs::path(header_disk_.root()) /
+                       ("pre-" + std::to_string(::getpid()) + "-" + std::to_string(reinterpret_cast<uintptr_t>(this)));
+  fs::create_directories(dir);
+  {
+    std::ofstream h(dir / "prelude.hpp", std::ios::binary);
+    h << includes;
+  }
+  std::vector<std::string> argv = {compiler_};
+  for (auto& f : split_flags(kFlags)) argv.push_back(f);
+  argv.insert(argv.end(), {"-E", "-x", "c++", "-o", (dir / "prelude.i").string(), (dir / "prelude.hpp").string()});
+  const bool ok = run_process(argv, (dir / "log").string()) == 0;
+  std::string text = ok ? read_text_file((dir / "prelude.i").string()) : "";
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  if (!ok) fail("E703", "the host compiler cannot preprocess the kernels' standard headers");
+  return text;
+}
+
 std::string CpuModuleCache::precompiled_header(const std::string& includes) {
   if (includes.empty()) return "";
   if (auto it = headers_.find(includes); it != headers_.end()) return it->second;
   std::string header;
   try {
-    const std::string key = sha256_hex("tessera-cpu-pch-v1\n" + includes + "\n" + compiler_ + "\n" + compiler_id_ +
-                                       "\n" + flags_ + "\n" + cpu_features_);
+    const std::string key = sha256_hex("tessera-cpu-pch-v2\n" + sha256_hex(preprocessed(includes)) + "\n" + compiler_ +
+                                       "\n" + compiler_id_ + "\n" + flags_ + "\n" + cpu_features_);
     const nlohmann::json meta = {{"compiler", compiler_},
                                  {"compiler_version", compiler_id_}, {"flags", flags_}};
     const std::string dir = header_disk_.get(key, meta, [&](const std::string& tmp) {
@@ -127,15 +151,27 @@ CpuKernelFn CpuModuleCache::load(const ir::KernelDesc& k) {
         std::ofstream src(fs::path(tmp) / "kernel.cpp", std::ios::binary);
         src << k.source;
       }
-      std::vector<std::string> argv = {compiler_};
-      for (auto& f : split_flags(kFlags)) argv.push_back(f);
-      if (const std::string pch = precompiled_header(leading_includes(k.source)); !pch.empty())
-        argv.insert(argv.end(), {"-include", pch});
-      argv.insert(argv.end(), {"-o", (fs::path(tmp) / "kernel.so").string(), (fs::path(tmp) / "kernel.cpp").string()});
-      for (auto& f : split_flags(kLibs)) argv.push_back(f);
-      std::string log = (fs::path(tmp) / "compile.log").string();
-      if (run_process(argv, log) != 0)
-        fail("E703", "host compiler failed on kernel @" + k.sym + ":\n" + read_text_file(log).substr(0, 4000));
+      const std::string includes = leading_includes(k.source);
+      auto compile = [&](const std::string& pch) {
+        std::vector<std::string> argv = {compiler_};
+        for (auto& f : split_flags(kFlags)) argv.push_back(f);
+        // -Winvalid-pch: a header the compiler passes over says so in the log.
+        if (!pch.empty()) argv.insert(argv.end(), {"-Winvalid-pch", "-include", pch});
+        argv.insert(argv.end(), {"-o", (fs::path(tmp) / "kernel.so").string(), (fs::path(tmp) / "kernel.cpp").string()});
+        for (auto& f : split_flags(kLibs)) argv.push_back(f);
+        return run_process(argv, (fs::path(tmp) / "compile.log").string()) == 0;
+      };
+      const std::string pch = precompiled_header(includes);
+      bool ok = compile(pch);
+      if (!ok && !pch.empty()) {
+        // The header may have gone (a cleared cache) or be one this compiler
+        // rejects outright (clang): compile from text, and stop using it.
+        headers_[includes] = "";
+        ok = compile("");
+      }
+      if (!ok)
+        fail("E703", "host compiler failed on kernel @" + k.sym + ":\n" +
+                         read_text_file((fs::path(tmp) / "compile.log").string()).substr(0, 4000));
     }, stats_);
     handle = dlopen((fs::path(dir) / "kernel.so").c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) fail("E706", std::string("cannot load compiled kernel: ") + dlerror());

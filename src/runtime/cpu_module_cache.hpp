@@ -6,11 +6,13 @@
 // SHA-256 is refused (E701). A process loads each module once.
 //
 // The kernels' standard headers (the tile library's #include block, ~80% of
-// a kernel's compile time) are precompiled once per compiler, flags and CPU
-// (a GCC precompiled header, cached beside the modules) and handed to
-// every compile with -include; the compiler checks that the header matches
-// its options and otherwise reads the text, so the object code is the same
-// either way.
+// a kernel's compile time) are precompiled once per compiler, flags, CPU and
+// preprocessed header text (a GCC precompiled header, cached beside the
+// modules) and handed to every compile with -include. GCC uses it only if it
+// matches the compile's options and otherwise reads the text (-Winvalid-pch
+// logs why); a compile that fails with it (the header gone, or a compiler
+// that rejects it) is retried without. The object code is the same either
+// way.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -48,6 +50,7 @@ class CpuModuleCache {
   // The precompiled `includes` (path of the header to -include; "" when
   // there are none or they could not be precompiled).
   std::string precompiled_header(const std::string& includes);
+  std::string preprocessed(const std::string& includes);
 
   DiskCache disk_;         // <dir>/cpu: kernel modules
   DiskCache header_disk_;  // <dir>/cpu-headers: precompiled standard headers

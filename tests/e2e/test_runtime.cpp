@@ -114,6 +114,11 @@ TEST(Runtime, LeadingIncludesAreWholeBlocksBeforeTheCode) {
             "#include <cmath>\n#if defined(X)\n#include <immintrin.h>\n#endif\n");
   // An #if block holding code is not a header block: cut before it.
   EXPECT_EQ(runtime::leading_includes("#include <cstdint>\n#if A\nint a;\n#endif\n"), "#include <cstdint>\n");
+  // Whole blocks only: an #else outside one, or an unclosed #if, ends it.
+  EXPECT_EQ(runtime::leading_includes("#include <a>\n#else\n#include <b>\n"), "#include <a>\n");
+  EXPECT_EQ(runtime::leading_includes("#include <a>\n#if A\n#include <b>\n"), "#include <a>\n");
+  EXPECT_EQ(runtime::leading_includes("#if A\n#if B\n#include <b>\n#endif\n#else\n#include <c>\n#endif\nint x;\n"),
+            "#if A\n#if B\n#include <b>\n#endif\n#else\n#include <c>\n#endif\n");
   EXPECT_EQ(runtime::leading_includes("extern \"C\" void f() {}\n"), "");
   EXPECT_EQ(runtime::leading_includes(""), "");
 }
@@ -139,6 +144,12 @@ TEST(Runtime, KernelsShareOnePrecompiledHeader) {
     EXPECT_TRUE(fs::exists(e.path() / "prelude.hpp.gch")) << e.path();
   }
   EXPECT_EQ(headers, 1);
+  // and GCC used it (-Winvalid-pch would have logged why not)
+  for (const ir::KernelDesc* k : {&k1, &k2}) {
+    std::ifstream log(fs::path(a.entry_dir(*k)) / "compile.log");
+    const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(text.find("prelude.hpp.gch"), std::string::npos) << text;
+  }
 
   // A host compiler that refuses to precompile: the kernel compiles from text.
   const fs::path wrapper = fs::path(fresh_dir("nopch-cxx"));

@@ -378,6 +378,35 @@ func @odd(%a: tensor<2048x1001xbf16>, %b: tensor<1001x2048xbf16>) -> tensor<2048
   refused("exactly for the candidate tessera_tma");
   op->attrs["candidate"] = std::string("tessera_tma");
   refused("16-byte row strides");
+  // The padded f32 C block is staged over the ring and must stay below its
+  // mbarriers: 128 x 128 blocks need 3 stages (128 x 136 x 4 > 2 x 32 KiB).
+  {
+    auto aligned = parse(R"(
+func @sq(%a: tensor<2048x1024xbf16>, %b: tensor<1024x2048xbf16>) -> tensor<2048x2048xbf16> {
+  %c = tessera.matmul %a, %b : (tensor<2048x1024xbf16>, tensor<1024x2048xbf16>) -> tensor<2048x2048xbf16>
+  return %c : tensor<2048x2048xbf16>
+}
+)");
+    auto tma = passes::lower(*aligned, Layer::Schedule, "cuda", {{"*", "tessera_tma"}});
+    Op* mm = nullptr;
+    for (auto& o : tma->funcs()[0]->regions[0]->ops)
+      if (o->name == "schedule.matmul") mm = o.get();
+    ASSERT_NE(mm, nullptr);
+    mm->attrs["block"] = Attr::ints({128, 128, 64});
+    mm->attrs["programs"] = int64_t{256};  // 16 x 16 blocks of 128 x 128
+    mm->attrs["stages"] = int64_t{2};
+    stamp_artifact_hash(*mm);
+    try {
+      passes::lower(*tma, Layer::Tile, "cuda");
+      ADD_FAILURE() << "a C block over the ring's mbarriers was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), "E302");
+      EXPECT_NE(std::string(e.what()).find("to fit in its ring"), std::string::npos) << e.what();
+    }
+    mm->attrs["stages"] = int64_t{3};
+    stamp_artifact_hash(*mm);
+    EXPECT_NO_THROW(passes::lower(*tma, Layer::Tile, "cuda"));
+  }
   // Forcing the candidate on these operands is refused before any schedule.
   try {
     passes::lower(*graph, Layer::Schedule, "cuda", {{"*", "tessera_tma"}});

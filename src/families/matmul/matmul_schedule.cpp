@@ -56,6 +56,12 @@ std::string tma_unsupported(const Plan& p) {
   // Ring of STAGES (A + B) slices, its mbarriers, 1 KiB alignment slack (tessera_matmul_tma.cuh).
   const int64_t ring = 1024 + p.stages * (p.bm + p.bn) * p.bk * 2 + 16 * p.stages;
   if (ring > p.scratch * 4) return "needs a scratch of " + std::to_string(ring) + " bytes for its ring";
+  // The f32 C block (rows padded to c_stride) is staged over the ring and must
+  // not reach the mbarriers after it (128 x 128 blocks need 3 stages).
+  const int64_t c_bytes = p.bm * p.c_stride() * 4, ring_bytes = p.stages * (p.bm + p.bn) * p.bk * 2;
+  if (c_bytes > ring_bytes)
+    return "needs its C block (" + std::to_string(c_bytes) + " bytes) to fit in its ring of " +
+           std::to_string(ring_bytes) + " bytes (more stages)";
   if (p.m < 1 || p.n < 1 || p.k < 1) return "needs non-empty operands (a tensor map has no empty dims)";
   const int64_t limit = int64_t{1} << 31;  // TMA coordinates are int32
   if (p.m >= limit || p.n >= limit || p.k >= limit || p.batch >= limit) return "needs dims below 2^31";

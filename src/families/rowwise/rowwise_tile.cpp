@@ -87,16 +87,16 @@ struct RowKernel {
     return tb.reduce_lanes(kind, tb.combine(kind, acc, tail));
   }
 
-  // Online softmax statistics of a streamed row: per lane a running max m
-  // and a sum s of exp(x - m), rescaled when m grows; then the lanes merged.
-  // Exponents subtract max(m, -MAX) (the most negative finite value), so lanes
-  // that have seen only -inf keep s = 0 instead of exp(-inf + inf) = NaN; a
-  // NaN or +inf still poisons the row, as the semantics say.
   // The most negative finite value of the lanes' type.
   double lowest_finite() const {
     return lanes_t.dtype == DType::F64 ? -1.7976931348623157e308 : -3.4028234663852886e38;
   }
 
+  // Online softmax statistics of a streamed row: per lane a running max m
+  // and a sum s of exp(x - m), rescaled when m grows; then the lanes merged.
+  // Exponents subtract max(m, -MAX) (the most negative finite value), so lanes
+  // that have seen only -inf keep s = 0 instead of exp(-inf + inf) = NaN; a
+  // NaN or +inf still poisons the row, as the semantics say.
   std::pair<Value*, Value*> online_max_sum() {
     const double lowest = lowest_finite();
     const double inf = std::numeric_limits<double>::infinity();
