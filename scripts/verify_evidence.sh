@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Verifies every recorded evidence packet against the sources in this tree.
-# Stale packets are reported, not fatal (the fix is a fresh measurement);
-# a tampered or invalid packet fails.
+# Stale packets are reported, not fatal (the fix is a fresh measurement),
+# with whether their kernels are still the ones this tree builds
+# (scripts/packet_kernels_match.py); a tampered or invalid packet fails.
 set -uo pipefail
 build=${1:-build}
 status=0
@@ -12,5 +13,7 @@ for p in "${packets[@]}"; do
   "$build/tessera" evidence verify "$p"
   rc=$?
   if ((rc >= 20)); then status=1; fi
+  # Stale: say whether its kernels are still the ones this tree builds.
+  if ((rc == 10)); then python3 scripts/packet_kernels_match.py --build "$build" "$p" | sed 's/^/  /'; fi
 done
 exit $status

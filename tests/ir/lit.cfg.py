@@ -17,4 +17,6 @@ config.environment["TESSERA_CACHE_DIR"] = os.path.join(build, "test-cache")
 config.environment["TESSERA_NUM_THREADS"] = "2"
 config.substitutions.append(("%tessera", os.path.join(build, "tessera")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+config.substitutions.append(("%scripts", os.path.join(os.path.dirname(os.path.dirname(config.test_source_root)), "scripts")))
+config.substitutions.append(("%build", build))
 config.excludes = ["Inputs"]
