@@ -3,8 +3,9 @@
 # root): each binary runs the bias+gelu bf16 8192^3 program, forced to the
 # TMA candidate, alternating over two rounds, and prints the device_event
 # median of 20 (`tessera run`). Binaries are given as paths; libfmt.so.9 and
-# libcrypto.so.3 beside the first. Used for
-# bench/evidence/cuda/raw/matmul-epilogue-ab-h200-2026-12-03.log.
+# libcrypto.so.3 beside the first. Written after the runs of
+# bench/evidence/cuda/raw/matmul-epilogue-ab-h200-2026-12-03.log: its third
+# call ran the same loop from a one-off script (untried as this file).
 #   bash bench/matmul_epilogue_ab.sh .devcarry/tessera_old .devcarry/tessera [PROGRAM...]
 # (programs default to the fused one; the shell variable CANDIDATE overrides tessera_tma)
 set -u

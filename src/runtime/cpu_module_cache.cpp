@@ -78,6 +78,12 @@ std::string CpuModuleCache::key(const std::string& source_sha256) const {
 
 std::string CpuModuleCache::entry_dir(const ir::KernelDesc& k) const { return disk_.entry_dir(key(k.sha256)); }
 
+std::vector<std::string> CpuModuleCache::command() const {
+  std::vector<std::string> argv = {compiler_};
+  for (auto& f : split_flags(kFlags)) argv.push_back(f);
+  return argv;
+}
+
 // The text the compiler sees for `includes` (its preprocessed form, in a
 // scratch directory), so that a header changed under an unchanged compiler
 // version gives a new precompiled header: GCC does not check a header's
@@ -90,8 +96,7 @@ std::string CpuModuleCache::preprocessed(const std::string& includes) {
     std::ofstream h(dir / "prelude.hpp", std::ios::binary);
     h << includes;
   }
-  std::vector<std::string> argv = {compiler_};
-  for (auto& f : split_flags(kFlags)) argv.push_back(f);
+  std::vector<std::string> argv = command();
   argv.insert(argv.end(), {"-E", "-x", "c++", "-o", (dir / "prelude.i").string(), (dir / "prelude.hpp").string()});
   const bool ok = run_process(argv, (dir / "log").string()) == 0;
   std::string text = ok ? read_text_file((dir / "prelude.i").string()) : "";
@@ -115,8 +120,7 @@ std::string CpuModuleCache::precompiled_header(const std::string& includes) {
         std::ofstream h(fs::path(tmp) / "prelude.hpp", std::ios::binary);
         h << includes;
       }
-      std::vector<std::string> argv = {compiler_};
-      for (auto& f : split_flags(kFlags)) argv.push_back(f);
+      std::vector<std::string> argv = command();
       argv.insert(argv.end(), {"-x", "c++-header", "-o", (fs::path(tmp) / "prelude.hpp.gch").string(),
                                (fs::path(tmp) / "prelude.hpp").string()});
       if (run_process(argv, (fs::path(tmp) / "compile.log").string()) != 0)
@@ -153,8 +157,7 @@ CpuKernelFn CpuModuleCache::load(const ir::KernelDesc& k) {
       }
       const std::string includes = leading_includes(k.source);
       auto compile = [&](const std::string& pch) {
-        std::vector<std::string> argv = {compiler_};
-        for (auto& f : split_flags(kFlags)) argv.push_back(f);
+        std::vector<std::string> argv = command();
         // -Winvalid-pch: a header the compiler passes over says so in the log.
         if (!pch.empty()) argv.insert(argv.end(), {"-Winvalid-pch", "-include", pch});
         argv.insert(argv.end(), {"-o", (fs::path(tmp) / "kernel.so").string(), (fs::path(tmp) / "kernel.cpp").string()});

@@ -18,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "ir/target_dialect.hpp"
 #include "runtime/disk_cache.hpp"
@@ -47,6 +48,7 @@ class CpuModuleCache {
 
  private:
   std::string key(const std::string& source_sha256) const;
+  std::vector<std::string> command() const;  // the compiler and kFlags
   // The precompiled `includes` (path of the header to -include; "" when
   // there are none or they could not be precompiled).
   std::string precompiled_header(const std::string& includes);
