@@ -4,6 +4,7 @@
 #include "ir/printer.hpp"
 #include "ir/target_dialect.hpp"
 #include "passes/pipeline.hpp"
+#include "runtime/device_query.hpp"
 
 namespace tessera {
 
@@ -114,9 +115,10 @@ Program Program::compile(const Module& m, const std::string& target, const std::
   std::shared_ptr<Module> current = clone(m);
   verify(*current, at);
   if (at == Layer::Graph) p.graph_ = current;
-  if (at <= Layer::Schedule) p.schedule_ = passes::lower(*current, Layer::Schedule, target);
-  if (at <= Layer::Tile) p.tile_ = passes::lower(p.schedule_ ? *p.schedule_ : *current, Layer::Tile, target);
-  p.target_ = passes::lower(p.tile_ ? *p.tile_ : *current, Layer::Target, target);
+  const machine::Descriptor device = runtime::describe_target(target);
+  if (at <= Layer::Schedule) p.schedule_ = passes::lower(*current, Layer::Schedule, device);
+  if (at <= Layer::Tile) p.tile_ = passes::lower(p.schedule_ ? *p.schedule_ : *current, Layer::Tile, device);
+  p.target_ = passes::lower(p.tile_ ? *p.tile_ : *current, Layer::Target, device);
   p.exe_ = std::make_shared<runtime::Executable>(runtime::Executable::load(*p.target_, func));
   return p;
 }

@@ -33,8 +33,8 @@ std::vector<Tensor> inputs_for(const Module& program) {
   return xs;
 }
 
-std::unique_ptr<Module> lower_with(const Module& program, const std::string& target, const std::string& candidate) {
-  return passes::lower(program, Layer::Target, target, {{"*", candidate}});
+std::unique_ptr<Module> lower_with(const Module& program, const machine::Descriptor& device, const std::string& candidate) {
+  return passes::lower(program, Layer::Target, device, {{"*", candidate}});
 }
 
 // The digest of what a candidate runs: its kernels' SHA-256s, in order.
@@ -86,11 +86,11 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
     // v2: gated on a sample of the timed run (v1 entries were gated on a proxy).
     std::string keytext = "tessera-ledger-v2\n" + runner.target + "\n" + runner.device + "\n" + runner.toolchain +
                           "\n" + d.signature + "\n";
-    for (const auto& c : families::matmul::candidates(mr.region, runner.target, runner.arch)) {
+    for (const auto& c : families::matmul::candidates(mr.region, runner.machine)) {
       Cand k{c, nullptr, ""};
       if (c.unsupported.empty()) {
         try {
-          k.target_ir = lower_with(*program, runner.target, c.name);
+          k.target_ir = lower_with(*program, runner.machine, c.name);
           k.digest = candidate_digest(*k.target_ir);
         } catch (const Error& e) {
           k.digest = std::string("failed to lower: ") + e.what();

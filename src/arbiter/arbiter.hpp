@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ir/ir.hpp"
+#include "machine/descriptor.hpp"
 #include "passes/graph_to_schedule.hpp"
 #include "runtime/tensor.hpp"
 
@@ -25,7 +26,7 @@ namespace tessera::arbiter {
 struct Runner {
   std::string target;         // cpu | cuda
   std::string device;         // exact device identity
-  std::string arch;           // CUDA: the device's sm_XX (per-arch candidates need theirs); empty on the CPU
+  machine::Descriptor machine;  // what candidates are compiled for (per-arch candidates ask it)
   std::string toolchain;      // compilers and library versions that candidates depend on
   std::string timing_domain;  // kernel_wall (CPU) | device_event (CUDA)
   struct Measured {

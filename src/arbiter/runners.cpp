@@ -5,6 +5,7 @@
 
 #include "arbiter/arbiter.hpp"
 #include "runtime/cpu_module_cache.hpp"
+#include "runtime/device_query.hpp"
 #include "runtime/cuda/cuda_executable.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/library/openblas.hpp"
@@ -23,6 +24,7 @@ double median(std::vector<double> v) {
 Runner cpu_runner() {
   Runner r;
   r.target = "cpu";
+  r.machine = runtime::describe_target("cpu");
   r.device = runtime::CpuModuleCache::global().cpu_identity() + " | " +
              std::to_string(runtime::ThreadPool::global().size()) + " threads";
   std::string blas = "no openblas";
@@ -65,7 +67,7 @@ Runner cuda_runner() {
   } catch (const Error&) {
   }
   r.toolchain = runtime::cuda::CudaModuleCache::global().toolchain() + " | " + lt;
-  r.arch = runtime::cuda::device_info().arch();
+  r.machine = runtime::cuda::describe_device();
   r.timing_domain = "device_event";
   r.run = [](const ir::Module& target_ir, const std::vector<Tensor>& inputs, int reps) {
     CudaExecutable exe = CudaExecutable::load(target_ir);

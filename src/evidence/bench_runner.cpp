@@ -24,6 +24,7 @@
 #include "passes/graph_to_schedule.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/cuda/cuda_executable.hpp"
+#include "runtime/device_query.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/inputs.hpp"
 #include "support/sha256.hpp"
@@ -189,6 +190,7 @@ json run_bench(const BenchOptions& o) {
     fail("E850", "bench spec '" + o.spec_path + "' needs a non-empty \"cases\" list");
   if (o.target != "cpu" && o.target != "cuda")
     fail("E721", "target '" + o.target + "' cannot execute in this build (native execution: cpu, cuda)");
+  const machine::Descriptor machine = runtime::describe_target(o.target);
   const SamplingPlan plan = SamplingPlan::from_json(spec.value("sampling", json::object()));
   json anchors = json::object();
   if (!o.anchors_path.empty()) {
@@ -203,6 +205,7 @@ json run_bench(const BenchOptions& o) {
   packet["format"] = kPacketFormat;
   packet["spec"] = {{"name", spec.value("name", "")}, {"path", o.spec_path}, {"sha256", sha256_hex(spec_text)}};
   packet["target"] = o.target;
+  packet["device_descriptor"] = machine.str();  // what every case was compiled for
   packet["date"] = utc_now_iso();
   GitState git = git_state(root);
   packet["source"] = {{"fingerprint", source_fingerprint(root)}, {"commit", git.available ? git.commit : "unknown"},
@@ -242,8 +245,8 @@ json run_bench(const BenchOptions& o) {
                        ")");
     const passes::Candidates chosen =
         matmul ? passes::Candidates{{"*", candidate}} : passes::Candidates{};
-    auto schedule = passes::lower(*prog.graph, ir::Layer::Schedule, o.target, chosen);
-    auto target_ir = passes::lower(*schedule, ir::Layer::Target, o.target, chosen);
+    auto schedule = passes::lower(*prog.graph, ir::Layer::Schedule, machine, chosen);
+    auto target_ir = passes::lower(*schedule, ir::Layer::Target, machine, chosen);
     const ir::Op* f = prog.graph->funcs()[0];
     std::vector<Tensor> inputs;
     double bytes = 0;

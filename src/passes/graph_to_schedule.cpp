@@ -17,7 +17,7 @@ using namespace tessera::ir;
 
 std::string matmul_region_id(const std::string& func, int index) { return func + "#" + std::to_string(index); }
 
-std::unique_ptr<Module> graph_to_schedule(const Module& graph, const std::string& target,
+std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::Descriptor& device,
                                           const Candidates& candidates) {
   verify_graph(graph);
   auto out = std::make_unique<Module>();
@@ -39,22 +39,22 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const std::string
       const std::string prefix = "f" + std::to_string(index++);
       switch (r.kind) {
         case FusedRegion::Kind::Pointwise:
-          map[r.result] = families::pointwise::emit_schedule(b, r, map, target, prefix);
+          map[r.result] = families::pointwise::emit_schedule(b, r, map, device, prefix);
           break;
         case FusedRegion::Kind::Row:
-          map[r.result] = families::rowwise::emit_schedule(b, r, map, target, prefix);
+          map[r.result] = families::rowwise::emit_schedule(b, r, map, device, prefix);
           break;
         case FusedRegion::Kind::Matmul: {
           const std::string candidate = candidate_for(matmul_region_id(f->sym, matmuls++));
           if (families::matmul::is_synthesized(candidate) || r.ops.size() == 1) {
-            map[r.result] = families::matmul::emit_schedule(b, r, map, target, prefix, candidate);
+            map[r.result] = families::matmul::emit_schedule(b, r, map, device, prefix, candidate);
             break;
           }
           // A library computes the matmul alone; its epilogue becomes a pointwise kernel.
           FusedRegion mm{FusedRegion::Kind::Matmul, r.core, {r.core}, {}, r.core->result()};
           for (const Value* v : r.core->operands)
             if (std::find(mm.leaves.begin(), mm.leaves.end(), v) == mm.leaves.end()) mm.leaves.push_back(v);
-          map[r.core->result()] = families::matmul::emit_schedule(b, mm, map, target, prefix, candidate);
+          map[r.core->result()] = families::matmul::emit_schedule(b, mm, map, device, prefix, candidate);
           // everything but the matmul (a producer of an epilogue leaf may precede it)
           FusedRegion epi{FusedRegion::Kind::Pointwise, nullptr, {}, {}, r.result};
           std::copy_if(r.ops.begin(), r.ops.end(), std::back_inserter(epi.ops),
@@ -65,11 +65,11 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const std::string
               if (!inside && std::find(epi.leaves.begin(), epi.leaves.end(), v) == epi.leaves.end())
                 epi.leaves.push_back(v);
             }
-          map[r.result] = families::pointwise::emit_schedule(b, epi, map, target, prefix + "e");
+          map[r.result] = families::pointwise::emit_schedule(b, epi, map, device, prefix + "e");
           break;
         }
         case FusedRegion::Kind::Reduce:
-          map[r.result] = families::reduce::emit_schedule(b, r, map, target, prefix);
+          map[r.result] = families::reduce::emit_schedule(b, r, map, device, prefix);
           break;
       }
     }

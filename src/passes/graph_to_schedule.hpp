@@ -4,6 +4,7 @@
 #include <string>
 
 #include "ir/ir.hpp"
+#include "machine/descriptor.hpp"
 
 namespace tessera::passes {
 
@@ -14,8 +15,8 @@ using Candidates = std::map<std::string, std::string>;
 std::string matmul_region_id(const std::string& func, int index);
 
 // Graph IR -> Schedule IR: each graph op becomes its family's scheduled ops,
-// every one stamped with its artifact_hash.
-std::unique_ptr<ir::Module> graph_to_schedule(const ir::Module& graph, const std::string& target,
+// every one stamped with its artifact_hash; decisions ask `device`.
+std::unique_ptr<ir::Module> graph_to_schedule(const ir::Module& graph, const machine::Descriptor& device,
                                               const Candidates& candidates = {});
 
 }  // namespace tessera::passes

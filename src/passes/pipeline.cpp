@@ -8,18 +8,24 @@ namespace tessera::passes {
 
 using namespace tessera::ir;
 
-std::unique_ptr<Module> lower(const Module& in, Layer to, const std::string& target,
+std::unique_ptr<Module> lower(const Module& in, Layer to, const machine::Descriptor& device,
                               const std::map<std::string, std::string>& candidates) {
+  const std::string target = device.target();
   Layer at = detect_layer(in);
   verify(in, at);
   if (static_cast<int>(to) < static_cast<int>(at))
     fail("E111", std::string("cannot raise ") + layer_name(at) + " IR to " + layer_name(to) + " IR");
   std::unique_ptr<Module> m = clone(in);
-  if (at == Layer::Graph && to != Layer::Graph) { m = graph_to_schedule(*m, target, candidates); at = Layer::Schedule; }
+  if (at == Layer::Graph && to != Layer::Graph) { m = graph_to_schedule(*m, device, candidates); at = Layer::Schedule; }
   if (at == Layer::Schedule && to != Layer::Schedule) { m = schedule_to_tile(*m); at = Layer::Tile; }
   if (at == Layer::Tile && to != Layer::Tile) { m = tile_to_target(*m, target); at = Layer::Target; }
   verify(*m, to);
   return m;
+}
+
+std::unique_ptr<Module> lower(const Module& in, Layer to, const std::string& target,
+                              const std::map<std::string, std::string>& candidates) {
+  return lower(in, to, machine::default_for_target(target), candidates);
 }
 
 }  // namespace tessera::passes

@@ -7,10 +7,15 @@
 
 #include "ir/ir.hpp"
 #include "ir/verify.hpp"
+#include "machine/descriptor.hpp"
 
 namespace tessera::passes {
 
-// `candidates` picks the implementation of matmul regions (graph_to_schedule.hpp).
+// `candidates` picks the implementation of matmul regions (graph_to_schedule.hpp);
+// `device` is the machine the schedule is for, its kind the lane that renders.
+std::unique_ptr<ir::Module> lower(const ir::Module& in, ir::Layer to, const machine::Descriptor& device,
+                                  const std::map<std::string, std::string>& candidates = {});
+// For the target's default profile (machine::default_for_target).
 std::unique_ptr<ir::Module> lower(const ir::Module& in, ir::Layer to, const std::string& target,
                                   const std::map<std::string, std::string>& candidates = {});
 

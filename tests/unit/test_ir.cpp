@@ -323,21 +323,18 @@ func @proxy(%a: tensor<200x1024xf16>, %b: tensor<1024x136xf16>) -> tensor<200x13
     auto graph = parse(text);
     const auto regions = passes::partition(*graph->funcs()[0]);
     ASSERT_EQ(regions.size(), 1u);
-    auto find = [&](const std::string& target) {
-      for (const auto& c : families::matmul::candidates(regions[0], target))
+    auto find = [&](const std::string& profile) {
+      for (const auto& c : families::matmul::candidates(regions[0], machine::profile(profile)))
         if (c.name == "tessera_tma") return c;
-      ADD_FAILURE() << "no tessera_tma candidate on " << target;
+      ADD_FAILURE() << "no tessera_tma candidate on " << profile;
       return families::matmul::Candidate{};
     };
-    const auto on_cuda = find("cuda");
-    EXPECT_EQ(on_cuda.tier, "per-arch");
-    EXPECT_EQ(on_cuda.unsupported, "") << text;
-    EXPECT_EQ(find("cpu").unsupported, "runs on target cuda");
-    // In the arbiter, which knows the device: sm_90 only (wgmma).
-    for (const auto& c : families::matmul::candidates(regions[0], "cuda", "sm_90"))
-      if (c.name == "tessera_tma") EXPECT_EQ(c.unsupported, "");
-    for (const auto& c : families::matmul::candidates(regions[0], "cuda", "sm_80"))
-      if (c.name == "tessera_tma") EXPECT_NE(c.unsupported.find("needs an sm_90 device"), std::string::npos) << c.unsupported;
+    const auto on_h200 = find("h200");
+    EXPECT_EQ(on_h200.tier, "per-arch");
+    EXPECT_EQ(on_h200.unsupported, "") << text;
+    // A device without TMA and wgmma (a CPU, an sm_80 GPU) says so.
+    EXPECT_EQ(find("x86-64").unsupported, "needs a device with TMA and wgmma (x86-64, x86-64, has not)");
+    EXPECT_EQ(find("a100").unsupported, "needs a device with TMA and wgmma (a100, sm_80, has not)");
     // Forced, it takes the TMA block's one shape whatever the problem size.
     auto sched = passes::lower(*graph, Layer::Schedule, "cuda", {{"*", "tessera_tma"}});
     const std::string printed = print(*sched);

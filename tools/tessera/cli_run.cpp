@@ -2,6 +2,8 @@
 // placement/digest/time per launch, and with --check compare to the oracle.
 #include "cli_run.hpp"
 
+#include "cli_device.hpp"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include "oracle/reference.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/cuda/cuda_executable.hpp"
+#include "runtime/device_query.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/inputs.hpp"
 #include "runtime/npy.hpp"
@@ -53,6 +56,7 @@ void add_run_options(CLI::App& run, RunOptions& o) {
   run.add_option("file", o.file, "program (.tsr) or lowered IR")->required();
   run.add_option("--target", o.target, "cpu | cuda (metal only with --emulate; hip: see README)")
       ->check(CLI::IsMember({"cpu", "cuda", "metal", "hip"}));
+  run.add_option("--device", o.device, device_help());
   run.add_option("--func", o.func, "func to run (default: the first)");
   run.add_option("--input", o.inputs, "NAME=file.npy or NAME=random:seed=N | special:seed=N | const:V | iota | nan | inf");
   run.add_option("--output", o.outputs, "NAME=file.npy: write a result");
@@ -78,6 +82,7 @@ int run_cmd(const RunOptions& o) {
   if (o.target != "cpu" && o.target != "cuda" && o.target != "metal")
     fail("E721", "target '" + o.target + "' cannot execute in this build (native execution: cpu, cuda)");
   auto m = ir::parse_file(o.file);
+  const machine::Descriptor machine = runtime::describe_target(o.target, o.device);
   const bool graph = ir::detect_layer(*m) == ir::Layer::Graph;
   if ((o.check || o.reference) && !graph)
     fail("E124", "--check and --reference need the program as Graph IR (the oracle reads what the user meant)");
@@ -90,14 +95,16 @@ int run_cmd(const RunOptions& o) {
     } else {
       arbiter::Options ao;
       ao.forced = o.candidate;
-      auto decisions = arbiter::arbitrate(*m, o.target == "cuda" ? arbiter::cuda_runner() : arbiter::cpu_runner(), ao);
+      arbiter::Runner runner = o.target == "cuda" ? arbiter::cuda_runner() : arbiter::cpu_runner();
+      runner.machine = machine;  // candidates measured are the kernels this run will load
+      auto decisions = arbiter::arbitrate(*m, runner, ao);
       for (const auto& d : decisions) fmt::print("{}", arbiter::describe(d));
       candidates = arbiter::choices(decisions);
     }
   } else if (!o.candidate.empty()) {
     fail("E304", "--candidate applies to matmuls, and the program has none");
   }
-  auto target_ir = passes::lower(*m, ir::Layer::Target, o.target, candidates);
+  auto target_ir = passes::lower(*m, ir::Layer::Target, machine, candidates);
   // Exactly one backend runs; none can stand in for another.
   std::optional<runtime::Executable> cpu;
   std::optional<runtime::cuda::CudaExecutable> gpu;

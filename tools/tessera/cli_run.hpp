@@ -5,7 +5,7 @@
 
 namespace tessera::cli {
 struct RunOptions {
-  std::string file, target = "cpu", func;
+  std::string file, target = "cpu", device, func;
   std::vector<std::string> inputs, outputs;
   bool check = false, reference = false, emulate = false;
   std::string candidate;  // forces every matmul's candidate

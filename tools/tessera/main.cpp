@@ -14,6 +14,8 @@
 #include "ir/parser.hpp"
 #include "ir/printer.hpp"
 #include "ir/target_dialect.hpp"
+#include "runtime/device_query.hpp"
+#include "cli_device.hpp"
 #include "ir/verify.hpp"
 #include "passes/graph_to_schedule.hpp"
 #include "passes/pipeline.hpp"
@@ -22,14 +24,15 @@ using namespace tessera;
 
 namespace {
 
-int compile_cmd(const std::string& file, const std::string& target, const std::string& emit, const std::string& out,
-                const std::string& candidate) {
+int compile_cmd(const std::string& file, const std::string& target, const std::string& device, const std::string& emit,
+                const std::string& out, const std::string& candidate) {
   auto m = ir::parse_file(file);
+  const machine::Descriptor machine = runtime::describe_target(target, device);
   passes::Candidates candidates;
   if (!candidate.empty()) candidates["*"] = candidate;
   std::string text;
   if (emit == "source") {
-    auto t = passes::lower(*m, ir::Layer::Target, target, candidates);
+    auto t = passes::lower(*m, ir::Layer::Target, machine, candidates);
     for (auto& op : t->ops)
       if (op->name == "target.kernel") {
         ir::KernelDesc k = ir::read_kernel_desc(*op);
@@ -41,7 +44,7 @@ int compile_cmd(const std::string& file, const std::string& target, const std::s
                                                             {"schedule", ir::Layer::Schedule},
                                                             {"tile", ir::Layer::Tile},
                                                             {"target", ir::Layer::Target}};
-    text = ir::print(*passes::lower(*m, layers.at(emit), target, candidates));
+    text = ir::print(*passes::lower(*m, layers.at(emit), machine, candidates));
   }
   if (out.empty() || out == "-") {
     std::cout << text;
@@ -67,10 +70,11 @@ int main(int argc, char** argv) {
   CLI::App app{"tessera: a tile-centric kernel compiler and runtime"};
   app.require_subcommand(1);
 
-  std::string file, target = "cpu", emit = "target", out, candidate;
+  std::string file, target = "cpu", device, emit = "target", out, candidate;
   auto* compile = app.add_subcommand("compile", "lower a program and print one layer");
   compile->add_option("file", file, "program (.tsr), or any layer's IR text")->required();
   compile->add_option("--target", target, "cpu | cuda | hip | metal")->check(CLI::IsMember({"cpu", "cuda", "metal", "hip"}));
+  compile->add_option("--device", device, cli::device_help());
   compile->add_option("--emit", emit, "graph|schedule|tile|target|source")
       ->check(CLI::IsMember({"graph", "schedule", "tile", "target", "source"}));
   compile->add_option("-o,--output", out, "write to a file instead of stdout");
@@ -94,7 +98,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   try {
-    if (compile->parsed()) return compile_cmd(file, target, emit, out, candidate);
+    if (compile->parsed()) return compile_cmd(file, target, device, emit, out, candidate);
     if (verify->parsed()) return verify_cmd(file);
     if (run->parsed()) return cli::run_cmd(ro);
     if (package->parsed()) return cli::package_cmd(*package, po);

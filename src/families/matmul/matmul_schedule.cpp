@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "families/device_attr.hpp"
 #include "families/fused/expr_tile.hpp"
 #include "families/fused/leaf_map.hpp"
 #include "families/transpose/transpose_schedule.hpp"
@@ -38,9 +39,9 @@ bool vec_aligned(const Plan& p, bool a) {
 // f32 elements of a program's scratch: the C block (whole slabs of it) and, on
 // GPUs, the pipeline buffers of A and B it shares memory with (see
 // device/gpu/MATMUL_CONTRACT.md for the allowance).
-int64_t scratch_elements(const Plan& p, const std::string& target) {
+int64_t scratch_elements(const Plan& p, const machine::Descriptor& device) {
   const int64_t block = round_up(p.bm, p.slab_rows) * p.c_stride();
-  if (target == "cpu") return block;
+  if (!device.gpu()) return block;
   const int64_t esize = static_cast<int64_t>(dtype_size(p.operand));
   const int64_t pad = p.operand == DType::F32 ? 4 : 8;
   const int64_t pipeline_bytes = p.stages * (p.bm + p.bn) * (p.bk + pad) * esize;
@@ -90,8 +91,10 @@ namespace {
 
 // tma: the plan of the TMA block (tessera_tma), which has one block shape at
 // every problem size.
-void choose(Plan& p, const std::string& target, bool tma) {
-  if (target == "cpu") {
+void choose(Plan& p, const machine::Descriptor& d, bool tma) {
+  if (!d.has(machine::Cap::BlockMatmul))
+    fail("E506", std::string("device ") + d.name + " (target " + d.target() + ") has no matmul block library");
+  if (!d.gpu()) {
     // Blocks of 96 x 256 (the micro-kernel is 12 x 32 on AVX-512, 6 x 16 on AVX2)
     // with K in chunks of 256: A's chunk (96 KiB) and B's (256 KiB) stay in L2.
     // Small problems shrink the block to what they need.
@@ -103,7 +106,7 @@ void choose(Plan& p, const std::string& target, bool tma) {
     p.threads = 1;
     p.vector_width = 16;
     p.slab_rows = 8;
-  } else if (target == "cuda") {
+  } else {
     if (p.operand == DType::F32) {
       // FFMA, measured on the H200 (device/gpu/tessera_matmul_simt.cuh): 128x128
       // blocks of 8x8 per thread, two blocks an SM (128 registers), reach
@@ -117,9 +120,10 @@ void choose(Plan& p, const std::string& target, bool tma) {
       // 50.8 (bench/evidence/cuda/raw/probe-rows-prefetch-f32-layouts-h200-ee1f6f0.log).
       p.strategy = "simt";
       const int64_t big = p.batch * ((p.m + 127) / 128) * ((p.n + 127) / 128);
-      if (big >= 2 * 132 && p.transpose_a && !p.transpose_b)
+      const int64_t two_waves = 2 * d.compute_units;
+      if (big >= two_waves && p.transpose_a && !p.transpose_b)
         p.bm = 128, p.bn = 128, p.bk = 16, p.wm = 2, p.wn = 2, p.stages = 3, p.min_blocks = 2;
-      else if (big >= 2 * 132) p.bm = 128, p.bn = 128, p.bk = 16, p.wm = 2, p.wn = 4, p.stages = 3, p.min_blocks = 2;
+      else if (big >= two_waves) p.bm = 128, p.bn = 128, p.bk = 16, p.wm = 2, p.wn = 4, p.stages = 3, p.min_blocks = 2;
       else p.bm = 64, p.bn = 64, p.bk = 16, p.wm = 1, p.wn = 2, p.stages = 3, p.min_blocks = 6;
       // Row-major A is the slow layout of that block (its smem tile is k
       // contiguous: 8 A values of one k are 8 rows apart). The experimental
@@ -128,6 +132,8 @@ void choose(Plan& p, const std::string& target, bool tma) {
       // 3% faster at 4096^3 and 8% slower at 1024^3 (c0ce1b5).
       if (!p.transpose_a && experimental("matmul_f32_stage_a")) p.stage_a = true, p.stages = 2;
     } else {
+      if (!d.has(machine::Cap::TensorCores))
+        fail("E506", "device " + d.name + " has no tensor cores for " + std::string(dtype_name(p.operand)) + " operands");
       // Tensor cores, measured on the H200 (device/gpu/tessera_matmul_mma.cuh):
       // 128x256x64 blocks with 4 stages take the warpgroup-MMA (wgmma) path,
       // 0.70-0.79x cuBLAS at 2048^3-8192^3; below ~100 such blocks (a partial
@@ -136,20 +142,18 @@ void choose(Plan& p, const std::string& target, bool tma) {
       // takes the large blocks: 0.97x cuBLAS at bf16 8192^3 (f16 0.92x).
       p.strategy = "mma";
       const int64_t big = p.batch * ((p.m + 127) / 128) * ((p.n + 255) / 256);
-      if (tma || big >= 100) p.bm = 128, p.bn = 256, p.bk = 64, p.wm = 2, p.wn = 4, p.stages = 4, p.min_blocks = 1;
+      if (tma || 4 * big > 3 * d.compute_units) p.bm = 128, p.bn = 256, p.bk = 64, p.wm = 2, p.wn = 4, p.stages = 4, p.min_blocks = 1;
       else p.bm = 64, p.bn = 128, p.bk = 32, p.wm = 2, p.wn = 4, p.stages = 4, p.min_blocks = 2;
     }
     p.threads = p.wm * p.wn * 32;
     p.vector_width = 4;
     p.slab_rows = 16 * p.threads / p.bn;  // 16 lanes of a slab per thread
-  } else {
-    fail("E506", "target '" + target + "' has no matmul schedule in this build (available: cpu, cuda)");
   }
   p.group_m = 8;
   p.vec_a = vec_aligned(p, true);
   p.vec_b = vec_aligned(p, false);
   p.programs = p.batch * p.tiles_m() * p.tiles_n();
-  p.scratch = scratch_elements(p, target);
+  p.scratch = scratch_elements(p, d);
 }
 
 // Whether the synthesized CUDA f32 block should read operand A (a) or B (!a)
@@ -206,40 +210,40 @@ const std::string& candidate_names() {
 
 bool is_synthesized(const std::string& candidate) { return candidate == "tessera" || candidate == "tessera_tma"; }
 
-std::vector<Candidate> candidates(const fused::FusedRegion& region, const std::string& target,
-                                  const std::string& arch) {
+std::vector<Candidate> candidates(const fused::FusedRegion& region, const machine::Descriptor& device) {
   const Op& core = *region.core;
   const DType in = core.operands[0]->type.dtype, out = core.result()->type.dtype;
   std::vector<Candidate> c = {{"tessera", "synthesized", ""}};
   // The Hopper block: tessera's large tensor-core schedule with A and B
   // copied by TMA into a warp-specialized block (device/gpu/tessera_matmul_tma.cuh).
-  std::string tma_why = target != "cuda" ? "runs on target cuda"
-                        : !arch.empty() && arch != "sm_90" ? "needs an sm_90 device (wgmma, TMA; this one is " + arch + ")"
-                                                           : "";
+  std::string tma_why = device.has(machine::Cap::Tma) && device.has(machine::Cap::Wgmma)
+                            ? ""
+                            : "needs a device with TMA and wgmma (" + device.name + ", " + device.arch + ", has not)";
   if (tma_why.empty()) {
     Plan p = facts(core, region.leaves);
-    choose(p, target, true);
+    choose(p, device, true);
     tma_why = tma_unsupported(p);
   }
   c.push_back({"tessera_tma", "per-arch", tma_why});
-  auto library = [&](const std::string& name, const std::string& on, bool dtypes_ok, const std::string& dtypes) {
+  auto library = [&](const std::string& name, bool dtypes_ok, const std::string& dtypes) {
     std::string why;
-    if (target != on) why = "runs on target " + on;
+    if (device.blas != name)
+      why = "is not a library of " + device.name + (device.blas.empty() ? "" : " (its library: " + device.blas + ")");
     else if (!dtypes_ok) why = "takes " + dtypes;
     else if (core.operands[0] == core.operands[1]) why = "needs distinct operand buffers";
     c.push_back({name, "library", why});
   };
-  library("openblas", "cpu", in == DType::F32 && out == DType::F32, "f32 operands and an f32 result (sgemm)");
-  library("cublaslt", "cuda", in == DType::F32 ? out == DType::F32 : out == in || out == DType::F32,
+  library("openblas", in == DType::F32 && out == DType::F32, "f32 operands and an f32 result (sgemm)");
+  library("cublaslt", in == DType::F32 ? out == DType::F32 : out == in || out == DType::F32,
           "f32 -> f32, or f16/bf16 -> the same or f32");
   return c;
 }
 
 Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unordered_map<const Value*, Value*>& map,
-                     const std::string& target, const std::string& prefix, const std::string& candidate) {
+                     const machine::Descriptor& device, const std::string& prefix, const std::string& candidate) {
   const Op& core = *region.core;
   bool known = false;
-  for (const Candidate& c : candidates(region, target)) {
+  for (const Candidate& c : candidates(region, device)) {
     if (c.name != candidate) continue;
     known = true;
     if (!c.unsupported.empty())
@@ -271,17 +275,17 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   std::vector<std::pair<int64_t, Value*>> copies;
   if (is_synthesized(candidate)) {
     p.tma = candidate == "tessera_tma";
-    choose(p, target, p.tma);
+    choose(p, device, p.tma);
     const bool copy_a = stage_through_transpose(p, true), copy_b = stage_through_transpose(p, false);
     for (auto [copy, leaf] : {std::pair{copy_a, p.a_leaf}, std::pair{copy_b, p.b_leaf}})
       if (copy) {
         const Value* v = region.leaves[leaf];
-        copies.push_back({leaf, transpose::emit_schedule(b, map.at(v), target, prefix + "." + v->name + "_t", core.loc)});
+        copies.push_back({leaf, transpose::emit_schedule(b, map.at(v), device, prefix + "." + v->name + "_t", core.loc)});
       }
     if (!copies.empty()) {
       p.transpose_a = p.transpose_a != copy_a;
       p.transpose_b = p.transpose_b != copy_b;
-      choose(p, target, false);
+      choose(p, device, false);
     }
   }
   Op& op = fused::create_region_op(b, "schedule.matmul", region.leaves, region.ops, region.result, map, prefix);
@@ -300,7 +304,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   AttrDict& a = op.attrs;
   a["family"] = "matmul";
   a["candidate"] = candidate;
-  a["target"] = target;
+  record_device(a, device);
   a["batch"] = p.batch;
   a["m"] = p.m;
   a["n"] = p.n;
@@ -352,7 +356,7 @@ Plan read_plan(const Op& op) {
   if (op.result()->type.shape != core->result()->type.shape)
     fail("E302", "schedule.matmul: the result " + op.result()->type.str() + " is not the matmul's shape " +
                      core->result()->type.str(), op.loc);
-  const std::string target = string_attr(op, "target");
+  const machine::Descriptor device = read_device(op);
   auto ints = [&](const char* key, size_t count) { return ints_attr(op, key, count); };
   auto flag = [&](const char* key) { return bool_attr(op, key); };
   // The recorded facts must be the region's.
@@ -365,8 +369,8 @@ Plan read_plan(const Op& op) {
   p.leaf_strides = fused::read_leaf_strides(op, 3, 2);
   p.candidate = string_attr(op, "candidate");
   if (!is_synthesized(p.candidate)) {
-    if (p.candidate != (target == "cpu" ? "openblas" : "cublaslt"))
-      fail("E302", "schedule.matmul: candidate '" + p.candidate + "' is not a library of target " + target, op.loc);
+    if (p.candidate != device.blas)
+      fail("E302", "schedule.matmul: candidate '" + p.candidate + "' is not a library of device " + device.name, op.loc);
     if (region.ops.size() != 2 || leaves.size() != 2 || p.a_leaf != 0 || p.b_leaf != 1 ||
         region.ops.back()->operands[0] != core->result())
       fail("E302", "schedule.matmul: a library call's region holds the matmul alone, on two distinct operands", op.loc);
@@ -379,10 +383,10 @@ Plan read_plan(const Op& op) {
       fused::check_leaf_reach({p.batch, p.m, p.n}, p.leaf_strides[l], op.operands[l]->type, op);
   }
   p.strategy = string_attr(op, "strategy");
-  const bool cpu = target == "cpu";
-  if (cpu ? p.strategy != "packed"
-          : target != "cuda" || p.strategy != (p.operand == DType::F32 ? "simt" : "mma"))
-    fail("E302", "schedule.matmul: strategy '" + p.strategy + "' does not fit target " + target + " and " +
+  const bool cpu = !device.gpu();
+  if (!device.has(machine::Cap::BlockMatmul) ||
+      (cpu ? p.strategy != "packed" : p.strategy != (p.operand == DType::F32 ? "simt" : "mma")))
+    fail("E302", "schedule.matmul: strategy '" + p.strategy + "' does not fit device " + device.name + " and " +
                      std::string(dtype_name(p.operand)) + " operands", op.loc);
   auto blk = ints("block", 3), warps = ints("warps", 2), vec = ints("vec", 2);
   p.bm = blk[0], p.bn = blk[1], p.bk = blk[2], p.wm = warps[0], p.wn = warps[1];
@@ -406,7 +410,8 @@ Plan read_plan(const Op& op) {
          op.loc);
   if (cpu ? (p.bm % 12 != 0 || p.bn % 32 != 0 || p.threads != 1)
           : (p.threads != p.wm * p.wn * 32 || p.threads > 1024 || (p.slab_rows * p.bn) % (p.threads * p.vector_width)))
-    fail("E302", "schedule.matmul: block, warps, threads or slab do not fit the " + target + " block library",
+    fail("E302", "schedule.matmul: block, warps, threads or slab do not fit the " + std::string(device.target()) +
+                     " block library",
          op.loc);
   fused::check_tile_shape(op, p.threads, p.vector_width, 1);
   if ((p.vec_a && !vec_aligned(p, true)) || (p.vec_b && !vec_aligned(p, false)))
@@ -414,11 +419,14 @@ Plan read_plan(const Op& op) {
   if (p.programs != p.batch * p.tiles_m() * p.tiles_n())
     fail("E302", "schedule.matmul records " + std::to_string(p.programs) + " programs but its blocks give " +
                      std::to_string(p.batch * p.tiles_m() * p.tiles_n()), op.loc);
-  if (p.scratch < scratch_elements(p, target) || p.scratch > (1 << 20))
+  check_threads(op, device, p.threads + (p.tma ? Plan::kTmaProducerThreads : 0));
+  if (p.scratch < scratch_elements(p, device) || p.scratch > (1 << 20))
     fail("E302", "schedule.matmul: scratch is smaller than the block library needs (or over 2^20)", op.loc);
   if (p.tma != (p.candidate == "tessera_tma"))
     fail("E302", "schedule.matmul: 'tma' is set exactly for the candidate tessera_tma", op.loc);
   if (p.tma) {
+    if (!device.has(machine::Cap::Tma) || !device.has(machine::Cap::Wgmma))
+      fail("E302", "schedule.matmul: 'tma' on device " + device.name + ", which has no TMA and wgmma", op.loc);
     const std::string why = tma_unsupported(p);
     if (!why.empty()) fail("E302", "schedule.matmul: 'tma' claims a TMA block that " + why, op.loc);
   }

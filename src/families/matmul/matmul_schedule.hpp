@@ -19,6 +19,7 @@
 
 #include "families/fused/region.hpp"
 #include "ir/ir.hpp"
+#include "machine/descriptor.hpp"
 
 namespace tessera::families::matmul {
 
@@ -67,9 +68,7 @@ struct Plan {
 struct Candidate {
   std::string name, tier, unsupported;
 };
-// arch: the device's (e.g. sm_90) when known; empty: any of the target's.
-std::vector<Candidate> candidates(const fused::FusedRegion& region, const std::string& target,
-                                  const std::string& arch = "");
+std::vector<Candidate> candidates(const fused::FusedRegion& region, const machine::Descriptor& device);
 
 // Every candidate name, for diagnostics: "tessera, tessera_tma, openblas, cublaslt".
 const std::string& candidate_names();
@@ -79,7 +78,8 @@ bool is_synthesized(const std::string& candidate);
 // A library candidate's region holds the matmul alone (graph_to_schedule
 // splits the epilogue off); E304 if `candidate` does not apply.
 ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
-                         const std::unordered_map<const ir::Value*, ir::Value*>& map, const std::string& target,
+                         const std::unordered_map<const ir::Value*, ir::Value*>& map,
+                         const machine::Descriptor& device,
                          const std::string& prefix, const std::string& candidate = "tessera");
 
 Plan read_plan(const ir::Op& schedule_op);

@@ -1,5 +1,5 @@
 #include "families/pointwise/pointwise_schedule.hpp"
-#include "families/gpu_targets.hpp"
+#include "families/device_attr.hpp"
 
 #include <algorithm>
 
@@ -22,16 +22,16 @@ namespace {
 // CPU: a program is a few 16K-element stretches of 64-byte vectors; CUDA: a
 // block writes one tile (up to 256 threads x 4 lanes x 4), the smallest that
 // covers a short row.
-void choose(Plan& p, const std::string& target, int64_t storage_bytes) {
+void choose(Plan& p, const machine::Descriptor& device, int64_t storage_bytes) {
   const int64_t inner = p.view.back(), rows = p.rows();
-  if (target == "cpu") {
+  if (!device.gpu()) {
     p.threads = 1;
     p.vector_width = 64 / static_cast<int64_t>(dtype_size(p.compute));
     p.unroll = 4;
     const int64_t lanes = p.tile_lanes();
     p.chunk = std::clamp<int64_t>((inner + lanes - 1) / lanes * lanes, lanes, 16384);
     p.rows_per_program = std::clamp<int64_t>(16384 / std::max<int64_t>(inner, 1), 1, std::max<int64_t>(1, rows / 64));
-  } else if (uses_gpu_schedule(target)) {  // HIP, Metal: the CUDA schedule, untuned for them
+  } else {  // one schedule for every GPU: 16-byte vectors, blocks of up to 256 threads
     p.vector_width = 16 / std::max<int64_t>(storage_bytes, 2);  // 16-byte loads of the narrowest storage
     static const std::pair<int64_t, int64_t> shapes[] = {{64, 1}, {128, 1}, {256, 1}, {256, 2}, {256, 4}};
     for (auto [threads, unroll] : shapes) {
@@ -41,8 +41,6 @@ void choose(Plan& p, const std::string& target, int64_t storage_bytes) {
     }
     p.chunk = p.tile_lanes();
     p.rows_per_program = 1;
-  } else {
-    fail("E506", "target '" + target + "' has no pointwise schedule in this build (available: cpu, cuda, hip, metal)");
   }
   p.programs = (rows + p.rows_per_program - 1) / p.rows_per_program * p.chunks_per_row();
 }
@@ -50,7 +48,7 @@ void choose(Plan& p, const std::string& target, int64_t storage_bytes) {
 }  // namespace
 
 Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unordered_map<const Value*, Value*>& map,
-                     const std::string& target, const std::string& prefix) {
+                     const machine::Descriptor& device, const std::string& prefix) {
   Plan p;
   const Type& out = region.result->type;
   std::vector<std::vector<int64_t>> leaf_shapes;
@@ -58,10 +56,10 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   p.view = fused::coalesce_for_leaves(out.shape, leaf_shapes, p.leaf_strides);
   Op& op = fused::create_region_op(b, "schedule.pointwise", region.leaves, region.ops, region.result, map, prefix);
   p.compute = fused::compute_dtype(*op.regions[0]);
-  choose(p, target, std::min<int64_t>(fused::narrowest_storage_bytes(region), dtype_size(p.compute)));
+  choose(p, device, std::min<int64_t>(fused::narrowest_storage_bytes(region), dtype_size(p.compute)));
   AttrDict& a = op.attrs;
   a["family"] = "pointwise";
-  a["target"] = target;
+  record_device(a, device);
   a["view"] = Attr::ints(p.view);
   a["leaf_strides"] = fused::leaf_strides_attr(p.leaf_strides);
   a["compute"] = std::string(dtype_name(p.compute));
@@ -79,6 +77,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
 
 Plan read_plan(const Op& op) {
   fused::verify_region(op);
+  const machine::Descriptor device = read_device(op);
   Plan p;
   auto ints = [&](const char* key) {
     const Attr* a = op.attr(key);
@@ -98,6 +97,7 @@ Plan read_plan(const Op& op) {
   p.rows_per_program = int_attr(op, "rows_per_program");
   p.programs = int_attr(op, "programs");
   fused::check_tile_shape(op, p.threads, p.vector_width, p.unroll);
+  check_threads(op, device, p.threads);
   if (p.chunk < 1 || p.chunk > (int64_t{1} << 30) || p.chunk % p.tile_lanes() || p.rows_per_program < 1)
     fail("E302", "schedule.pointwise: chunk must be a multiple of the tile, rows_per_program positive", op.loc);
   int64_t n = 1;

@@ -13,6 +13,7 @@
 
 #include "families/fused/region.hpp"
 #include "ir/ir.hpp"
+#include "machine/descriptor.hpp"
 
 namespace tessera::families::pointwise {
 
@@ -31,7 +32,8 @@ struct Plan {
 };
 
 ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
-                         const std::unordered_map<const ir::Value*, ir::Value*>& map, const std::string& target,
+                         const std::unordered_map<const ir::Value*, ir::Value*>& map,
+                         const machine::Descriptor& device,
                          const std::string& prefix);
 
 // The plan recorded on a schedule.pointwise (validated, E302).

@@ -1,7 +1,7 @@
 #include "families/reduce/reduce_plan.hpp"
-#include "families/gpu_targets.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace tessera::families::reduce {
 namespace {
@@ -25,10 +25,11 @@ std::vector<Group> coalesce(const ir::Type& input, const ir::ReduceSpec& spec) {
   return gs;
 }
 
-// What the planner assumes of a target. CPU: a program is one core's work
-// item on 64-byte vectors. CUDA: a program is a thread block; its tile lanes
-// are spread over the threads, vector_width contiguous elements per thread.
-struct Machine {
+// What the planner assumes of a device. CPU: a program is one core's work
+// item on the tile library's vectors. GPU: a program is a thread block; its
+// tile lanes are spread over the threads, vector_width contiguous elements
+// per thread.
+struct Assumptions {
   bool gpu;
   int64_t vector_bytes;         // one vector load
   int64_t min_programs;         // fewer than this leaves the machine idle: split
@@ -39,18 +40,18 @@ struct Machine {
   int64_t rows_in_flight;       // CPU: rows read in lockstep
   int64_t row_unroll;           // input rows in flight per step (columns)
 };
-constexpr Machine kCpu{false, 64, 16, 64, 1 << 20, 1 << 14, 1024, 4, 8};
-// H200: 132 SMs x 8 resident 256-thread blocks: a split into ~1024 programs is
-// one wave (measured: 2048 programs 4.03 TB/s, 1024 4.23 on 16384^2 axis 0).
-constexpr Machine kCuda{true, 16, 264, 1024, 1 << 16, 0, 0, 1, 8};
 
-const Machine& machine_for(const std::string& target) {
-  if (target == "cpu") return kCpu;
-  if (uses_gpu_schedule(target)) return kCuda;  // HIP, Metal: the H200's schedule, untuned for them
-  fail("E506", "target '" + target + "' has no reduce schedule in this build (available: cpu, cuda, hip, metal)");
+Assumptions assumptions_for(const machine::Descriptor& d) {
+  if (!d.gpu()) return {false, d.vector_bytes, 16, 64, 1 << 20, 1 << 14, 1024, 4, 8};
+  // Two programs a compute unit keep every unit busy; a split aims at one
+  // wave of 256-thread blocks, eight resident a unit (a power of two, so
+  // chunk counts stay even).
+  const int64_t units = std::max<int64_t>(d.compute_units, 1);
+  const auto wave = static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(units * 8)));
+  return {true, d.vector_bytes, 2 * units, wave, 1 << 16, 0, 0, 1, 8};
 }
 
-void choose_cpu(Pass& p, const Machine& m) {
+void choose_cpu(Pass& p, const Assumptions& m) {
   p.threads = 1;
   p.vector_width = m.vector_bytes / static_cast<int64_t>(dtype_size(p.accum));
   p.unroll = 4;
@@ -76,7 +77,7 @@ void choose_cpu(Pass& p, const Machine& m) {
 
 // One block per row (or per column block); the tile is the smallest of a few
 // shapes that covers the row, so short rows do not idle most threads.
-void choose_cuda(Pass& p, const Machine& m) {
+void choose_cuda(Pass& p, const Assumptions& m) {
   p.vector_width = m.vector_bytes / static_cast<int64_t>(std::max<size_t>(dtype_size(p.accum), 4));
   const int64_t rows = p.outer * p.chunks;
   const int64_t want = p.inner == 1 ? p.chunk_len() : p.inner;
@@ -103,14 +104,14 @@ void choose_cuda(Pass& p, const Machine& m) {
   }
 }
 
-void choose_strategy(Pass& p, const Machine& m) {
+void choose_strategy(Pass& p, const Assumptions& m) {
   if (m.gpu) choose_cuda(p, m);
   else choose_cpu(p, m);
 }
 
 }  // namespace
 
-std::vector<Pass> plan_passes(const ir::Type& input, const ir::ReduceSpec& spec, const std::string& target) {
+std::vector<Pass> plan_passes(const ir::Type& input, const ir::ReduceSpec& spec, const machine::Descriptor& device) {
   std::vector<Group> gs = coalesce(input, spec);
   int64_t count = 1;
   for (int64_t a : spec.axes) count *= input.shape[a];
@@ -152,7 +153,7 @@ std::vector<Pass> plan_passes(const ir::Type& input, const ir::ReduceSpec& spec,
 
   // Split passes with too few programs for their size: partials over chunks
   // of the extent first, then a pass over the chunks.
-  const Machine& m = machine_for(target);
+  const Assumptions m = assumptions_for(device);
   std::vector<Pass> split;
   for (Pass& p : passes) {
     choose_strategy(p, m);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ir/graph_dialect.hpp"
+#include "machine/descriptor.hpp"
 
 namespace tessera::families::reduce {
 
@@ -38,6 +39,7 @@ struct Pass {
   int64_t tile_lanes() const { return threads * vector_width * unroll; }
 };
 
-std::vector<Pass> plan_passes(const ir::Type& input, const ir::ReduceSpec& spec, const std::string& target);
+// The passes of a reduction on `device` (one, or partials over chunks then a pass over them).
+std::vector<Pass> plan_passes(const ir::Type& input, const ir::ReduceSpec& spec, const machine::Descriptor& device);
 
 }  // namespace tessera::families::reduce

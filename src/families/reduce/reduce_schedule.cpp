@@ -1,5 +1,6 @@
 #include "families/reduce/reduce_schedule.hpp"
 
+#include "families/device_attr.hpp"
 #include "families/fused/expr_tile.hpp"
 #include "families/fused/leaf_map.hpp"
 #include "ir/graph_dialect.hpp"
@@ -10,13 +11,13 @@ namespace tessera::families::reduce {
 using namespace tessera::ir;
 
 ir::Value* emit_schedule(Builder& b, const fused::FusedRegion& region,
-                         const std::unordered_map<const Value*, Value*>& map, const std::string& target,
+                         const std::unordered_map<const Value*, Value*>& map, const machine::Descriptor& device,
                          const std::string& prefix) {
   const Op& graph_op = *region.core;
   ReduceSpec spec = reduce_spec(graph_op);
   const Value* input = graph_op.operands[0];
   const bool prologue = region.ops.size() > 1;
-  std::vector<Pass> passes = plan_passes(input->type, spec, target);
+  std::vector<Pass> passes = plan_passes(input->type, spec, device);
   Value* current = prologue ? nullptr : map.at(input);
   for (size_t i = 0; i < passes.size(); ++i) {
     const Pass& p = passes[i];
@@ -25,7 +26,7 @@ ir::Value* emit_schedule(Builder& b, const fused::FusedRegion& region,
     AttrDict a;
     // the graph contract, so the hash covers what the user asked for
     a["family"] = "reduce";
-    a["target"] = target;
+    record_device(a, device);
     a["kind"] = reduce_kind_name(spec.kind);
     a["axes"] = Attr::ints(spec.axes);
     a["keepdims"] = spec.keepdims;
@@ -77,6 +78,7 @@ ir::Value* emit_schedule(Builder& b, const fused::FusedRegion& region,
 }
 
 Pass read_pass(const Op& op) {
+  const machine::Descriptor device = read_device(op);
   Pass p;
   p.combine = string_attr(op, "combine");
   p.finalize = string_attr(op, "finalize");
@@ -136,6 +138,7 @@ Pass read_pass(const Op& op) {
     if (p.row_unroll > 64) fail("E302", "row_unroll must be at most 64", op.loc);
   }
   positive(p.threads, "threads");
+  check_threads(op, device, p.threads);
   if (p.vector_width > 256 || p.unroll > 256) fail("E302", "at most 256 lanes a thread", op.loc);
   if ((p.vector_width & (p.vector_width - 1)) || (p.unroll & (p.unroll - 1)) || (p.threads & (p.threads - 1)) ||
       p.threads > 1024 || p.vector_width * p.unroll > 256)

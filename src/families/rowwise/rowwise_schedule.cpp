@@ -1,14 +1,14 @@
 #include "families/rowwise/rowwise_schedule.hpp"
-#include "families/gpu_targets.hpp"
-#include "support/experimental.hpp"
 
 #include <algorithm>
 #include <array>
 
+#include "families/device_attr.hpp"
 #include "families/fused/expr_tile.hpp"
 #include "families/fused/leaf_map.hpp"
 #include "ir/graph_dialect.hpp"
 #include "ir/schedule_dialect.hpp"
+#include "support/experimental.hpp"
 
 namespace tessera::families::rowwise {
 
@@ -29,15 +29,16 @@ namespace {
 // fetch) is 16-bit.
 // staged_leaf_bytes: the element size of the one leaf read a row at a time
 // (0: none, or more than one).
-void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out_dtype, bool rows_16bit,
+void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType out_dtype, bool rows_16bit,
             int64_t staged_leaf_bytes) {
   const int64_t esize = static_cast<int64_t>(dtype_size(p.compute));
-  if (target == "cpu") {
+  using machine::Cap;
+  if (!d.gpu()) {
     p.threads = 1;
     p.vector_width = 64 / esize;
     p.unroll = 4;
     p.resident = false;
-  } else if (uses_gpu_schedule(target)) {  // HIP, Metal: the CUDA schedule, untuned for them
+  } else {
     // 16-byte loads of the narrowest storage type: f16/bf16 rows with 4 lanes
     // a load moved half the bytes per instruction and reached half the bandwidth.
     p.vector_width = 16 / std::max<int64_t>(std::min(esize, storage_bytes), 2);
@@ -59,7 +60,8 @@ void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out
         break;
       }
     }
-    if (target == "cuda" && p.strategy == "rows" && !p.resident && experimental("rows_cluster")) {
+    if (d.has(Cap::Clusters) && d.max_cluster >= 8 && p.strategy == "rows" && !p.resident &&
+        experimental("rows_cluster")) {
       // {threads, unroll, cluster}. 1024 threads: one block an SM at 64
       // registers a thread (__launch_bounds__(1024)), 32 of them lanes at most.
       // That measured +7% on long-row softmax: an SM's one block loads, then
@@ -87,7 +89,8 @@ void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out
     // thread lost 11%, 65536 lost 25%, 32768 lost 53%, and bf16 262144 lost 8%
     // (bench/evidence/cuda/raw/rows-cluster16-lengths-h200-c0ce1b5.log), so
     // only this shape is a default.
-    if (target == "cuda" && p.strategy == "rows" && !p.resident && esize == 4 && storage_bytes == 4 &&
+    if (d.has(Cap::Clusters) && d.max_cluster >= 16 && p.strategy == "rows" && !p.resident && esize == 4 &&
+        storage_bytes == 4 &&
         p.vector_width == 4 && want > 131072 && want <= 512 * 4 * 8 * 16) {
       p.threads = 512, p.unroll = 8, p.cluster = 16, p.resident = true;
     }
@@ -100,12 +103,13 @@ void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out
     // resident cluster of 16 above: 2.72), 2048x131072 3.67 and 4096x65536
     // 3.65 (streamed: 2.75, 2.80); a plain copy reached 3.89.
     // (The experimental rows_cluster, asked for, keeps its own shapes.)
-    if (target == "cuda" && p.strategy == "rows" && (!p.resident || p.cluster > 1) && staged_leaf_bytes > 0 &&
-        staged_leaf_bytes * p.vector_width == 16 && !experimental("rows_cluster")) {
+    if (d.has(Cap::Clusters) && d.has(Cap::BulkCopy) && d.max_cluster >= 8 && p.strategy == "rows" &&
+        (!p.resident || p.cluster > 1) && staged_leaf_bytes > 0 && staged_leaf_bytes * p.vector_width == 16 &&
+        !experimental("rows_cluster")) {
       const int64_t per_unroll = 512 * p.vector_width * 8;
       const int64_t unroll = want / per_unroll;
       const int64_t share_bytes = want / 8 * staged_leaf_bytes;  // a block's shared memory
-      if (want % per_unroll == 0 && unroll >= 2 && unroll * p.vector_width <= 64 && share_bytes <= 160 * 1024) {
+      if (want % per_unroll == 0 && unroll >= 2 && unroll * p.vector_width <= 64 && share_bytes <= std::min<int64_t>(160 * 1024, d.shared_bytes)) {
         p.threads = 512, p.unroll = unroll, p.cluster = 8, p.resident = true, p.staged = true;
       }
     }
@@ -121,20 +125,18 @@ void choose(Plan& p, const std::string& target, int64_t storage_bytes, DType out
     // lost 7% with it, so they go without, as do rows with any wider leaf.
     // Fewer than 512 rows still prefetch (the last row, clamped): cheap, and
     // it keeps the path under the GPU tests' small shapes.
-    if (target == "cuda" && p.strategy == "rows" && p.resident && p.cluster == 1 && rows_16bit)
+    if (d.has(Cap::L2Prefetch) && p.strategy == "rows" && p.resident && p.cluster == 1 && rows_16bit)
       p.prefetch_rows = 512;
-  } else {
-    fail("E506", "target '" + target + "' has no rowwise schedule in this build (available: cpu, cuda, hip, metal)");
   }
-  p.online = target != "cpu" && p.strategy == "rows" && !p.resident && (p.op == "softmax" || p.op == "log_softmax");
-  p.stash_exp = target == "cpu" && p.strategy == "rows" && p.op == "softmax" && out_dtype == p.compute;
+  p.online = d.gpu() && p.strategy == "rows" && !p.resident && (p.op == "softmax" || p.op == "log_softmax");
+  p.stash_exp = !d.gpu() && p.strategy == "rows" && p.op == "softmax" && out_dtype == p.compute;
   p.programs = p.strategy == "rows" ? p.outer : p.outer * p.column_blocks();
 }
 
 }  // namespace
 
 Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unordered_map<const Value*, Value*>& map,
-                     const std::string& target, const std::string& prefix) {
+                     const machine::Descriptor& device, const std::string& prefix) {
   const Op& core = *region.core;
   const Type& x = core.operands[0]->type;
   Plan p;
@@ -159,11 +161,11 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
     }
   const bool rows_16bit = any_row_leaf && all_16bit;
   const int64_t staged = p.strategy == "rows" ? p.staged_leaf() : -1;
-  choose(p, target, fused::narrowest_storage_bytes(region), region.result->type.dtype, rows_16bit,
+  choose(p, device, fused::narrowest_storage_bytes(region), region.result->type.dtype, rows_16bit,
          staged >= 0 ? static_cast<int64_t>(dtype_size(region.leaves[staged]->type.dtype)) : 0);
   AttrDict& a = op.attrs;
   a["family"] = "rowwise";
-  a["target"] = target;
+  record_device(a, device);
   a["op"] = p.op;
   a["axis"] = axis;
   if (p.op == "layer_norm" || p.op == "rms_norm") a["eps"] = p.eps;
@@ -190,7 +192,9 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
 }
 
 Plan read_plan(const Op& op) {
+  using machine::Cap;
   fused::verify_region(op);
+  const machine::Descriptor device = read_device(op);
   Plan p;
   p.op = string_attr(op, "op");
   if (p.op != "softmax" && p.op != "log_softmax" && p.op != "layer_norm" && p.op != "rms_norm")
@@ -224,21 +228,22 @@ Plan read_plan(const Op& op) {
   p.unroll = int_attr(op, "unroll");
   p.programs = int_attr(op, "programs");
   fused::check_tile_shape(op, p.threads, p.vector_width, p.unroll);
+  check_threads(op, device, p.threads);
   if (const Attr* c = op.attr("cluster")) {
-    // A cluster is a CUDA launch shape for a resident row: anything else is a
-    // claim no target can honour.
+    // A cluster is a launch shape for a resident row on a device with
+    // clusters: anything else is a claim no device can honour.
     if (!c->as_int() || *c->as_int() < 2 || *c->as_int() > 16)
       fail("E302", "'cluster' must be an integer in [2, 16] (absent: no cluster)", op.loc);
     p.cluster = *c->as_int();
-    if (string_attr(op, "target") != "cuda" || p.strategy != "rows" || !p.resident)
-      fail("E302", "'cluster' applies to resident rows on target cuda only", op.loc);
+    if (!device.has(Cap::Clusters) || p.cluster > device.max_cluster || p.strategy != "rows" || !p.resident)
+      fail("E302", "'cluster' applies to resident rows on a device with clusters that large", op.loc);
   }
   if (const Attr* f = op.attr("prefetch_rows")) {
     if (!f->as_int() || *f->as_int() < 1) fail("E302", "'prefetch_rows' must be an integer >= 1 (absent: none)", op.loc);
     p.prefetch_rows = *f->as_int();
     if (p.prefetch_rows >= (int64_t{1} << 31)) fail("E302", "'prefetch_rows' must be below 2^31", op.loc);
-    if (string_attr(op, "target") != "cuda" || p.strategy != "rows")
-      fail("E302", "'prefetch_rows' applies to rows on target cuda only", op.loc);
+    if (!device.has(Cap::L2Prefetch) || p.strategy != "rows")
+      fail("E302", "'prefetch_rows' applies to rows on a device with an L2 prefetch", op.loc);
   }
   if (const Attr* st = op.attr("staged")) {
     if (!st->as_bool()) fail("E302", "'staged' is a boolean (absent: false)", op.loc);
@@ -250,11 +255,11 @@ Plan read_plan(const Op& op) {
     // shared memory.
     const int64_t l = p.strategy == "rows" ? p.staged_leaf() : -1;
     const int64_t bytes = l >= 0 ? static_cast<int64_t>(dtype_size(op.operands[l]->type.dtype)) : 0;
-    if (string_attr(op, "target") != "cuda" || !p.resident || p.cluster < 2 || p.extent != p.tile_lanes() || l < 0 ||
+    if (!device.has(Cap::BulkCopy) || !device.has(Cap::Clusters) || !p.resident || p.cluster < 2 || p.extent != p.tile_lanes() || l < 0 ||
         bytes * p.vector_width != 16 || (p.leaf_strides[l][0] * bytes) % 16 != 0 ||
-        p.extent / p.cluster * bytes > 200 * 1024)
+        p.extent / p.cluster * bytes > std::min<int64_t>(200 * 1024, device.shared_bytes))
       fail("E302",
-           "'staged' applies to cuda rows resident in a cluster, filling the tile, read from one leaf in 16-byte "
+           "'staged' applies to rows resident in a cluster (a device with bulk copies), filling the tile, read from one leaf in 16-byte "
            "vectors with 16-byte aligned rows, at most 200 KiB a block",
            op.loc);
   }

@@ -20,6 +20,7 @@
 
 #include "families/fused/region.hpp"
 #include "ir/ir.hpp"
+#include "machine/descriptor.hpp"
 
 namespace tessera::families::rowwise {
 
@@ -74,7 +75,8 @@ struct Plan {
 };
 
 ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
-                         const std::unordered_map<const ir::Value*, ir::Value*>& map, const std::string& target,
+                         const std::unordered_map<const ir::Value*, ir::Value*>& map,
+                         const machine::Descriptor& device,
                          const std::string& prefix);
 
 Plan read_plan(const ir::Op& schedule_op);

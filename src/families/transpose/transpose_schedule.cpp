@@ -1,5 +1,6 @@
 #include "families/transpose/transpose_schedule.hpp"
 
+#include "families/device_attr.hpp"
 #include "ir/schedule_dialect.hpp"
 
 namespace tessera::families::transpose {
@@ -28,18 +29,18 @@ Type transposed_type(const Type& x) {
   return t;
 }
 
-Value* emit_schedule(Builder& b, Value* x, const std::string& target, const std::string& result_name,
+Value* emit_schedule(Builder& b, Value* x, const machine::Descriptor& device, const std::string& result_name,
                      const SourceLoc& loc) {
   // 64 x 64 blocks of 256 threads: 16 elements a thread in flight each way.
-  if (target != "cuda")
-    fail("E506", "target '" + target + "' has no transpose schedule in this build (available: cuda)", loc);
+  if (!device.has(machine::Cap::TransposeBlock))
+    fail("E506", std::string("device ") + device.name + " (target " + device.target() + ") has no transpose block", loc);
   const Type out = transposed_type(x->type);
   Plan p = view(x->type);
   p.programs = p.batch * p.row_blocks() * p.col_blocks();
   Op& op = b.create("schedule.transpose", {x});
   AttrDict& a = op.attrs;
   a["family"] = "transpose";
-  a["target"] = target;
+  record_device(a, device);
   a["batch"] = p.batch;
   a["rows"] = p.rows;
   a["cols"] = p.cols;
@@ -58,8 +59,9 @@ Plan read_plan(const Op& op) {
   const Type& x = op.operands[0]->type;
   if (x.kind != TypeKind::Tensor || x.rank() < 2 || !(op.result()->type == transposed_type(x)))
     fail("E302", "schedule.transpose: the result must be the operand with its last two dims swapped", op.loc);
-  if (string_attr(op, "target") != "cuda")
-    fail("E302", "schedule.transpose: target '" + string_attr(op, "target") + "' has no transpose block", op.loc);
+  const machine::Descriptor device = read_device(op);
+  if (!device.has(machine::Cap::TransposeBlock))
+    fail("E302", "schedule.transpose: device " + device.name + " has no transpose block", op.loc);
   Plan p = view(x);
   if (int_attr(op, "batch") != p.batch || int_attr(op, "rows") != p.rows || int_attr(op, "cols") != p.cols)
     fail("E302", "schedule.transpose: recorded batch, rows and cols disagree with the operand " + x.str(), op.loc);

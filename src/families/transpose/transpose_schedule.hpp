@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ir/ir.hpp"
+#include "machine/descriptor.hpp"
 
 namespace tessera::families::transpose {
 
@@ -24,8 +25,9 @@ struct Plan {
 // The tensor type `x` transposes to (E303 below rank 2).
 ir::Type transposed_type(const ir::Type& x);
 
-// Appends `schedule.transpose %x` (target cuda; E506 elsewhere) and returns its result.
-ir::Value* emit_schedule(ir::Builder& b, ir::Value* x, const std::string& target, const std::string& result_name,
+// Appends `schedule.transpose %x` (a device with a transpose block; E506
+// elsewhere) and returns its result.
+ir::Value* emit_schedule(ir::Builder& b, ir::Value* x, const machine::Descriptor& device, const std::string& result_name,
                          const SourceLoc& loc);
 
 Plan read_plan(const ir::Op& schedule_op);
