@@ -182,7 +182,7 @@ TEST(CudaRender, ClusterResidentRowsCompileWithNvrtc) {
     EXPECT_EQ(kernels, 1) << name << ": one fused kernel";
     compiled += kernels;
     // The CPU schedule is untouched: no cluster attribute at all.
-    EXPECT_EQ(ir::print(*passes::lower(g.module(), ir::Layer::Schedule, "cpu")).find("cluster"), std::string::npos)
+    EXPECT_EQ(ir::print(*passes::lower(g.module(), ir::Layer::Schedule, "cpu")).find("cluster ="), std::string::npos)
         << name;
     // Fail closed: a cluster kernel is never rendered for a target without clusters.
     expect_cluster_kernels_refused_elsewhere(g.module(), name, false);
@@ -212,7 +212,7 @@ TEST(CudaRender, ClusterResidentRowsCompileWithNvrtc) {
   // streamed schedule.
   GraphBuilder g("plain");
   g.output(g.softmax(g.input("x", ir::Type::tensor(DType::F32, {3, 131000}))));
-  EXPECT_EQ(ir::print(*passes::lower(g.module(), ir::Layer::Schedule, "cuda")).find("cluster"), std::string::npos);
+  EXPECT_EQ(ir::print(*passes::lower(g.module(), ir::Layer::Schedule, "cuda")).find("cluster ="), std::string::npos);
 }
 
 // Staged rows (the default where a row fills a cluster of 8 blocks of 512

@@ -34,7 +34,8 @@ namespace fs = std::filesystem;
 using ld = long double;
 constexpr int kLanes = 64;  // tile<T, 64>: 4 (f32) or 8 (f64) parts of 64 bytes
 
-std::string repo_file(const char* rel) { return (fs::path(__FILE__).parent_path() / "../.." / rel).string(); }
+// The source tree as CMake knows it (__FILE__ may be relative under a compiler cache).
+std::string repo_file(const char* rel) { return (fs::path(TESSERA_SOURCE_DIR) / rel).string(); }
 
 // ---- long double references --------------------------------------------------
 // sigmoid(a + a_lo), a_lo a small correction applied to first order.

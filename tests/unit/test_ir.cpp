@@ -255,7 +255,9 @@ func @p(%x: tensor<600x4096xbf16>, %w: tensor<4096xbf16>, %f: tensor<600x4096xf3
   refused("prefetch_rows", Attr(int64_t{0}));       // recorded only when >= 1
   refused("prefetch_rows", Attr(std::string("x")));  // an integer
   refused("prefetch_rows", Attr(int64_t{1} << 31));  // pid + it must not overflow
-  refused("target", Attr(std::string("cpu")));       // CUDA-only
+  machine::Descriptor no_prefetch = machine::profile("h200");  // a device without the L2 prefetch
+  no_prefetch.caps &= ~static_cast<uint32_t>(machine::Cap::L2Prefetch);
+  refused("device", Attr(no_prefetch.str()));
   EXPECT_NO_THROW(passes::lower(*sched, Layer::Tile, "cuda"));  // restored: accepted again
 }
 
