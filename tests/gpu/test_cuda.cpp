@@ -21,6 +21,7 @@
 #include "oracle/reference.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/cuda/cuda_executable.hpp"
+#include "runtime/device_query.hpp"
 #include "runtime/inputs.hpp"
 #include "tessera/tessera.hpp"
 
@@ -38,7 +39,7 @@ struct GpuProgram {
 GpuProgram compile_cuda(const ir::Module& graph, const passes::Candidates& candidates = {}) {
   GpuProgram p;
   p.graph = ir::clone(graph);
-  auto target = passes::lower(graph, ir::Layer::Target, "cuda", candidates);
+  auto target = passes::lower(graph, ir::Layer::Target, runtime::describe_target("cuda"), candidates);
   p.exe = std::make_unique<CudaExecutable>(CudaExecutable::load(*target));
   return p;
 }
@@ -71,6 +72,23 @@ std::vector<Tensor> run_and_check(const GpuProgram& p, const std::vector<Tensor>
 }
 
 class CudaMatrix : public ::testing::TestWithParam<Case> {};
+
+// The descriptor a GPU machine compiles for comes from the driver; on a
+// device a profile describes, the two agree on every fact a family may ask,
+// so a program compiled here and one compiled for the profile elsewhere are
+// the same kernels.
+TEST(CudaDevice, DriverDescriptorAgreesWithItsProfile) {
+  const machine::Descriptor d = runtime::describe_target("cuda");
+  EXPECT_EQ(d.origin, "driver");
+  EXPECT_EQ(d.arch, runtime::cuda::device_info().arch());
+  EXPECT_EQ(d.compute_units, runtime::cuda::device_info().multiprocessors);
+  EXPECT_EQ(machine::parse(d.str()), d);
+  std::printf("driver descriptor: %s\n", d.str().c_str());
+  if (d.arch != "sm_90" || d.compute_units != 132) GTEST_SKIP() << "no profile describes this device";
+  machine::Descriptor as_profile = d;
+  as_profile.name = "h200", as_profile.origin = "profile";
+  EXPECT_EQ(as_profile.str(), machine::profile("h200").str());
+}
 
 TEST_P(CudaMatrix, MatchesOracleBitwiseRunToRun) {
   const Case& c = GetParam();
