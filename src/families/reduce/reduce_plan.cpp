@@ -58,7 +58,7 @@ void choose_cpu(Pass& p, const Assumptions& m) {
   const int64_t lanes = p.tile_lanes();
   const int64_t rows = p.outer * p.chunks;
   if (p.inner == 1) {
-    p.strategy = "rows";
+    p.strategy = Strategy::Rows;
     int64_t per_row = std::max<int64_t>(p.chunk_len(), 1);
     p.rows_per_program = std::clamp<int64_t>(std::max(m.min_work_per_program / per_row, m.rows_in_flight), 1,
                                              std::max<int64_t>(1, rows / m.want_programs));
@@ -66,8 +66,8 @@ void choose_cpu(Pass& p, const Assumptions& m) {
     // Lockstep rows need equal spans, which chunked rows do not all have.
     p.rows_in_flight = p.chunks == 1 ? std::min<int64_t>(m.rows_in_flight, p.rows_per_program) : 1;
   } else {
-    p.strategy = "columns";
-    p.accumulator = "scratch";
+    p.strategy = Strategy::Columns;
+    p.accumulator = Accumulator::Scratch;
     int64_t block = std::min<int64_t>(m.column_block, (p.inner + lanes - 1) / lanes * lanes);
     p.columns_per_program = block;
     p.row_unroll = std::clamp<int64_t>(p.chunk_len(), 1, m.row_unroll);
@@ -91,13 +91,13 @@ void choose_cuda(Pass& p, const Assumptions& m) {
     if (p.tile_lanes() >= want) break;
   }
   if (p.inner == 1) {
-    p.strategy = "rows";
+    p.strategy = Strategy::Rows;
     p.rows_per_program = 1;
     p.rows_in_flight = 1;
     p.programs = rows;
   } else {
-    p.strategy = "columns";
-    p.accumulator = "registers";
+    p.strategy = Strategy::Columns;
+    p.accumulator = Accumulator::Registers;
     p.columns_per_program = p.tile_lanes();
     p.row_unroll = std::clamp<int64_t>(p.chunk_len(), 1, m.row_unroll);
     p.programs = rows * ((p.inner + p.columns_per_program - 1) / p.columns_per_program);
@@ -116,16 +116,18 @@ std::vector<Pass> plan_passes(const ir::Type& input, const ir::ReduceSpec& spec,
   int64_t count = 1;
   for (int64_t a : spec.axes) count *= input.shape[a];
   const DType accum = default_accumulation(input.dtype);
-  const std::string kind = ir::reduce_kind_name(spec.kind);
   const bool mean = spec.kind == ir::ReduceKind::Mean;
 
   std::vector<Pass> passes;
   auto base_pass = [&]() {
     Pass p;
-    p.combine = mean ? "sum" : kind;
-    p.finalize = "none";
+    p.combine = mean ? Combine::Sum : spec.kind == ir::ReduceKind::Max ? Combine::Max
+                                    : spec.kind == ir::ReduceKind::Min ? Combine::Min
+                                    : spec.kind == ir::ReduceKind::Prod ? Combine::Prod
+                                                                        : Combine::Sum;
+    p.finalize = Finalize::None;
     p.accum = accum;
-    p.nan_mode = (kind == "max" || kind == "min") ? "propagate" : "ieee";
+    p.nan_mode = (p.combine == Combine::Max || p.combine == Combine::Min) ? NanMode::Propagate : NanMode::Ieee;
     return p;
   };
   // Innermost reduced group first; each pass removes one group.
@@ -160,7 +162,7 @@ std::vector<Pass> plan_passes(const ir::Type& input, const ir::ReduceSpec& spec,
     const int64_t work = p.outer * p.extent * p.inner;
     // The smallest piece of the extent worth a program: a tile's worth of a
     // row on the GPU, a few rows of columns; 64 elements or rows on the CPU.
-    const int64_t min_chunk = !m.gpu ? 64 : p.strategy == "rows" ? p.tile_lanes() : 16;
+    const int64_t min_chunk = !m.gpu ? 64 : p.strategy == Strategy::Rows ? p.tile_lanes() : 16;
     if (p.programs < m.min_programs && work >= m.split_work && p.extent >= 2 * min_chunk) {
       Pass a = p, b = p;
       a.chunks = std::clamp<int64_t>(m.want_programs / std::max<int64_t>(p.programs, 1), 2, p.extent / min_chunk);
@@ -178,7 +180,7 @@ std::vector<Pass> plan_passes(const ir::Type& input, const ir::ReduceSpec& spec,
     p.in_dtype = first ? input.dtype : accum;
     p.out_dtype = last ? input.dtype : accum;
     if (last && mean) {
-      p.finalize = "mean";
+      p.finalize = Finalize::Mean;
       p.mean_count = count;
     }
     choose_strategy(p, m);

@@ -10,6 +10,34 @@ namespace tessera::families::reduce {
 
 using namespace tessera::ir;
 
+const std::vector<Field<Pass>>& pass_fields() {
+  using When = Field<Pass>::When;
+  auto rows = [](const Pass& p) { return p.strategy == Strategy::Rows; };
+  auto columns = [](const Pass& p) { return p.strategy == Strategy::Columns; };
+  static const std::vector<Field<Pass>> fields = {
+      field("combine", &Pass::combine),
+      field("finalize", &Pass::finalize),
+      field("mean_count", &Pass::mean_count, When::Always, [](const Pass& p) { return p.finalize == Finalize::Mean; }),
+      field("outer", &Pass::outer),
+      field("extent", &Pass::extent),
+      field("inner", &Pass::inner),
+      field("chunks", &Pass::chunks),
+      field("accum", &Pass::accum),
+      field("strategy", &Pass::strategy),
+      field("threads", &Pass::threads),
+      field("vector_width", &Pass::vector_width),
+      field("unroll", &Pass::unroll),
+      field("rows_per_program", &Pass::rows_per_program, When::Always, rows),
+      field("rows_in_flight", &Pass::rows_in_flight, When::Always, rows),
+      field("columns_per_program", &Pass::columns_per_program, When::Always, columns),
+      field("row_unroll", &Pass::row_unroll, When::Always, columns),
+      field("accumulator", &Pass::accumulator, When::Always, columns),
+      field("programs", &Pass::programs),
+      field("nan_mode", &Pass::nan_mode),
+  };
+  return fields;
+}
+
 ir::Value* emit_schedule(Builder& b, const fused::FusedRegion& region,
                          const std::unordered_map<const Value*, Value*>& map, const machine::Descriptor& device,
                          const std::string& prefix) {
@@ -32,29 +60,8 @@ ir::Value* emit_schedule(Builder& b, const fused::FusedRegion& region,
     a["keepdims"] = spec.keepdims;
     a["pass"] = Attr::ints({static_cast<int64_t>(i), static_cast<int64_t>(passes.size())});
     // the decisions
-    a["combine"] = p.combine;
-    a["finalize"] = p.finalize;
-    if (p.finalize == "mean") a["mean_count"] = p.mean_count;
-    a["outer"] = p.outer;
-    a["extent"] = p.extent;
-    a["inner"] = p.inner;
-    a["chunks"] = p.chunks;
-    a["storage"] = std::string(dtype_name(p.in_dtype));
-    a["accum"] = std::string(dtype_name(p.accum));
-    a["strategy"] = p.strategy;
-    a["threads"] = p.threads;
-    a["vector_width"] = p.vector_width;
-    a["unroll"] = p.unroll;
-    if (p.strategy == "rows") {
-      a["rows_per_program"] = p.rows_per_program;
-      a["rows_in_flight"] = p.rows_in_flight;
-    } else {
-      a["columns_per_program"] = p.columns_per_program;
-      a["row_unroll"] = p.row_unroll;
-      a["accumulator"] = p.accumulator;
-    }
-    a["programs"] = p.programs;
-    a["nan_mode"] = p.nan_mode;
+    write_fields(pass_fields(), p, a);
+    a["storage"] = std::string(dtype_name(p.in_dtype));  // what the pass reads (derived again when read)
     if (i == 0 && prologue) {  // the fused pointwise ops, read through their leaves
       const int64_t first = spec.axes.front(), last = spec.axes.back();
       const std::vector<int> groups = {static_cast<int>(first), static_cast<int>(last - first + 1),
@@ -80,44 +87,13 @@ ir::Value* emit_schedule(Builder& b, const fused::FusedRegion& region,
 Pass read_pass(const Op& op) {
   const machine::Descriptor device = read_device(op);
   Pass p;
-  p.combine = string_attr(op, "combine");
-  p.finalize = string_attr(op, "finalize");
-  p.mean_count = p.finalize == "mean" ? int_attr(op, "mean_count") : 1;
-  p.outer = int_attr(op, "outer");
-  p.extent = int_attr(op, "extent");
-  p.inner = int_attr(op, "inner");
-  p.chunks = int_attr(op, "chunks");
-  p.strategy = string_attr(op, "strategy");
+  read_fields(pass_fields(), op, p);
   if (!op.regions.empty()) {  // a fused prologue: its leaves, addressed per [outer, extent, inner]
     fused::verify_region(op);
-    p.leaf_strides = fused::read_leaf_strides(op, 3, p.strategy == "rows" ? 1 : 2);
+    p.leaf_strides = fused::read_leaf_strides(op, 3, p.strategy == Strategy::Rows ? 1 : 2);
   }
-  p.threads = int_attr(op, "threads");
-  p.vector_width = int_attr(op, "vector_width");
-  p.unroll = int_attr(op, "unroll");
-  p.programs = int_attr(op, "programs");
-  p.nan_mode = string_attr(op, "nan_mode");
-  auto dtype = [&](const std::string& key) {
-    auto d = parse_dtype(string_attr(op, key));
-    if (!d) fail("E302", "'" + key + "' must name a dtype", op.loc);
-    return *d;
-  };
-  p.accum = dtype("accum");
   p.in_dtype = op.regions.empty() ? op.operands.at(0)->type.dtype : p.accum;
   p.out_dtype = op.results.at(0)->type.dtype;
-  if (p.combine != "sum" && p.combine != "max" && p.combine != "min" && p.combine != "prod")
-    fail("E302", "unknown combine '" + p.combine + "'", op.loc);
-  if (p.finalize != "none" && p.finalize != "mean") fail("E302", "unknown finalize '" + p.finalize + "'", op.loc);
-  if (p.strategy == "rows") {
-    p.rows_per_program = int_attr(op, "rows_per_program");
-    p.rows_in_flight = int_attr(op, "rows_in_flight");
-  }
-  else if (p.strategy == "columns") {
-    p.columns_per_program = int_attr(op, "columns_per_program");
-    p.row_unroll = int_attr(op, "row_unroll");
-    p.accumulator = string_attr(op, "accumulator");
-  }
-  else fail("E302", "unknown strategy '" + p.strategy + "'", op.loc);
   auto positive = [&](int64_t v, const char* what) {
     if (v < 1) fail("E302", std::string("'") + what + "' must be positive", op.loc);
   };
@@ -126,7 +102,7 @@ Pass read_pass(const Op& op) {
   positive(p.vector_width, "vector_width");
   positive(p.unroll, "unroll");
   positive(p.mean_count, "mean_count");
-  if (p.strategy == "rows") {
+  if (p.strategy == Strategy::Rows) {
     positive(p.rows_per_program, "rows_per_program");
     positive(p.rows_in_flight, "rows_in_flight");
     if (p.rows_in_flight > 16 || (p.chunks > 1 && p.rows_in_flight > 1))
@@ -144,13 +120,11 @@ Pass read_pass(const Op& op) {
       p.threads > 1024 || p.vector_width * p.unroll > 256)
     fail("E302", "threads, vector_width and unroll must be powers of two (threads <= 1024, 256 lanes a thread)",
          op.loc);
-  if (p.strategy == "columns" && p.accumulator != "scratch" && p.accumulator != "registers")
-    fail("E302", "accumulator must be \"scratch\" or \"registers\"", op.loc);
-  if (p.strategy == "columns" && p.accumulator == "registers" && p.columns_per_program != p.tile_lanes())
+  if (p.strategy == Strategy::Columns && p.accumulator == Accumulator::Registers && p.columns_per_program != p.tile_lanes())
     fail("E302", "a registers accumulator holds exactly one tile of columns", op.loc);
-  if (p.strategy == "rows" && p.threads > 1 && p.rows_in_flight != 1)
+  if (p.strategy == Strategy::Rows && p.threads > 1 && p.rows_in_flight != 1)
     fail("E302", "rows_in_flight must be 1 when a program has several threads", op.loc);
-  if (p.strategy == "columns" && p.columns_per_program % p.tile_lanes())
+  if (p.strategy == Strategy::Columns && p.columns_per_program % p.tile_lanes())
     fail("E302", "columns_per_program must be a multiple of vector_width * unroll", op.loc);
   const int64_t input_numel = op.regions.empty() ? op.operands[0]->type.numel()
                                                  : op.regions[0]->ops.back()->operands[0]->type.numel();

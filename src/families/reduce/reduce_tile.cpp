@@ -26,7 +26,7 @@ struct Kernel {
   Value* input(Value* flat, Value* o, Value* k, Value* i, Value* count) {
     if (!prologue) return count ? tb.load_masked(in, flat, count, lanes_t, identity) : tb.load(in, flat, lanes_t);
     fused::Env env;
-    const bool rows = p.strategy == "rows";
+    const bool rows = p.strategy == Strategy::Rows;
     Value* v = fused::eval(tb, *prologue, prologue->ops.back()->operands[0], lanes_t, env, [&](size_t l) {
       const std::vector<int64_t>& st = p.leaf_strides[l];
       Value* base = tb.add(tb.add(tb.mul(o, tb.index(st[0])), tb.mul(k, tb.index(st[1]))), tb.mul(i, tb.index(st[2])));
@@ -47,7 +47,7 @@ struct Kernel {
   }
 
   Value* finalize(Value* v) {
-    if (p.finalize != "mean") return v;
+    if (p.finalize != Finalize::Mean) return v;
     Value* n = tb.fconst(static_cast<double>(p.mean_count), p.accum);
     if (v->type.kind == TypeKind::Tile) n = tb.full(static_cast<double>(p.mean_count), v->type);
     return tb.divf(v, n);
@@ -96,13 +96,13 @@ struct Kernel {
         tb.index(0), main_len, lanes, init, [&](Value* k, const std::vector<Value*>& c) -> std::vector<Value*> {
           std::vector<Value*> next;
           for (int64_t g = 0; g < count; ++g)
-            next.push_back(tb.combine(p.combine, c[g], input(tb.add(starts[g], k), os[g], prologue ? tb.add(k0s[g], k) : nullptr, zero, nullptr)));
+            next.push_back(tb.combine(enum_name(p.combine), c[g], input(tb.add(starts[g], k), os[g], prologue ? tb.add(k0s[g], k) : nullptr, zero, nullptr)));
           return next;
         });
     for (int64_t g = 0; g < count; ++g) {
       Value* tail = input(tb.add(starts[g], main_len), os[g], prologue ? tb.add(k0s[g], main_len) : nullptr, zero,
                           tb.rem(n, lanes));
-      Value* total = tb.reduce_lanes(p.combine, tb.combine(p.combine, accs[g], tail));
+      Value* total = tb.reduce_lanes(enum_name(p.combine), tb.combine(enum_name(p.combine), accs[g], tail));
       tb.store(out, rows[g], finalize(total));
     }
   }
@@ -114,17 +114,17 @@ struct Kernel {
   // bias, not noise: 2.5e-4 relative over 3e5 factors, caught by the oracle),
   // while a running product does not.
   Value* fold(Value* acc, std::vector<Value*> vs) {
-    if (p.combine == "prod") {
-      for (Value* v : vs) acc = tb.combine(p.combine, acc, v);
+    if (p.combine == Combine::Prod) {
+      for (Value* v : vs) acc = tb.combine(enum_name(p.combine), acc, v);
       return acc;
     }
     while (vs.size() > 1) {
       std::vector<Value*> next;
-      for (size_t i = 0; i + 1 < vs.size(); i += 2) next.push_back(tb.combine(p.combine, vs[i], vs[i + 1]));
+      for (size_t i = 0; i + 1 < vs.size(); i += 2) next.push_back(tb.combine(enum_name(p.combine), vs[i], vs[i + 1]));
       if (vs.size() % 2) next.push_back(vs.back());
       vs = std::move(next);
     }
-    return tb.combine(p.combine, acc, vs[0]);
+    return tb.combine(enum_name(p.combine), acc, vs[0]);
   }
 
   // Each program owns columns_per_program columns of one output row and walks
@@ -161,7 +161,7 @@ struct Kernel {
     Value* k_main = tb.add(s.k0, tb.sub(n, tb.rem(n, step)));
     Value* out_base = tb.add(tb.mul(row, inner), col0);
 
-    if (p.accumulator == "registers") {  // one tile, carried through the row loops
+    if (p.accumulator == Accumulator::Registers) {  // one tile, carried through the row loops
       const bool masked = p.inner % cpp != 0;  // only a ragged last block needs masks
       auto step_rows = [&](int64_t rows) {
         return [&, rows](Value* k, const std::vector<Value*>& c) -> std::vector<Value*> {
@@ -207,7 +207,7 @@ struct Kernel {
 
 int64_t expected_programs(const Pass& p) {
   const int64_t rows = p.outer * p.chunks;
-  if (p.strategy == "rows") return (rows + p.rows_per_program - 1) / p.rows_per_program;
+  if (p.strategy == Strategy::Rows) return (rows + p.rows_per_program - 1) / p.rows_per_program;
   return rows * ((p.inner + p.columns_per_program - 1) / p.columns_per_program);
 }
 
@@ -226,8 +226,8 @@ void build_kernel(Module& m, const std::string& sym, const Pass& p, const std::s
   else in = body.add_arg("in", Type::ptr(p.in_dtype));
   Value* out = body.add_arg("out", Type::ptr(p.out_dtype));
   TileBuilder tb(body);
-  Kernel kern{p, tb, in, out, combine_identity(p.combine), Type::tile(p.accum, {p.tile_lanes()}), prologue, leaves};
-  if (p.strategy == "rows") kern.rows();
+  Kernel kern{p, tb, in, out, combine_identity(enum_name(p.combine)), Type::tile(p.accum, {p.tile_lanes()}), prologue, leaves};
+  if (p.strategy == Strategy::Rows) kern.rows();
   else kern.columns();
   m.ops.push_back(std::move(k));
 }

@@ -42,12 +42,12 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
     // 16-byte loads of the narrowest storage type: f16/bf16 rows with 4 lanes
     // a load moved half the bytes per instruction and reached half the bandwidth.
     p.vector_width = 16 / std::max<int64_t>(std::min(esize, storage_bytes), 2);
-    const int64_t want = p.strategy == "rows" ? p.extent : p.inner;
+    const int64_t want = p.strategy == Strategy::Rows ? p.extent : p.inner;
     // (16-bit rows of 4096 as 128 x 4 instead of 256 x 2 were measured on the
     // H200: softmax +5%, layer_norm and rms_norm -11%; the L2 prefetch below
     // is the better lever.)
     using Shape = std::pair<int64_t, int64_t>;  // {threads, unroll}
-    const std::vector<Shape> shapes = p.strategy == "rows"
+    const std::vector<Shape> shapes = p.strategy == Strategy::Rows
                                           ? std::vector<Shape>{{32, 1},  {64, 1},  {128, 1}, {128, 2},
                                                                {256, 2}, {256, 4}, {512, 4}, {1024, 4}}
                                           : std::vector<Shape>{{32, 1}, {64, 1}, {128, 1}, {256, 1}};
@@ -56,11 +56,11 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
       p.threads = threads;
       p.unroll = unroll;
       if (p.tile_lanes() >= want) {
-        p.resident = p.strategy == "rows";
+        p.resident = p.strategy == Strategy::Rows;
         break;
       }
     }
-    if (d.has(Cap::Clusters) && d.max_cluster >= 8 && p.strategy == "rows" && !p.resident &&
+    if (d.has(Cap::Clusters) && d.max_cluster >= 8 && p.strategy == Strategy::Rows && !p.resident &&
         experimental("rows_cluster")) {
       // {threads, unroll, cluster}. 1024 threads: one block an SM at 64
       // registers a thread (__launch_bounds__(1024)), 32 of them lanes at most.
@@ -89,7 +89,7 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
     // thread lost 11%, 65536 lost 25%, 32768 lost 53%, and bf16 262144 lost 8%
     // (bench/evidence/cuda/raw/rows-cluster16-lengths-h200-c0ce1b5.log), so
     // only this shape is a default.
-    if (d.has(Cap::Clusters) && d.max_cluster >= 16 && p.strategy == "rows" && !p.resident && esize == 4 &&
+    if (d.has(Cap::Clusters) && d.max_cluster >= 16 && p.strategy == Strategy::Rows && !p.resident && esize == 4 &&
         storage_bytes == 4 &&
         p.vector_width == 4 && want > 131072 && want <= 512 * 4 * 8 * 16) {
       p.threads = 512, p.unroll = 8, p.cluster = 16, p.resident = true;
@@ -103,7 +103,7 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
     // resident cluster of 16 above: 2.72), 2048x131072 3.67 and 4096x65536
     // 3.65 (streamed: 2.75, 2.80); a plain copy reached 3.89.
     // (The experimental rows_cluster, asked for, keeps its own shapes.)
-    if (d.has(Cap::Clusters) && d.has(Cap::BulkCopy) && d.max_cluster >= 8 && p.strategy == "rows" &&
+    if (d.has(Cap::Clusters) && d.has(Cap::BulkCopy) && d.max_cluster >= 8 && p.strategy == Strategy::Rows &&
         (!p.resident || p.cluster > 1) && staged_leaf_bytes > 0 && staged_leaf_bytes * p.vector_width == 16 &&
         !experimental("rows_cluster")) {
       const int64_t per_unroll = 512 * p.vector_width * 8;
@@ -113,7 +113,7 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
         p.threads = 512, p.unroll = unroll, p.cluster = 8, p.resident = true, p.staged = true;
       }
     }
-    if (p.strategy == "rows" && !p.resident) {
+    if (p.strategy == Strategy::Rows && !p.resident) {
       p.threads = 256;
       p.unroll = 4;
     }
@@ -125,24 +125,48 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
     // lost 7% with it, so they go without, as do rows with any wider leaf.
     // Fewer than 512 rows still prefetch (the last row, clamped): cheap, and
     // it keeps the path under the GPU tests' small shapes.
-    if (d.has(Cap::L2Prefetch) && p.strategy == "rows" && p.resident && p.cluster == 1 && rows_16bit)
+    if (d.has(Cap::L2Prefetch) && p.strategy == Strategy::Rows && p.resident && p.cluster == 1 && rows_16bit)
       p.prefetch_rows = 512;
   }
-  p.online = d.gpu() && p.strategy == "rows" && !p.resident && (p.op == "softmax" || p.op == "log_softmax");
-  p.stash_exp = !d.gpu() && p.strategy == "rows" && p.op == "softmax" && out_dtype == p.compute;
-  p.programs = p.strategy == "rows" ? p.outer : p.outer * p.column_blocks();
+  p.online = d.gpu() && p.strategy == Strategy::Rows && !p.resident && p.softmax_like();
+  p.stash_exp = !d.gpu() && p.strategy == Strategy::Rows && p.op == RowOp::Softmax && out_dtype == p.compute;
+  p.programs = p.strategy == Strategy::Rows ? p.outer : p.outer * p.column_blocks();
 }
 
 }  // namespace
+
+const std::vector<Field<Plan>>& plan_fields() {
+  using When = Field<Plan>::When;
+  static const std::vector<Field<Plan>> fields = {
+      field("op", &Plan::op),
+      field("eps", &Plan::eps, When::Always, [](const Plan& p) { return p.norm(); }),
+      field("outer", &Plan::outer),
+      field("extent", &Plan::extent),
+      field("inner", &Plan::inner),
+      field("compute", &Plan::compute),
+      field("strategy", &Plan::strategy),
+      field("resident", &Plan::resident),
+      field("online", &Plan::online),
+      field("stash_exp", &Plan::stash_exp),
+      field("threads", &Plan::threads),
+      field("vector_width", &Plan::vector_width),
+      field("unroll", &Plan::unroll),
+      field("cluster", &Plan::cluster, When::IfNotDefault),
+      field("prefetch_rows", &Plan::prefetch_rows, When::IfNotDefault),
+      field("staged", &Plan::staged, When::IfNotDefault),
+      field("programs", &Plan::programs),
+  };
+  return fields;
+}
 
 Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unordered_map<const Value*, Value*>& map,
                      const machine::Descriptor& device, const std::string& prefix) {
   const Op& core = *region.core;
   const Type& x = core.operands[0]->type;
   Plan p;
-  p.op = core.name.substr(8);
+  if (!parse_enum(core.name.substr(8), p.op)) fail("E303", "'" + core.name + "' is not a row op (a fusion bug)", core.loc);
   const int64_t axis = row_op_axis(core);
-  p.eps = (p.op == "layer_norm" || p.op == "rms_norm") ? row_op_eps(core) : 0.0;
+  p.eps = p.norm() ? row_op_eps(core) : 0.0;
   for (int64_t d = 0; d < x.rank(); ++d) (d < axis ? p.outer : d == axis ? p.extent : p.inner) *= x.shape[d];
   const std::vector<int> groups = {static_cast<int>(axis), 1, static_cast<int>(x.rank() - 1 - axis)};
   for (const Value* leaf : region.leaves) {
@@ -150,7 +174,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
     if (!st) fail("E303", "fused region: a leaf is not linear in the row view (a fusion bug)");
     p.leaf_strides.push_back(*st);
   }
-  p.strategy = p.inner == 1 ? "rows" : "columns";
+  p.strategy = p.inner == 1 ? Strategy::Rows : Strategy::Columns;
   Op& op = fused::create_region_op(b, "schedule.rowwise", region.leaves, region.ops, region.result, map, prefix);
   p.compute = fused::compute_dtype(*op.regions[0]);
   bool any_row_leaf = false, all_16bit = true;
@@ -160,31 +184,15 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
       all_16bit = all_16bit && dtype_size(region.leaves[l]->type.dtype) == 2;
     }
   const bool rows_16bit = any_row_leaf && all_16bit;
-  const int64_t staged = p.strategy == "rows" ? p.staged_leaf() : -1;
+  const int64_t staged = p.strategy == Strategy::Rows ? p.staged_leaf() : -1;
   choose(p, device, fused::narrowest_storage_bytes(region), region.result->type.dtype, rows_16bit,
          staged >= 0 ? static_cast<int64_t>(dtype_size(region.leaves[staged]->type.dtype)) : 0);
   AttrDict& a = op.attrs;
   a["family"] = "rowwise";
   record_device(a, device);
-  a["op"] = p.op;
   a["axis"] = axis;
-  if (p.op == "layer_norm" || p.op == "rms_norm") a["eps"] = p.eps;
-  a["outer"] = p.outer;
-  a["extent"] = p.extent;
-  a["inner"] = p.inner;
   a["leaf_strides"] = fused::leaf_strides_attr(p.leaf_strides);
-  a["compute"] = std::string(dtype_name(p.compute));
-  a["strategy"] = p.strategy;
-  a["resident"] = p.resident;
-  a["online"] = p.online;
-  a["stash_exp"] = p.stash_exp;
-  a["threads"] = p.threads;
-  a["vector_width"] = p.vector_width;
-  a["unroll"] = p.unroll;
-  if (p.cluster > 1) a["cluster"] = p.cluster;  // absent: no cluster (older schedules hash the same)
-  if (p.prefetch_rows > 0) a["prefetch_rows"] = p.prefetch_rows;
-  if (p.staged) a["staged"] = true;
-  a["programs"] = p.programs;
+  write_fields(plan_fields(), p, a);
   op.loc = core.loc;
   Value* result = op.add_result(region.result->name, region.result->type);
   stamp_artifact_hash(op);
@@ -196,82 +204,51 @@ Plan read_plan(const Op& op) {
   fused::verify_region(op);
   const machine::Descriptor device = read_device(op);
   Plan p;
-  p.op = string_attr(op, "op");
-  if (p.op != "softmax" && p.op != "log_softmax" && p.op != "layer_norm" && p.op != "rms_norm")
-    fail("E302", "schedule.rowwise: unknown op '" + p.op + "'", op.loc);
-  if (p.op == "layer_norm" || p.op == "rms_norm") {
-    const Attr* e = op.attr("eps");
-    if (!e || !e->as_float()) fail("E302", "schedule.rowwise needs a float 'eps'", op.loc);
-    p.eps = *e->as_float();
-    if (!(p.eps >= 0) || p.eps > 1e30) fail("E302", "'eps' must be a finite number >= 0", op.loc);
-  }
-  p.outer = int_attr(op, "outer");
-  p.extent = int_attr(op, "extent");
-  p.inner = int_attr(op, "inner");
-  p.strategy = string_attr(op, "strategy");
-  if (p.strategy != "rows" && p.strategy != "columns") fail("E302", "unknown strategy '" + p.strategy + "'", op.loc);
-  p.leaf_strides = fused::read_leaf_strides(op, 3, p.strategy == "rows" ? 1 : 2);
-  auto d = parse_dtype(string_attr(op, "compute"));
-  if (!d || (*d != DType::F32 && *d != DType::F64)) fail("E302", "'compute' must be f32 or f64", op.loc);
-  p.compute = *d;
-  auto flag = [&](const char* key) { return bool_attr(op, key); };
-  p.resident = flag("resident");
-  p.online = flag("online");
-  if (p.online && (p.resident || p.strategy != "rows" || (p.op != "softmax" && p.op != "log_softmax")))
+  read_fields(plan_fields(), op, p);
+  if (p.norm() && (!(p.eps >= 0) || p.eps > 1e30)) fail("E302", "'eps' must be a finite number >= 0", op.loc);
+  p.leaf_strides = fused::read_leaf_strides(op, 3, p.strategy == Strategy::Rows ? 1 : 2);
+  if (p.compute != DType::F32 && p.compute != DType::F64) fail("E302", "'compute' must be f32 or f64", op.loc);
+  if (p.online && (p.resident || p.strategy != Strategy::Rows || !p.softmax_like()))
     fail("E302", "'online' applies to streamed softmax rows only", op.loc);
-  p.stash_exp = flag("stash_exp");
-  if (p.stash_exp && (p.resident || p.online || p.strategy != "rows" || p.op != "softmax" ||
+  if (p.stash_exp && (p.resident || p.online || p.strategy != Strategy::Rows || p.op != RowOp::Softmax ||
                       op.result()->type.dtype != p.compute))
     fail("E302", "'stash_exp' applies to streamed softmax rows whose output is the compute type", op.loc);
-  p.threads = int_attr(op, "threads");
-  p.vector_width = int_attr(op, "vector_width");
-  p.unroll = int_attr(op, "unroll");
-  p.programs = int_attr(op, "programs");
   fused::check_tile_shape(op, p.threads, p.vector_width, p.unroll);
   check_threads(op, device, p.threads);
-  if (const Attr* c = op.attr("cluster")) {
-    // A cluster is a launch shape for a resident row on a device with
-    // clusters: anything else is a claim no device can honour.
-    if (!c->as_int() || *c->as_int() < 2 || *c->as_int() > 16)
-      fail("E302", "'cluster' must be an integer in [2, 16] (absent: no cluster)", op.loc);
-    p.cluster = *c->as_int();
-    if (!device.has(Cap::Clusters) || p.cluster > device.max_cluster || p.strategy != "rows" || !p.resident)
-      fail("E302", "'cluster' applies to resident rows on a device with clusters that large", op.loc);
-  }
-  if (const Attr* f = op.attr("prefetch_rows")) {
-    if (!f->as_int() || *f->as_int() < 1) fail("E302", "'prefetch_rows' must be an integer >= 1 (absent: none)", op.loc);
-    p.prefetch_rows = *f->as_int();
-    if (p.prefetch_rows >= (int64_t{1} << 31)) fail("E302", "'prefetch_rows' must be below 2^31", op.loc);
-    if (!device.has(Cap::L2Prefetch) || p.strategy != "rows")
-      fail("E302", "'prefetch_rows' applies to rows on a device with an L2 prefetch", op.loc);
-  }
-  if (const Attr* st = op.attr("staged")) {
-    if (!st->as_bool()) fail("E302", "'staged' is a boolean (absent: false)", op.loc);
-    p.staged = *st->as_bool();
-  }
+  // A cluster is a launch shape for a resident row on a device with
+  // clusters: anything else is a claim no device can honour.
+  if (op.attr("cluster") && (p.cluster < 2 || p.cluster > 16))
+    fail("E302", "'cluster' must be an integer in [2, 16] (absent: no cluster)", op.loc);
+  if (p.cluster > 1 &&
+      (!device.has(Cap::Clusters) || p.cluster > device.max_cluster || p.strategy != Strategy::Rows || !p.resident))
+    fail("E302", "'cluster' applies to resident rows on a device with clusters that large", op.loc);
+  if (op.attr("prefetch_rows") && (p.prefetch_rows < 1 || p.prefetch_rows >= (int64_t{1} << 31)))
+    fail("E302", "'prefetch_rows' must be an integer in [1, 2^31) (absent: none)", op.loc);
+  if (p.prefetch_rows > 0 && (!device.has(Cap::L2Prefetch) || p.strategy != Strategy::Rows))
+    fail("E302", "'prefetch_rows' applies to rows on a device with an L2 prefetch", op.loc);
   if (p.staged) {
     // What tsr::load_staged needs: a cluster's row, whole 16-byte vectors of
     // one row leaf, parts and row starts 16-byte aligned, a share that fits
     // shared memory.
-    const int64_t l = p.strategy == "rows" ? p.staged_leaf() : -1;
+    const int64_t l = p.strategy == Strategy::Rows ? p.staged_leaf() : -1;
     const int64_t bytes = l >= 0 ? static_cast<int64_t>(dtype_size(op.operands[l]->type.dtype)) : 0;
-    if (!device.has(Cap::BulkCopy) || !device.has(Cap::Clusters) || !p.resident || p.cluster < 2 || p.extent != p.tile_lanes() || l < 0 ||
-        bytes * p.vector_width != 16 || (p.leaf_strides[l][0] * bytes) % 16 != 0 ||
+    if (!device.has(Cap::BulkCopy) || !device.has(Cap::Clusters) || !p.resident || p.cluster < 2 ||
+        p.extent != p.tile_lanes() || l < 0 || bytes * p.vector_width != 16 || (p.leaf_strides[l][0] * bytes) % 16 != 0 ||
         p.extent / p.cluster * bytes > std::min<int64_t>(200 * 1024, device.shared_bytes))
       fail("E302",
-           "'staged' applies to rows resident in a cluster (a device with bulk copies), filling the tile, read from one leaf in 16-byte "
-           "vectors with 16-byte aligned rows, at most 200 KiB a block",
+           "'staged' applies to rows resident in a cluster (a device with bulk copies), filling the tile, read from "
+           "one leaf in 16-byte vectors with 16-byte aligned rows, at most 200 KiB a block",
            op.loc);
   }
-  if ((p.strategy == "rows") != (p.inner == 1) && p.inner != 0)
+  if ((p.strategy == Strategy::Rows) != (p.inner == 1) && p.inner != 0)
     fail("E302", "strategy \"rows\" is for inner == 1, \"columns\" for inner > 1", op.loc);
   if (p.outer < 0 || p.extent < 0 || p.inner < 0 || p.outer * p.extent * p.inner != op.result()->type.numel())
     fail("E302", "outer * extent * inner does not match the result", op.loc);
   for (size_t l = 0; l < p.leaf_strides.size(); ++l)
     fused::check_leaf_reach({p.outer, p.extent, p.inner}, p.leaf_strides[l], op.operands[l]->type, op);
-  if (p.resident && (p.strategy != "rows" || p.tile_lanes() < p.extent))
+  if (p.resident && (p.strategy != Strategy::Rows || p.tile_lanes() < p.extent))
     fail("E302", "a resident row must fit in one tile", op.loc);
-  const int64_t want = p.strategy == "rows" ? p.outer : p.outer * p.column_blocks();
+  const int64_t want = p.strategy == Strategy::Rows ? p.outer : p.outer * p.column_blocks();
   if (p.programs != want)
     fail("E302", "schedule.rowwise records " + std::to_string(p.programs) + " programs but its view gives " +
                      std::to_string(want), op.loc);

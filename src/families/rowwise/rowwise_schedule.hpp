@@ -19,18 +19,22 @@
 #include <vector>
 
 #include "families/fused/region.hpp"
+#include "families/plan_fields.hpp"
 #include "ir/ir.hpp"
 #include "machine/descriptor.hpp"
 
 namespace tessera::families::rowwise {
 
+enum class RowOp { Softmax, LogSoftmax, LayerNorm, RmsNorm };
+enum class Strategy { Rows, Columns };
+
 struct Plan {
-  std::string op;  // softmax | log_softmax | layer_norm | rms_norm
+  RowOp op = RowOp::Softmax;
   double eps = 0;
   int64_t outer = 1, extent = 1, inner = 1;
   std::vector<std::vector<int64_t>> leaf_strides;  // per leaf: [outer, extent, inner]
   DType compute = DType::F32;
-  std::string strategy;  // rows | columns
+  Strategy strategy = Strategy::Rows;
   bool resident = false;
   // softmax/log_softmax on streamed rows: max and sum in one read (online).
   // CUDA only: CPU rows are re-read from cache, and the online form costs a
@@ -55,11 +59,13 @@ struct Plan {
   bool staged = false;
   int64_t programs = 0;
 
+  bool norm() const { return op == RowOp::LayerNorm || op == RowOp::RmsNorm; }
+  bool softmax_like() const { return op == RowOp::Softmax || op == RowOp::LogSoftmax; }
   int64_t tile_lanes() const { return threads * vector_width * unroll * cluster; }
   // Leaf l is read a row at a time: it varies by row and is contiguous along
   // the extent (the leaves a prefetch fetches).
   bool row_leaf(size_t l) const {
-    return strategy == "rows" && leaf_strides[l][0] != 0 && leaf_strides[l][1] == 1;
+    return strategy == Strategy::Rows && leaf_strides[l][0] != 0 && leaf_strides[l][1] == 1;
   }
   int64_t column_blocks() const { return (inner + tile_lanes() - 1) / tile_lanes(); }
   // The one leaf a staged row is read from (-1: none, or more than one).
@@ -74,6 +80,9 @@ struct Plan {
   }
 };
 
+// The fields a schedule.rowwise records (plan_fields.hpp).
+const std::vector<Field<Plan>>& plan_fields();
+
 ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
                          const std::unordered_map<const ir::Value*, ir::Value*>& map,
                          const machine::Descriptor& device,
@@ -82,3 +91,18 @@ ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
 Plan read_plan(const ir::Op& schedule_op);
 
 }  // namespace tessera::families::rowwise
+
+namespace tessera::families {
+template <>
+struct EnumNames<rowwise::RowOp> {
+  static constexpr std::array<std::pair<rowwise::RowOp, const char*>, 4> names = {{{rowwise::RowOp::Softmax, "softmax"},
+                                                                                 {rowwise::RowOp::LogSoftmax, "log_softmax"},
+                                                                                 {rowwise::RowOp::LayerNorm, "layer_norm"},
+                                                                                 {rowwise::RowOp::RmsNorm, "rms_norm"}}};
+};
+template <>
+struct EnumNames<rowwise::Strategy> {
+  static constexpr std::array<std::pair<rowwise::Strategy, const char*>, 2> names = {
+      {{rowwise::Strategy::Rows, "rows"}, {rowwise::Strategy::Columns, "columns"}}};
+};
+}  // namespace tessera::families

@@ -142,14 +142,14 @@ struct RowKernel {
       // Streamed rows: max and sum in one read (online), then the write pass.
       auto [m, s] = online_max_sum();
       Value* mt = lift(m);
-      if (p.op == "softmax") {
+      if (p.op == RowOp::Softmax) {
         Value* rs = lift(tb.map("div", {tb.fconst(1.0, lanes_t.dtype), s}));
         output = [&, mt, rs](Value* x, fused::Env&, Value*, Value*) { return mul(tb.map("exp", {sub(x, mt)}), rs); };
       } else {
         Value* ls = lift(tb.map("log", {s}));
         output = [&, ls, mt](Value* x, fused::Env&, Value*, Value*) { return sub(sub(x, mt), ls); };
       }
-    } else if (stage && (p.op == "softmax" || p.op == "log_softmax")) {
+    } else if (stage && p.softmax_like()) {
       // Staged rows (a cluster's): each block's max and sum of exp over its
       // lanes, then one exchange of the pairs (tile.softmax_stats) instead of
       // a cluster reduction for the max and another for the sum; the block's
@@ -161,7 +161,7 @@ struct RowKernel {
       Value* base = tb.map("max", {mb, tb.fconst(lowest, lanes_t.dtype)});
       Value* e = tb.map("exp", {sub(x, lift(base))});
       auto [m, s] = tb.softmax_stats(mb, tb.reduce_block_lanes("sum", e));
-      if (p.op == "softmax") {
+      if (p.op == RowOp::Softmax) {
         Value* global = tb.map("max", {m, tb.fconst(lowest, lanes_t.dtype)});
         Value* scale = tb.map("div", {tb.map("exp", {tb.map("sub", {base, global})}), s});
         Value* st = lift(scale);
@@ -171,7 +171,7 @@ struct RowKernel {
         Value* ls = lift(tb.map("log", {s}));
         output = [&, ls, mt](Value* x, fused::Env&, Value*, Value*) { return sub(sub(x, mt), ls); };
       }
-    } else if (p.op == "softmax" || p.op == "log_softmax") {
+    } else if (p.softmax_like()) {
       Value* m = stat("max", [&](Value* x, fused::Env&) { return x; }, res);
       Value* mt = lift(m);
       Value* e_res = nullptr;  // resident: exp(x - m) once, for the sum and the output
@@ -186,7 +186,7 @@ struct RowKernel {
         }
         return e;
       }, res);
-      if (p.op == "softmax") {  // times 1/s: one division a row, not one an element
+      if (p.op == RowOp::Softmax) {  // times 1/s: one division a row, not one an element
         Value* rs = lift(tb.map("div", {constant(1.0, s), s}));
         output = [&, rs, mt, e_res, row_base](Value* x, fused::Env&, Value* k, Value* count) {
           Value* e = e_res;
@@ -200,7 +200,7 @@ struct RowKernel {
         Value* ls = lift(tb.map("log", {s}));
         output = [&, ls, mt](Value* x, fused::Env&, Value*, Value*) { return sub(sub(x, mt), ls); };
       }
-    } else if (p.op == "layer_norm") {
+    } else if (p.op == RowOp::LayerNorm) {
       Value* probe = stat("sum", [&](Value* x, fused::Env&) { return x; }, res);
       Value* mean = div(probe, constant(static_cast<double>(p.extent), probe));
       Value* mt = lift(mean);
@@ -276,13 +276,13 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   const Region& region = *sop.regions[0];
   const Op* core = nullptr;
   for (auto& op : region.ops)
-    if (op->name == "tessera." + p.op) core = op.get();
-  if (!core) fail("E302", "schedule.rowwise: the region has no tessera." + p.op, sop.loc);
+    if (op->name == std::string("tessera.") + enum_name(p.op)) core = op.get();
+  if (!core) fail("E302", std::string("schedule.rowwise: the region has no tessera.") + enum_name(p.op), sop.loc);
   Region& body = *k->regions[0];
   std::vector<Value*> leaves = fused::add_leaf_args(body, region);
   Value* out = body.add_arg("out", Type::ptr(sop.result()->type.dtype));
   TileBuilder tb(body);
-  RowKernel kern{p, tb, region, *core, leaves, out, Type::tile(p.compute, {p.tile_lanes()}), p.strategy == "rows",
+  RowKernel kern{p, tb, region, *core, leaves, out, Type::tile(p.compute, {p.tile_lanes()}), p.strategy == Strategy::Rows,
                  nullptr};
   Value* pid = tb.program_id();
   if (p.staged) {
