@@ -47,6 +47,8 @@ struct Field {
   // Whether the field belongs to this plan at all (e.g. only for one strategy);
   // read after the fields before it, so it may look at them.
   std::function<bool(const P&)> applies;
+  // Whether two plans agree on it (recorded facts against the region's).
+  std::function<bool(const P&, const P&)> equal;
 };
 
 namespace plan_fields_detail {
@@ -110,6 +112,31 @@ Field<P> field(const char* name, T P::*member, typename Field<P>::When when = Fi
   f.read = [name, member, when](const ir::Op& op, P& p) {
     if (when == When::IfNotDefault && !op.attr(name)) return;
     p.*member = plan_fields_detail::from_attr<T>(op, name);
+  };
+  f.equal = [member](const P& a, const P& b) { return a.*member == b.*member; };
+  return f;
+}
+
+// An entry for several members recorded as one integer list (e.g. a block
+// shape): `members` in the order of the list.
+template <class P, class T>
+Field<P> int_list_field(const char* name, std::vector<T P::*> members) {
+  Field<P> f;
+  f.name = name;
+  f.applies = [](const P&) { return true; };
+  f.write = [name, members](const P& p, ir::AttrDict& attrs) {
+    std::vector<int64_t> v;
+    for (auto m : members) v.push_back(static_cast<int64_t>(p.*m));
+    attrs[name] = ir::Attr::ints(v);
+  };
+  f.read = [name, members](const ir::Op& op, P& p) {
+    const std::vector<int64_t> v = ir::ints_attr(op, name, members.size());
+    for (size_t i = 0; i < members.size(); ++i) p.*members[i] = static_cast<T>(v[i]);
+  };
+  f.equal = [members](const P& a, const P& b) {
+    for (auto m : members)
+      if (a.*m != b.*m) return false;
+    return true;
   };
   return f;
 }

@@ -51,7 +51,7 @@ int64_t scratch_elements(const Plan& p, const machine::Descriptor& device) {
 }  // namespace
 
 std::string tma_unsupported(const Plan& p) {
-  if (p.strategy != "mma") return "is for the tensor-core (mma) strategy";
+  if (p.strategy != Strategy::Mma) return "is for the tensor-core (mma) strategy";
   if (p.bm != 128 || (p.bn != 256 && p.bn != 128) || p.bk != 64 || p.wm != 2 || p.wn != 4 || p.stages < 2)
     return "needs blocks of 128 x 256 (or 128) x 64 on 2 x 4 warps and at least 2 stages";
   // Ring of STAGES (A + B) slices, its mbarriers, 1 KiB alignment slack (tessera_matmul_tma.cuh).
@@ -74,7 +74,7 @@ std::string tma_unsupported(const Plan& p) {
 }
 
 std::string stage_a_unsupported(const Plan& p) {
-  if (p.strategy != "simt") return "is for the f32 FFMA (simt) strategy";
+  if (p.strategy != Strategy::Simt) return "is for the f32 FFMA (simt) strategy";
   if (p.transpose_a) return "is for row-major A (M x K)";
   if (p.stages != 2) return "runs two shared-memory stages (stages = 2)";
   // The register loader: 4-k groups, 16 rows a half-warp, whole rows a thread step.
@@ -98,7 +98,7 @@ void choose(Plan& p, const machine::Descriptor& d, bool tma) {
     // Blocks of 96 x 256 (the micro-kernel is 12 x 32 on AVX-512, 6 x 16 on AVX2)
     // with K in chunks of 256: A's chunk (96 KiB) and B's (256 KiB) stay in L2.
     // Small problems shrink the block to what they need.
-    p.strategy = "packed";
+    p.strategy = Strategy::Packed;
     p.bm = std::min<int64_t>(96, round_up(std::max<int64_t>(p.m, 1), 12));
     p.bn = std::min<int64_t>(256, next_pow2(std::max<int64_t>(p.n, 32)));
     p.bk = 256;
@@ -118,7 +118,7 @@ void choose(Plan& p, const machine::Descriptor& d, bool tma) {
       // blocks of four 64x64 warp tiles (128 threads, 255 registers, two
       // blocks an SM) are faster still: 50.4 vs 48.7 TFLOP/s at 4096^3, torch
       // 50.8 (bench/evidence/cuda/raw/probe-rows-prefetch-f32-layouts-h200-ee1f6f0.log).
-      p.strategy = "simt";
+      p.strategy = Strategy::Simt;
       const int64_t big = p.batch * ((p.m + 127) / 128) * ((p.n + 127) / 128);
       const int64_t two_waves = 2 * d.compute_units;
       if (big >= two_waves && p.transpose_a && !p.transpose_b)
@@ -140,7 +140,7 @@ void choose(Plan& p, const machine::Descriptor& d, bool tma) {
       // wave) 64x128x32 blocks on mma.sync, two an SM, are faster (1024^3:
       // 107 vs 97 TFLOP/s, 0.99x cuBLAS). The TMA block (tessera_tma) always
       // takes the large blocks: 0.97x cuBLAS at bf16 8192^3 (f16 0.92x).
-      p.strategy = "mma";
+      p.strategy = Strategy::Mma;
       const int64_t big = p.batch * ((p.m + 127) / 128) * ((p.n + 255) / 256);
       if (tma || 4 * big > 3 * d.compute_units) p.bm = 128, p.bn = 256, p.bk = 64, p.wm = 2, p.wn = 4, p.stages = 4, p.min_blocks = 1;
       else p.bm = 64, p.bn = 128, p.bk = 32, p.wm = 2, p.wn = 4, p.stages = 4, p.min_blocks = 2;
@@ -169,7 +169,7 @@ void choose(Plan& p, const machine::Descriptor& d, bool tma) {
 // experimental stage_a block is the other answer to row-major A: asked for,
 // it takes A as stored.
 bool stage_through_transpose(const Plan& p, bool a) {
-  if (p.strategy != "simt" || p.bm != 128 || p.a_leaf == p.b_leaf || (a && p.stage_a)) return false;
+  if (p.strategy != Strategy::Simt || p.bm != 128 || p.a_leaf == p.b_leaf || (a && p.stage_a)) return false;
   const int64_t leaf = a ? p.a_leaf : p.b_leaf;
   if (p.leaf_strides[leaf] != std::vector<int64_t>{0, 0, 0}) return false;  // the epilogue reads it
   return a ? !p.transpose_a && p.n >= 1024 : p.transpose_b && p.m >= 1024;
@@ -239,6 +239,45 @@ std::vector<Candidate> candidates(const fused::FusedRegion& region, const machin
   return c;
 }
 
+const std::vector<Field<Plan>>& fact_fields() {
+  static const std::vector<Field<Plan>> fields = {
+      field("batch", &Plan::batch),
+      field("m", &Plan::m),
+      field("n", &Plan::n),
+      field("k", &Plan::k),
+      field("transpose_a", &Plan::transpose_a),
+      field("transpose_b", &Plan::transpose_b),
+      field("a_leaf", &Plan::a_leaf),
+      field("b_leaf", &Plan::b_leaf),
+      field("a_batch_stride", &Plan::a_batch_stride),
+      field("b_batch_stride", &Plan::b_batch_stride),
+      field("operand", &Plan::operand),
+  };
+  return fields;
+}
+
+const std::vector<Field<Plan>>& decision_fields() {
+  using When = Field<Plan>::When;
+  static const std::vector<Field<Plan>> fields = {
+      field("strategy", &Plan::strategy),
+      int_list_field<Plan, int64_t>("block", {&Plan::bm, &Plan::bn, &Plan::bk}),
+      int_list_field<Plan, int64_t>("warps", {&Plan::wm, &Plan::wn}),
+      field("stages", &Plan::stages),
+      field("min_blocks", &Plan::min_blocks),
+      field("threads", &Plan::threads),
+      field("vector_width", &Plan::vector_width),
+      field("slab_rows", &Plan::slab_rows),
+      field("group_m", &Plan::group_m),
+      field("programs", &Plan::programs),
+      field("scratch", &Plan::scratch),
+      int_list_field<Plan, bool>("vec", {&Plan::vec_a, &Plan::vec_b}),
+      field("tma", &Plan::tma, When::Always, [](const Plan& p) { return p.strategy == Strategy::Mma; }),
+      // absent (not false) when off, so default schedules stay as they were
+      field("stage_a", &Plan::stage_a, When::IfNotDefault),
+  };
+  return fields;
+}
+
 Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unordered_map<const Value*, Value*>& map,
                      const machine::Descriptor& device, const std::string& prefix, const std::string& candidate) {
   const Op& core = *region.core;
@@ -305,18 +344,8 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   a["family"] = "matmul";
   a["candidate"] = candidate;
   record_device(a, device);
-  a["batch"] = p.batch;
-  a["m"] = p.m;
-  a["n"] = p.n;
-  a["k"] = p.k;
-  a["transpose_a"] = p.transpose_a;
-  a["transpose_b"] = p.transpose_b;
-  a["a_leaf"] = p.a_leaf;
-  a["b_leaf"] = p.b_leaf;
-  a["a_batch_stride"] = p.a_batch_stride;
-  a["b_batch_stride"] = p.b_batch_stride;
+  write_fields(fact_fields(), p, a);
   a["leaf_strides"] = fused::leaf_strides_attr(p.leaf_strides);
-  a["operand"] = std::string(dtype_name(p.operand));
   a["accum"] = std::string("f32");
   if (!is_synthesized(candidate)) {  // the library decides its own blocking
     op.loc = core.loc;
@@ -324,20 +353,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
     stamp_artifact_hash(op);
     return result;
   }
-  a["strategy"] = p.strategy;
-  a["block"] = Attr::ints({p.bm, p.bn, p.bk});
-  a["warps"] = Attr::ints({p.wm, p.wn});
-  a["stages"] = p.stages;
-  a["min_blocks"] = p.min_blocks;
-  a["threads"] = p.threads;
-  a["vector_width"] = p.vector_width;
-  a["slab_rows"] = p.slab_rows;
-  a["group_m"] = p.group_m;
-  a["programs"] = p.programs;
-  a["scratch"] = p.scratch;
-  a["vec"] = Attr::ints({p.vec_a, p.vec_b});
-  if (p.strategy == "mma") a["tma"] = p.tma;
-  if (p.stage_a) a["stage_a"] = true;  // absent (not false) otherwise: default schedules stay as they were
+  write_fields(decision_fields(), p, a);
   op.loc = core.loc;
   Value* result = op.add_result(region.result->name, region.result->type);
   stamp_artifact_hash(op);
@@ -357,15 +373,13 @@ Plan read_plan(const Op& op) {
     fail("E302", "schedule.matmul: the result " + op.result()->type.str() + " is not the matmul's shape " +
                      core->result()->type.str(), op.loc);
   const machine::Descriptor device = read_device(op);
-  auto ints = [&](const char* key, size_t count) { return ints_attr(op, key, count); };
-  auto flag = [&](const char* key) { return bool_attr(op, key); };
   // The recorded facts must be the region's.
-  if (int_attr(op, "batch") != p.batch || int_attr(op, "m") != p.m || int_attr(op, "n") != p.n ||
-      int_attr(op, "k") != p.k || flag("transpose_a") != p.transpose_a || flag("transpose_b") != p.transpose_b ||
-      int_attr(op, "a_leaf") != p.a_leaf || int_attr(op, "b_leaf") != p.b_leaf ||
-      int_attr(op, "a_batch_stride") != p.a_batch_stride || int_attr(op, "b_batch_stride") != p.b_batch_stride ||
-      string_attr(op, "operand") != dtype_name(p.operand) || string_attr(op, "accum") != "f32")
-    fail("E302", "schedule.matmul: recorded shapes, layouts or dtypes disagree with its region", op.loc);
+  Plan recorded;
+  read_fields(fact_fields(), op, recorded);
+  for (const Field<Plan>& f : fact_fields())
+    if (!f.equal(recorded, p))
+      fail("E302", "schedule.matmul: the recorded " + f.name + " disagrees with its region", op.loc);
+  if (string_attr(op, "accum") != "f32") fail("E302", "schedule.matmul: accum is f32", op.loc);
   p.leaf_strides = fused::read_leaf_strides(op, 3, 2);
   p.candidate = string_attr(op, "candidate");
   if (!is_synthesized(p.candidate)) {
@@ -382,27 +396,17 @@ Plan read_plan(const Op& op) {
     if (!operand_only)  // A and B are read by the block library, within their shapes
       fused::check_leaf_reach({p.batch, p.m, p.n}, p.leaf_strides[l], op.operands[l]->type, op);
   }
-  p.strategy = string_attr(op, "strategy");
+  read_fields(decision_fields(), op, p);
   const bool cpu = !device.gpu();
   if (!device.has(machine::Cap::BlockMatmul) ||
-      (cpu ? p.strategy != "packed" : p.strategy != (p.operand == DType::F32 ? "simt" : "mma")))
-    fail("E302", "schedule.matmul: strategy '" + p.strategy + "' does not fit device " + device.name + " and " +
-                     std::string(dtype_name(p.operand)) + " operands", op.loc);
-  auto blk = ints("block", 3), warps = ints("warps", 2), vec = ints("vec", 2);
-  p.bm = blk[0], p.bn = blk[1], p.bk = blk[2], p.wm = warps[0], p.wn = warps[1];
-  p.stages = int_attr(op, "stages");
-  p.min_blocks = int_attr(op, "min_blocks");
+      (cpu ? p.strategy != Strategy::Packed
+           : p.strategy != (p.operand == DType::F32 ? Strategy::Simt : Strategy::Mma)))
+    fail("E302", std::string("schedule.matmul: strategy '") + enum_name(p.strategy) + "' does not fit device " +
+                     device.name + " and " + std::string(dtype_name(p.operand)) + " operands",
+         op.loc);
   if (p.min_blocks < 1 || p.min_blocks > 32) fail("E302", "schedule.matmul: min_blocks must be in [1, 32]", op.loc);
-  p.threads = int_attr(op, "threads");
-  p.vector_width = int_attr(op, "vector_width");
-  p.slab_rows = int_attr(op, "slab_rows");
-  p.group_m = int_attr(op, "group_m");
-  p.programs = int_attr(op, "programs");
-  p.scratch = int_attr(op, "scratch");
-  p.vec_a = vec[0] != 0, p.vec_b = vec[1] != 0;
-  if (p.strategy == "mma") p.tma = flag("tma");
-  else if (op.attr("tma")) fail("E302", "schedule.matmul: 'tma' is for the mma strategy only", op.loc);
-  if (op.attr("stage_a")) p.stage_a = flag("stage_a");
+  if (p.strategy != Strategy::Mma && op.attr("tma"))
+    fail("E302", "schedule.matmul: 'tma' is for the mma strategy only", op.loc);
   for (int64_t v : {p.bm, p.bn, p.bk, p.wm, p.wn, p.stages, p.group_m})
     if (v < 1 || v > 1024) fail("E302", "schedule.matmul: block, warps, stages and group_m must be in [1, 1024]", op.loc);
   if (!pow2(p.bn) || !pow2(p.slab_rows) || p.slab_rows * p.bn > (1 << 16))

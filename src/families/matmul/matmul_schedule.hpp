@@ -18,10 +18,13 @@
 #include <vector>
 
 #include "families/fused/region.hpp"
+#include "families/plan_fields.hpp"
 #include "ir/ir.hpp"
 #include "machine/descriptor.hpp"
 
 namespace tessera::families::matmul {
+
+enum class Strategy { Packed, Simt, Mma };  // CPU panels; f32 FFMA; f16/bf16 tensor cores
 
 struct Plan {
   // "tessera": the synthesized kernel; a library name ("openblas" on the CPU,
@@ -34,7 +37,7 @@ struct Plan {
   int64_t a_batch_stride = 0, b_batch_stride = 0;  // 0: one matrix for every batch
   std::vector<std::vector<int64_t>> leaf_strides;  // per leaf: [batch, m, n] in the epilogue
   DType operand = DType::F32;                      // A's and B's dtype
-  std::string strategy;                            // packed | simt | mma
+  Strategy strategy = Strategy::Packed;
   int64_t bm = 0, bn = 0, bk = 0, wm = 1, wn = 1, stages = 1;
   int64_t threads = 1, vector_width = 16, slab_rows = 8, group_m = 8;
   int64_t min_blocks = 1;  // GPU: blocks an SM must fit (the register budget, __launch_bounds__)
@@ -84,6 +87,11 @@ ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
 
 Plan read_plan(const ir::Op& schedule_op);
 
+// The fields a schedule.matmul records: the facts of its region (checked
+// against it when read) and, for a synthesized kernel, the decisions.
+const std::vector<Field<Plan>>& fact_fields();
+const std::vector<Field<Plan>>& decision_fields();
+
 // Why the TMA block cannot take this plan (empty: it can): the block shape,
 // the ring in the scratch, and the tensor maps' rules (16-byte row strides,
 // int32 coordinates).
@@ -94,3 +102,11 @@ std::string tma_unsupported(const Plan& p);
 std::string stage_a_unsupported(const Plan& p);
 
 }  // namespace tessera::families::matmul
+
+namespace tessera::families {
+template <>
+struct EnumNames<matmul::Strategy> {
+  static constexpr std::array<std::pair<matmul::Strategy, const char*>, 3> names = {
+      {{matmul::Strategy::Packed, "packed"}, {matmul::Strategy::Simt, "simt"}, {matmul::Strategy::Mma, "mma"}}};
+};
+}  // namespace tessera::families

@@ -47,6 +47,20 @@ void choose(Plan& p, const machine::Descriptor& device, int64_t storage_bytes) {
 
 }  // namespace
 
+const std::vector<Field<Plan>>& plan_fields() {
+  static const std::vector<Field<Plan>> fields = {
+      field("view", &Plan::view),
+      field("compute", &Plan::compute),
+      field("threads", &Plan::threads),
+      field("vector_width", &Plan::vector_width),
+      field("unroll", &Plan::unroll),
+      field("chunk", &Plan::chunk),
+      field("rows_per_program", &Plan::rows_per_program),
+      field("programs", &Plan::programs),
+  };
+  return fields;
+}
+
 Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unordered_map<const Value*, Value*>& map,
                      const machine::Descriptor& device, const std::string& prefix) {
   Plan p;
@@ -60,15 +74,8 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   AttrDict& a = op.attrs;
   a["family"] = "pointwise";
   record_device(a, device);
-  a["view"] = Attr::ints(p.view);
   a["leaf_strides"] = fused::leaf_strides_attr(p.leaf_strides);
-  a["compute"] = std::string(dtype_name(p.compute));
-  a["threads"] = p.threads;
-  a["vector_width"] = p.vector_width;
-  a["unroll"] = p.unroll;
-  a["chunk"] = p.chunk;
-  a["rows_per_program"] = p.rows_per_program;
-  a["programs"] = p.programs;
+  write_fields(plan_fields(), p, a);
   op.loc = region.result->def->loc;
   Value* result = op.add_result(region.result->name, out);
   stamp_artifact_hash(op);
@@ -79,23 +86,10 @@ Plan read_plan(const Op& op) {
   fused::verify_region(op);
   const machine::Descriptor device = read_device(op);
   Plan p;
-  auto ints = [&](const char* key) {
-    const Attr* a = op.attr(key);
-    auto v = a ? a->as_ints() : std::nullopt;
-    if (!v || v->empty()) fail("E302", std::string("schedule.pointwise needs a non-empty integer list '") + key + "'", op.loc);
-    return *v;
-  };
-  p.view = ints("view");
+  read_fields(plan_fields(), op, p);
+  if (p.view.empty()) fail("E302", "schedule.pointwise needs a non-empty integer list 'view'", op.loc);
   p.leaf_strides = fused::read_leaf_strides(op, p.view.size(), p.view.size() - 1);
-  auto d = parse_dtype(string_attr(op, "compute"));
-  if (!d || (*d != DType::F32 && *d != DType::F64)) fail("E302", "'compute' must be f32 or f64", op.loc);
-  p.compute = *d;
-  p.threads = int_attr(op, "threads");
-  p.vector_width = int_attr(op, "vector_width");
-  p.unroll = int_attr(op, "unroll");
-  p.chunk = int_attr(op, "chunk");
-  p.rows_per_program = int_attr(op, "rows_per_program");
-  p.programs = int_attr(op, "programs");
+  if (p.compute != DType::F32 && p.compute != DType::F64) fail("E302", "'compute' must be f32 or f64", op.loc);
   fused::check_tile_shape(op, p.threads, p.vector_width, p.unroll);
   check_threads(op, device, p.threads);
   if (p.chunk < 1 || p.chunk > (int64_t{1} << 30) || p.chunk % p.tile_lanes() || p.rows_per_program < 1)

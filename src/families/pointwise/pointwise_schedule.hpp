@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "families/fused/region.hpp"
+#include "families/plan_fields.hpp"
 #include "ir/ir.hpp"
 #include "machine/descriptor.hpp"
 
@@ -37,6 +38,9 @@ ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
                          const std::string& prefix);
 
 // The plan recorded on a schedule.pointwise (validated, E302).
+// The fields a schedule.pointwise records (plan_fields.hpp).
+const std::vector<Field<Plan>>& plan_fields();
+
 Plan read_plan(const ir::Op& schedule_op);
 
 }  // namespace tessera::families::pointwise
