@@ -29,6 +29,21 @@ Type transposed_type(const Type& x) {
   return t;
 }
 
+const std::vector<Field<Plan>>& fact_fields() {
+  static const std::vector<Field<Plan>> fields = {
+      field("batch", &Plan::batch), field("rows", &Plan::rows), field("cols", &Plan::cols)};
+  return fields;
+}
+
+const std::vector<Field<Plan>>& decision_fields() {
+  static const std::vector<Field<Plan>> fields = {
+      int_list_field<Plan, int64_t>("block", {&Plan::block_rows, &Plan::block_cols}),
+      field("threads", &Plan::threads),
+      field("programs", &Plan::programs),
+  };
+  return fields;
+}
+
 Value* emit_schedule(Builder& b, Value* x, const machine::Descriptor& device, const std::string& result_name,
                      const SourceLoc& loc) {
   // 64 x 64 blocks of 256 threads: 16 elements a thread in flight each way.
@@ -41,12 +56,8 @@ Value* emit_schedule(Builder& b, Value* x, const machine::Descriptor& device, co
   AttrDict& a = op.attrs;
   a["family"] = "transpose";
   record_device(a, device);
-  a["batch"] = p.batch;
-  a["rows"] = p.rows;
-  a["cols"] = p.cols;
-  a["block"] = Attr::ints({p.block_rows, p.block_cols});
-  a["threads"] = p.threads;
-  a["programs"] = p.programs;
+  write_fields(fact_fields(), p, a);
+  write_fields(decision_fields(), p, a);
   op.loc = loc;
   Value* result = op.add_result(result_name, out);
   stamp_artifact_hash(op);
@@ -62,17 +73,16 @@ Plan read_plan(const Op& op) {
   const machine::Descriptor device = read_device(op);
   if (!device.has(machine::Cap::TransposeBlock))
     fail("E302", "schedule.transpose: device " + device.name + " has no transpose block", op.loc);
-  Plan p = view(x);
-  if (int_attr(op, "batch") != p.batch || int_attr(op, "rows") != p.rows || int_attr(op, "cols") != p.cols)
-    fail("E302", "schedule.transpose: recorded batch, rows and cols disagree with the operand " + x.str(), op.loc);
-  const std::vector<int64_t> blk = ints_attr(op, "block", 2);
-  p.block_rows = blk[0], p.block_cols = blk[1];
-  p.threads = int_attr(op, "threads");
+  Plan p = view(x), recorded;
+  read_fields(fact_fields(), op, recorded);
+  for (const Field<Plan>& f : fact_fields())
+    if (!f.equal(recorded, p))
+      fail("E302", "schedule.transpose: the recorded " + f.name + " disagrees with the operand " + x.str(), op.loc);
+  read_fields(decision_fields(), op, p);
   if (!pow2(p.block_rows) || !pow2(p.block_cols) || p.block_rows > 128 || p.block_cols > 128 || !pow2(p.threads) ||
       p.threads > 1024 || p.threads % p.block_rows != 0 || p.threads % p.block_cols != 0)
     fail("E302", "schedule.transpose: 'block' must be powers of two up to 128 that divide 'threads' (a power of "
                  "two up to 1024)", op.loc);
-  p.programs = int_attr(op, "programs");
   if (p.programs != p.batch * p.row_blocks() * p.col_blocks())
     fail("E302", "schedule.transpose records " + std::to_string(p.programs) + " programs but its blocks give " +
                      std::to_string(p.batch * p.row_blocks() * p.col_blocks()), op.loc);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "families/plan_fields.hpp"
 #include "ir/ir.hpp"
 #include "machine/descriptor.hpp"
 
@@ -21,6 +22,11 @@ struct Plan {
   int64_t row_blocks() const { return (rows + block_rows - 1) / block_rows; }
   int64_t col_blocks() const { return (cols + block_cols - 1) / block_cols; }
 };
+
+// The fields a schedule.transpose records: the operand's view (checked
+// against it when read) and the decisions.
+const std::vector<Field<Plan>>& fact_fields();
+const std::vector<Field<Plan>>& decision_fields();
 
 // The tensor type `x` transposes to (E303 below rank 2).
 ir::Type transposed_type(const ir::Type& x);
