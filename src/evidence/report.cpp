@@ -28,7 +28,8 @@ struct Row {
   std::string oracle;
 };
 
-// Whether a packet names a GPU (its environment has one) or the host CPU (also for a lane this build does not know).
+// Whether a packet's device is a GPU (a GPU lane's environment names it) or the host CPU (also for a lane this
+// build does not know).
 bool on_gpu(const std::string& target) {
   const targets::Lane* lane = targets::find(target);
   return lane && lane->execution == targets::Execution::kNativeGpu;

@@ -71,7 +71,7 @@ struct Lane {
   // Measuring (arbiter, evidence).
   std::string arbiter_lane;  // the lane whose runner measures this lane's matmul candidates; "" for none
   std::function<MeasuringIdentity()> identity;  // null where nothing is measured
-  std::function<nlohmann::json()> environment;  // provenance beyond the host's (a GPU's name, arch, driver); may be null
+  std::function<nlohmann::json()> environment;  // provenance beyond the host's (a GPU's name, arch, driver) or null
   std::function<double(size_t bytes)> device_copy_gbs;  // a device lane's bandwidth ceiling; null: the host's read
 
   bool native() const { return execution == Execution::kNativeCpu || execution == Execution::kNativeGpu; }
