@@ -14,7 +14,7 @@
 #include "evidence/ceiling.hpp"
 #include "ir/parser.hpp"
 #include "passes/pipeline.hpp"
-#include "runtime/executable.hpp"
+#include "runtime/cpu_executable.hpp"
 #include "runtime/inputs.hpp"
 #include "runtime/npy.hpp"
 #include "runtime/thread_pool.hpp"
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
                          kind + "\", axes = [" + std::to_string(axis) + "]} : tensor<" + in + "xf32> -> tensor<" + out +
                          "xf32>\n  return %y : tensor<" + out + "xf32>\n}\n";
       auto target = passes::lower(*ir::parse(text), ir::Layer::Target, "cpu");
-      auto exe = runtime::Executable::load(*target);
+      auto exe = runtime::CpuExecutable::load(*target);
       exe.run({x});  // warm-up
       evidence::cpu_read_ceiling_seconds(data, x.numel());
       std::vector<double> kernel, e2e, ceiling, ratio;

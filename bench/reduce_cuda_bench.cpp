@@ -90,23 +90,22 @@ int run(int argc, char** argv) {
     auto target = passes::lower(*ir::parse(program_text(c)), ir::Layer::Target, "cuda");
     CudaExecutable exe = CudaExecutable::load(*target);
     Tensor host = generate_input("random:seed=7", DType::F32, c.shape);
-    DeviceTensor x = DeviceTensor::upload(host, exe.stream());
-    CudaExecutable::Binding b = exe.bind({x});
-    for (int i = 0; i < 3; ++i) exe.launch(b, true), exe.finish();
+    std::unique_ptr<runtime::Binding> b = exe.bind({host});
+    for (int i = 0; i < 3; ++i) exe.launch(*b, true), exe.finish(*b);
     std::vector<double> device_us;
     for (int r = 0; r < reps; ++r) {
-      exe.launch(b, true);
+      exe.launch(*b, true);
       double total = 0;
-      for (auto& l : exe.finish()) total += std::max(0.0, l.device_event_ns);
+      for (auto& l : exe.finish(*b)) total += std::max(0.0, l.device_event_ns);
       device_us.push_back(total / 1e3);
     }
     // The host launch path: enqueue only (no events, no sync), many in a row.
     std::vector<double> host_us;
     for (int r = 0; r < reps; ++r) {
       auto t0 = Clock::now();
-      exe.launch(b, false);
+      exe.launch(*b, false);
       host_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-      exe.finish();
+      exe.finish(*b);
     }
     std::string digests, schedule;
     for (auto& k : exe.schedule().kernels) digests += std::string(digests.empty() ? "" : ", ") + "\"" + k.sha256 + "\"";

@@ -57,7 +57,9 @@ class GraphBuilder {
 
 class Program {
  public:
-  // Lowers a module (any layer) to Target IR for `target` and loads it.
+  // Lowers a module (any layer) to Target IR for `target` and loads it on its
+  // lane (cpu; cuda where a GPU is; metal and hip do not execute natively:
+  // E720, E722).
   static Program compile(const ir::Module& m, const std::string& target = "cpu", const std::string& func = "");
   static Program compile_text(const std::string& text, const std::string& target = "cpu",
                               const std::string& func = "", const std::string& filename = "<input>");

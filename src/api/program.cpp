@@ -5,6 +5,7 @@
 #include "ir/target_dialect.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/device_query.hpp"
+#include "targets/lane.hpp"
 
 namespace tessera {
 
@@ -119,7 +120,7 @@ Program Program::compile(const Module& m, const std::string& target, const std::
   if (at <= Layer::Schedule) p.schedule_ = passes::lower(*current, Layer::Schedule, device);
   if (at <= Layer::Tile) p.tile_ = passes::lower(p.schedule_ ? *p.schedule_ : *current, Layer::Tile, device);
   p.target_ = passes::lower(p.tile_ ? *p.tile_ : *current, Layer::Target, device);
-  p.exe_ = std::make_shared<runtime::Executable>(runtime::Executable::load(*p.target_, func));
+  p.exe_ = targets::runnable(target, /*emulate=*/false).load(*p.target_, func);
   return p;
 }
 

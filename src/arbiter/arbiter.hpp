@@ -24,7 +24,7 @@ namespace tessera::arbiter {
 
 // Where candidates are measured.
 struct Runner {
-  std::string target;         // cpu | cuda
+  std::string target;         // the lane: cpu | cuda
   std::string device;         // exact device identity
   machine::Descriptor machine;  // what candidates are compiled for (per-arch candidates ask it)
   std::string toolchain;      // compilers and library versions that candidates depend on
@@ -37,6 +37,8 @@ struct Runner {
   std::function<Measured(const ir::Module& target_ir, const std::vector<Tensor>& inputs, int reps)> run;
 };
 
+// The runner of a lane that executes natively (targets/lane.hpp; E721 otherwise).
+Runner runner(const std::string& lane);
 Runner cpu_runner();
 Runner cuda_runner();
 

@@ -1,15 +1,11 @@
-// The arbiter's runners: the CPU (host wall time around each launch) and CUDA
-// (device events around each launch, inputs resident on the device).
+// The arbiter's runners: one per lane that executes natively, measuring in the
+// lane's primary timing domain (CPU: host wall time around each launch; CUDA:
+// device events around each launch, inputs resident on the device).
 #include <algorithm>
-#include <cstdlib>
 
 #include "arbiter/arbiter.hpp"
-#include "runtime/cpu_module_cache.hpp"
 #include "runtime/device_query.hpp"
-#include "runtime/cuda/cuda_executable.hpp"
-#include "runtime/executable.hpp"
-#include "runtime/library/openblas.hpp"
-#include "runtime/thread_pool.hpp"
+#include "targets/lane.hpp"
 
 namespace tessera::arbiter {
 
@@ -21,72 +17,35 @@ double median(std::vector<double> v) {
 }
 }  // namespace
 
-Runner cpu_runner() {
+Runner runner(const std::string& lane_name) {
+  const targets::Lane& lane = targets::native(lane_name);  // E721 unless it runs here
+  const targets::MeasuringIdentity id = lane.identity();
   Runner r;
-  r.target = "cpu";
-  r.machine = runtime::describe_target("cpu");
-  r.device = runtime::CpuModuleCache::global().cpu_identity() + " | " +
-             std::to_string(runtime::ThreadPool::global().size()) + " threads";
-  std::string blas = "no openblas";
-  try {
-    blas = runtime::openblas_version();
-  } catch (const Error&) {
-  }
-  // OpenBLAS's threads and core type move its timings; its config string does not say them.
-  for (const char* env : {"OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "OMP_NUM_THREADS"})
-    if (const char* v = std::getenv(env)) blas += std::string(" ") + env + "=" + v;
-  r.toolchain = runtime::CpuModuleCache::global().toolchain() + " | " + blas;
-  r.timing_domain = "kernel_wall";
-  r.run = [](const ir::Module& target_ir, const std::vector<Tensor>& inputs, int reps) {
-    runtime::Executable exe = runtime::Executable::load(target_ir);
-    Runner::Measured m;
+  r.target = lane.name;
+  r.device = id.device;
+  r.machine = runtime::describe_target(lane.name);  // the device as its driver reports it
+  r.toolchain = id.toolchain;
+  r.timing_domain = lane.primary_timing_domain();
+  r.run = [&lane](const ir::Module& target_ir, const std::vector<Tensor>& inputs, int reps) {
+    std::unique_ptr<runtime::Executable> exe = lane.load(target_ir, "");
+    std::unique_ptr<runtime::Binding> b = exe->bind(inputs);
     std::vector<double> times;
     for (int i = 0; i <= reps; ++i) {
-      runtime::RunResult res = exe.run(inputs);
+      exe->launch(*b, true);
       double t = 0;
-      for (const auto& l : res.launches) t += l.kernel_wall_ns;
+      for (const auto& l : exe->finish(*b))
+        t += std::max(lane.device_clock ? l.device_event_ns : l.kernel_wall_ns, 0.0);
       if (i > 0) times.push_back(t);  // the first run warms caches
-      m.outputs = std::move(res.outputs);
     }
+    Runner::Measured m;
     m.median_ns = median(times);
+    m.outputs = exe->outputs(*b);
     return m;
   };
   return r;
 }
 
-Runner cuda_runner() {
-  using runtime::cuda::CudaExecutable;
-  using runtime::cuda::DeviceTensor;
-  Runner r;
-  r.target = "cuda";
-  r.device = runtime::cuda::device_info().name + " " + runtime::cuda::device_info().arch() + " driver " +
-             std::to_string(runtime::cuda::device_info().driver_version);
-  std::string lt = "no cublaslt";
-  try {
-    lt = runtime::cuda::cublaslt_version();
-  } catch (const Error&) {
-  }
-  r.toolchain = runtime::cuda::CudaModuleCache::global().toolchain() + " | " + lt;
-  r.machine = runtime::cuda::describe_device();
-  r.timing_domain = "device_event";
-  r.run = [](const ir::Module& target_ir, const std::vector<Tensor>& inputs, int reps) {
-    CudaExecutable exe = CudaExecutable::load(target_ir);
-    std::vector<DeviceTensor> dev;
-    for (const Tensor& t : inputs) dev.push_back(DeviceTensor::upload(t, exe.stream()));
-    CudaExecutable::Binding b = exe.bind(dev);
-    std::vector<double> times;
-    for (int i = 0; i <= reps; ++i) {
-      exe.launch(b, true);
-      double t = 0;
-      for (const auto& l : exe.finish()) t += std::max(l.device_event_ns, 0.0);
-      if (i > 0) times.push_back(t);
-    }
-    Runner::Measured m;
-    m.median_ns = median(times);
-    for (int s : exe.schedule().result_slots) m.outputs.push_back(b.slots[s].download(exe.stream()));
-    return m;
-  };
-  return r;
-}
+Runner cpu_runner() { return runner("cpu"); }
+Runner cuda_runner() { return runner("cuda"); }
 
 }  // namespace tessera::arbiter

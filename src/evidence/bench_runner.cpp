@@ -23,11 +23,11 @@
 #include "passes/fusion.hpp"
 #include "passes/graph_to_schedule.hpp"
 #include "passes/pipeline.hpp"
-#include "runtime/cuda/cuda_executable.hpp"
 #include "runtime/device_query.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/inputs.hpp"
 #include "support/sha256.hpp"
+#include "targets/lane.hpp"
 #include "tessera/tessera.hpp"
 
 namespace tessera::evidence {
@@ -188,8 +188,7 @@ json run_bench(const BenchOptions& o) {
   }
   if (!spec.is_object() || !spec.contains("cases") || !spec["cases"].is_array() || spec["cases"].empty())
     fail("E850", "bench spec '" + o.spec_path + "' needs a non-empty \"cases\" list");
-  if (o.target != "cpu" && o.target != "cuda")
-    fail("E721", "target '" + o.target + "' cannot execute in this build (native execution: cpu, cuda)");
+  const targets::Lane& lane = targets::native(o.target);  // E721 unless it runs natively here
   const machine::Descriptor machine = runtime::describe_target(o.target);
   const SamplingPlan plan = SamplingPlan::from_json(spec.value("sampling", json::object()));
   json anchors = json::object();
@@ -220,7 +219,7 @@ json run_bench(const BenchOptions& o) {
   // The ceiling the cases are judged against, measured in this process.
   Tensor ceiling_buffer;
   auto ceiling_gbs = [&]() -> double {
-    if (o.target == "cuda") return runtime::cuda::copy_bandwidth_gbs(size_t{1} << 30);
+    if (lane.device_copy_gbs) return lane.device_copy_gbs(size_t{1} << 30);
     if (!ceiling_buffer.valid()) ceiling_buffer = generate_input("const:1", DType::F32, {int64_t{1} << 26});
     std::vector<double> secs;
     for (int i = 0; i < 5; ++i)
@@ -280,41 +279,27 @@ json run_bench(const BenchOptions& o) {
     json kernels = json::array();
     Sampled sampled;
     std::string placement;
-    if (o.target == "cpu") {
-      runtime::Executable exe = runtime::Executable::load(*target_ir);
-      auto first = exe.run(inputs);
-      for (auto& k : exe.kernels()) kernels.push_back(kernel_row(k.sym, k.sha256, first.launches));
-      outputs = first.outputs;
-      placement = first.launches.empty() ? "none" : first.launches[0].placement;
-      sampled = sample([&] {
-        auto t0 = Clock::now();
-        auto r = exe.run(inputs);
-        double e2e = ns_since(t0), wall = 0;
-        for (auto& l : r.launches) wall += l.kernel_wall_ns;
-        return std::map<std::string, double>{{"end_to_end", e2e}, {"kernel_wall", wall}};
-      }, plan);
-      row["absent_domains"] = {{"device_event", "the CPU target has no device clock"}};
-    } else {
-      runtime::cuda::CudaExecutable exe = runtime::cuda::CudaExecutable::load(*target_ir);
-      auto first = exe.run(inputs);
-      for (auto& k : exe.schedule().kernels) kernels.push_back(kernel_row(k.sym, k.sha256, first.launches));
-      outputs = first.outputs;
-      placement = first.launches.empty() ? "none" : first.launches[0].placement;
-      std::vector<runtime::cuda::DeviceTensor> dev;
-      for (auto& t : inputs) dev.push_back(runtime::cuda::DeviceTensor::upload(t, exe.stream()));
-      auto binding = exe.bind(dev);
-      sampled = sample([&] {
-        auto t0 = Clock::now();
-        exe.launch(binding, true);
-        auto recs = exe.finish();
-        double e2e = ns_since(t0), dev_ns = 0, enqueue = 0;
-        for (auto& l : recs) {
-          dev_ns += std::max(0.0, l.device_event_ns);
-          enqueue += std::max(0.0, l.kernel_wall_ns);
-        }
-        return std::map<std::string, double>{{"device_event", dev_ns}, {"kernel_wall", enqueue}, {"end_to_end", e2e}};
-      }, plan);
-    }
+    const std::unique_ptr<runtime::Executable> exe = lane.load(*target_ir, "");
+    runtime::RunResult first = exe->run(inputs);
+    for (auto& k : exe->kernels()) kernels.push_back(kernel_row(k.sym, k.sha256, first.launches));
+    outputs = first.outputs;
+    placement = first.launches.empty() ? "none" : first.launches[0].placement;
+    // Inputs bound once (resident on a device); each sample one timed launch.
+    std::unique_ptr<runtime::Binding> binding = exe->bind(inputs);
+    sampled = sample([&] {
+      auto t0 = Clock::now();
+      exe->launch(*binding, true);
+      auto recs = exe->finish(*binding);
+      double e2e = ns_since(t0), dev_ns = 0, wall = 0;
+      for (auto& l : recs) {
+        dev_ns += std::max(0.0, l.device_event_ns);
+        wall += std::max(0.0, l.kernel_wall_ns);
+      }
+      std::map<std::string, double> times{{"kernel_wall", wall}, {"end_to_end", e2e}};
+      if (lane.device_clock) times["device_event"] = dev_ns;
+      return times;
+    }, plan);
+    if (!lane.device_clock) row["absent_domains"] = {{"device_event", "the CPU target has no device clock"}};
     row["placement"] = placement;
     row["kernels"] = kernels;
 
@@ -357,7 +342,7 @@ json run_bench(const BenchOptions& o) {
     row["domains"] = domains;
     row["sampling_used"] = sampled.used.to_json();
     row["sampling_raised"] = sampled.raised;
-    const std::string primary = o.target == "cuda" ? "device_event" : "kernel_wall";
+    const std::string primary = lane.primary_timing_domain();
     row["primary_domain"] = primary;
     row["achieved_gbs"] = bytes / sampled.domains.at(primary).median_ns;
     if (matmul) row["achieved_tflops"] = 2 * macs / sampled.domains.at(primary).median_ns / 1e3;
@@ -379,8 +364,8 @@ json run_bench(const BenchOptions& o) {
   packet["cases"] = cases;
   if (anchors.contains("tools")) packet["anchor_tools"] = anchors["tools"];
 
-  packet["ceiling"] = {{"kind", o.target == "cpu" ? "read of 256 MiB (STREAM-like, every core), per case"
-                                                    : "device-to-device copy of 1 GiB, read + write, per case"}};
+  packet["ceiling"] = {{"kind", lane.device_copy_gbs ? "device-to-device copy of 1 GiB, read + write, per case"
+                                                   : "read of 256 MiB (STREAM-like, every core), per case"}};
   packet["all_checks_pass"] = all_pass;
   if (!all_pass) fail("E854", "a case failed its oracle check: no packet is written for wrong results");
   bool clean = git.available && !git.dirty;

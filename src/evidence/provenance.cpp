@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "runtime/cpu_module_cache.hpp"
-#include "runtime/cuda/cuda_module_cache.hpp"
 #include "runtime/thread_pool.hpp"
 #include "support/diagnostic.hpp"
 #include "support/sha256.hpp"
+#include "targets/lane.hpp"
 
 namespace tessera::evidence {
 
@@ -105,14 +105,8 @@ nlohmann::json environment(const std::string& target) {
                 {"features_sha256", sha256_hex(flags)}};
   env["os"] = std::string(u.sysname) + " " + u.release;
   env["host_compiler"] = runtime::CpuModuleCache::global().compiler_identity();
-  if (target == "cuda") {
-    const auto& d = runtime::cuda::device_info();
-    env["gpu"] = {{"name", d.name},
-                  {"arch", d.arch()},
-                  {"multiprocessors", d.multiprocessors},
-                  {"driver_version", d.driver_version}};
-    env["nvrtc"] = runtime::cuda::CudaModuleCache::global().toolchain();
-  }
+  if (const targets::Lane* lane = targets::find(target); lane && lane->environment)  // a device's identity
+    for (auto& [key, value] : lane->environment().items()) env[key] = value;
   return env;
 }
 

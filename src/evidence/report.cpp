@@ -11,6 +11,7 @@
 
 #include "evidence/packet.hpp"
 #include "support/diagnostic.hpp"
+#include "targets/lane.hpp"
 
 namespace tessera::evidence {
 
@@ -23,8 +24,16 @@ struct Row {
   std::string packet, target, device, name, verdict, anchors;
   double gbs = 0, ceiling = 0, tflops = -1;  // tflops: matmul programs only
   bool stable = false;
+  bool gpu = false;  // measured on a GPU lane (its packets name the GPU)
   std::string oracle;
 };
+
+// Whether a packet's device is a GPU (a GPU lane's environment names it) or the host CPU (also for a lane this
+// build does not know).
+bool on_gpu(const std::string& target) {
+  const targets::Lane* lane = targets::find(target);
+  return lane && lane->execution == targets::Execution::kNativeGpu;
+}
 
 std::string xml_escape(const std::string& s) {
   std::string o;
@@ -53,11 +62,13 @@ int write_report(const std::string& dir, const std::string& root) {
     ++packets;
     Verification v = verify_packet(path, root);
     const json& env = p["environment"];
-    std::string device = p["target"] == "cuda" ? env["gpu"].value("name", "?") : env["cpu"].value("model", "?");
+    const bool gpu = on_gpu(p.value("target", std::string()));
+    std::string device = gpu ? env["gpu"].value("name", "?") : env["cpu"].value("model", "?");
     for (const json& c : p["cases"]) {
       Row r;
       r.packet = fs::relative(path, dir).string();
       r.target = p["target"];
+      r.gpu = gpu;
       r.device = device;
       r.name = c["name"];
       r.verdict = verdict_name(v.verdict);
@@ -125,7 +136,7 @@ int write_report(const std::string& dir, const std::string& root) {
     const Row& r = rows[i];
     const int y = top + static_cast<int>(i) * (bar_h + gap);
     const double w = r.gbs / max_v * width, c = r.ceiling / max_v * width;
-    const char* color = r.verdict == "fresh" ? (r.target == "cuda" ? "#4c72b0" : "#55a868") : "#bbbbbb";
+    const char* color = r.verdict == "fresh" ? (r.gpu ? "#4c72b0" : "#55a868") : "#bbbbbb";
     svg << fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", left - 6, y + 13,
                        xml_escape(r.target + " " + r.name));
     svg << fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>\n", left, y, w, bar_h,

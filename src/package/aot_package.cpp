@@ -9,10 +9,9 @@
 #include "ir/printer.hpp"
 #include "ir/target_dialect.hpp"
 #include "passes/pipeline.hpp"
-#include "render/msl_renderer.hpp"
 #include "runtime/disk_cache.hpp"
-#include "runtime/hip/hip_toolchain.hpp"
 #include "support/sha256.hpp"
+#include "targets/lane.hpp"
 
 namespace tessera::package {
 
@@ -27,13 +26,6 @@ void write_file(const fs::path& p, const std::string& bytes) {
   if (!o) fail("E120", "cannot write '" + p.string() + "'");
 }
 
-std::string extension(const std::string& target) {
-  if (target == "cuda") return ".cu";
-  if (target == "hip") return ".hip";
-  if (target == "metal") return ".metal";
-  return ".cpp";
-}
-
 // The manifest's digest covers everything but the digest field itself.
 std::string manifest_digest(json m) {
   m.erase("manifest_sha256");
@@ -44,6 +36,7 @@ std::string manifest_digest(json m) {
 
 WriteResult write(const ir::Module& m, const std::string& target, const std::string& func, const std::string& dir) {
   auto t = passes::lower(m, ir::Layer::Target, target);
+  const targets::Lane& lane = targets::renderable(target);
   const ir::Op* f = nullptr;
   for (ir::Op* c : t->funcs())
     if (func.empty() || c->sym == func) f = f ? f : c;
@@ -55,7 +48,7 @@ WriteResult write(const ir::Module& m, const std::string& target, const std::str
   for (auto& op : t->ops) {
     if (op->name != "target.kernel") continue;
     ir::KernelDesc k = ir::read_kernel_desc(*op);
-    const std::string src_file = "kernels/" + k.sym + extension(target);
+    const std::string src_file = "kernels/" + k.sym + lane.source_extension;
     write_file(fs::path(dir) / src_file, k.source);
     json buffers = json::array();
     for (auto& b : k.buffers) buffers.push_back(b.str());
@@ -69,22 +62,8 @@ WriteResult write(const ir::Module& m, const std::string& target, const std::str
     // CUDA: a program is a cluster of this many blocks (grid counts blocks; the
     // source fixes the shape with __cluster_dims__, so a plain launch forms them).
     if (const ir::Attr* c = op->attr("cluster")) entry["cluster"] = *c->as_int();
-    if (target == "metal") {  // what a Darwin loader needs to dispatch it
-      entry["metal"] = {{"function", k.sym},
-                        {"threads_per_threadgroup", {k.threads, 1, 1}},
-                        {"threadgroups_per_grid", {k.grid, 1, 1}},
-                        {"simdgroup_width", 32},
-                        {"compile_options", render::kMetalCompileOptions}};
-    }
-    if (target == "hip") {  // the compile check, and its product
-      runtime::hip::CodeObject co = runtime::hip::compile(k);
-      const std::string co_file = "kernels/" + k.sym + "." + co.arch + ".co";
-      const std::string bytes = runtime::read_text_file(co.path);
-      write_file(fs::path(dir) / co_file, bytes);
-      entry["code_object"] = {{"file", co_file}, {"arch", co.arch}, {"toolchain", co.toolchain},
-                              {"sha256", sha256_hex(bytes)}};
-      r.compile_check = "hipcc (" + co.toolchain + ") " + co.arch;
-    }
+    if (lane.package_kernel)  // what its loader needs, or its compile check and product
+      if (std::string check = lane.package_kernel(k, dir, entry); !check.empty()) r.compile_check = check;
     kernels.push_back(entry);
     ++r.kernels;
   }
@@ -94,11 +73,7 @@ WriteResult write(const ir::Module& m, const std::string& target, const std::str
   json manifest = {{"format", kPackageFormat}, {"target", target}, {"func", f->sym},
                    {"target_ir", {{"file", tir_file}, {"sha256", sha256_hex(tir)}}},
                    {"kernels", kernels}, {"compile_check", r.compile_check},
-                   {"proves", target == "hip"     ? "compiles for the arch named; not executed"
-                              : target == "metal" ? "emitted and digested; never compiled by Apple's compiler nor run on "
-                                                    "an Apple GPU (the MSL's semantics are checked under host emulation, "
-                                                    "docs/status.md)"
-                                                  : "emitted and digested; execution is proven elsewhere (docs/status.md)"}};
+                   {"proves", lane.package_proves}};
   manifest["manifest_sha256"] = manifest_digest(manifest);
   write_file(fs::path(dir) / "manifest.json", manifest.dump(1) + "\n");
   return r;

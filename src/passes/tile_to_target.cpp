@@ -5,11 +5,9 @@
 #include "ir/library_call.hpp"
 #include "ir/target_dialect.hpp"
 #include "ir/tile_dialect.hpp"
-#include "render/cpp_renderer.hpp"
 #include "render/cuda_renderer.hpp"
-#include "render/msl_renderer.hpp"
-
 #include "support/sha256.hpp"
+#include "targets/lane.hpp"
 
 namespace tessera::passes {
 
@@ -36,18 +34,7 @@ AttrList buffer_descs(const Op& kernel, const Op& launch) {
 
 std::unique_ptr<Module> tile_to_target(const Module& tile, const std::string& target) {
   verify_tile(tile);
-  if (target != "cpu" && target != "cuda" && target != "hip" && target != "metal")
-    fail("E506", "target '" + target + "' has no renderer in this build (available: cpu, cuda, hip, metal)");
-  auto render = [&](const Op& k) {
-    if (target == "cuda") return render::render_cuda_kernel(k);
-    if (target == "hip") return render::render_hip_kernel(k);
-    if (target == "metal") return render::render_msl_kernel(k);
-    return render::render_cpp_kernel(k);
-  };
-  const char* abi = target == "cuda"    ? render::kCudaKernelAbi
-                    : target == "hip"   ? render::kHipKernelAbi
-                    : target == "metal" ? render::kMetalKernelAbi
-                                        : render::kCpuKernelAbi;
+  const targets::Lane& lane = targets::renderable(target);  // E506 for none
   auto out = clone(tile);
   // The host schedule: tile.launch -> target.launch, keyed by kernel.
   std::map<std::string, const Op*> launch_of;
@@ -60,13 +47,13 @@ std::unique_ptr<Module> tile_to_target(const Module& tile, const std::string& ta
   for (auto& op : out->ops) {
     if (op->name != "tile.kernel" && op->name != "tile.extern_kernel") continue;
     const bool library = op->name == "tile.extern_kernel";
-    std::string source = library ? LibraryMatmul::from_kernel(*op).to_text() : render(*op);
+    std::string source = library ? LibraryMatmul::from_kernel(*op).to_text() : lane.render(*op);
     auto k = std::make_unique<Op>();
     k->name = "target.kernel";
     k->sym = op->sym;
     k->loc = op->loc;
     k->attrs["target"] = target;
-    k->attrs["abi"] = library ? kLibraryAbi : abi;
+    k->attrs["abi"] = library ? kLibraryAbi : lane.kernel_abi;
     if (library) k->attrs["library"] = *op->attr("library");
     k->attrs["grid"] = library ? Attr::ints({1}) : *op->attr("grid");
     if (const Attr* t = op->attr("threads")) k->attrs["threads"] = *t;
@@ -83,7 +70,7 @@ std::unique_ptr<Module> tile_to_target(const Module& tile, const std::string& ta
       k->attrs["cluster"] = *c;
       k->attrs["grid"] = Attr::ints({(*op->attr("grid")->as_ints())[0] * *c->as_int()});
     }
-    if (target != "cpu")  // GPU kernels: the one tile.alloca is dynamic shared memory
+    if (lane.shared_memory)  // GPU kernels: the one tile.alloca is dynamic shared memory
       for (auto& inner : op->regions[0]->ops)
         if (inner->name == "tile.alloca")
           k->attrs["shared_bytes"] = *inner->attr("size")->as_int() * int64_t(dtype_size(inner->result()->type.dtype));

@@ -1,78 +1,19 @@
 #include "runtime/executable.hpp"
 
-#include <chrono>
-
-#include "runtime/library/openblas.hpp"
-#include "runtime/metal/msl_emulation.hpp"
-#include "runtime/thread_pool.hpp"
-#include "support/sha256.hpp"
-
 namespace tessera::runtime {
 
-Executable Executable::load(const ir::Module& m, const std::string& func, CpuModuleCache& cache) {
-  Executable e;
-  e.h_ = HostSchedule::from(m, func, "cpu");
-  for (const ir::KernelDesc& k : e.h_.kernels) {
-    if (k.library.empty()) {
-      e.fns_.push_back(cache.load(k));  // digest verified here, once
-      e.library_fns_.emplace_back();
-      e.implementations_.push_back("tessera");
-      continue;
-    }
-    e.fns_.push_back(nullptr);
-    e.library_fns_.push_back(openblas_matmul(ir::load_library_call(k, "openblas")));
-    e.implementations_.push_back("openblas " + openblas_version());
-  }
-  return e;
-}
-
-Executable Executable::load_emulated_msl(const ir::Module& m, const std::string& func, CpuModuleCache& cache) {
-  Executable e;
-  e.h_ = HostSchedule::from(m, func, "metal");
-  for (const ir::KernelDesc& k : e.h_.kernels) {
-    if (!k.library.empty()) fail("E712", "kernel @" + k.sym + " is a library call; the MSL emulation runs MSL kernels");
-    e.fns_.push_back(cache.load(metal::emulated_host_kernel(k)));
-    e.library_fns_.emplace_back();
-    e.implementations_.push_back("tessera");
-  }
-  e.placement_ = "emulated_msl";
-  return e;
-}
-
-RunResult Executable::run(const std::vector<Tensor>& inputs, ThreadPool* on) const {
+void Executable::check_inputs(const std::vector<Tensor>& inputs) const {
   std::vector<std::pair<DType, std::vector<int64_t>>> types;
   for (const Tensor& t : inputs) {
     if (!t.valid()) fail("E611", "an input tensor has no storage");
     types.emplace_back(t.dtype(), t.shape());
   }
   h_.check_inputs(types);
-  std::vector<Tensor> slots(h_.slot_types.size());
-  for (size_t i = 0; i < inputs.size(); ++i) slots[i] = inputs[i];
-  for (size_t i = inputs.size(); i < slots.size(); ++i)  // launch results and intermediates
-    slots[i] = Tensor::empty(h_.slot_types[i].dtype, h_.slot_types[i].shape);
-  RunResult result;
-  ThreadPool& pool = on ? *on : ThreadPool::global();
-  for (const HostSchedule::Step& s : h_.steps) {
-    const ir::KernelDesc& k = h_.kernels[s.kernel];
-    std::vector<void*> buffers;
-    for (size_t b = 0; b < s.buffers.size(); ++b) {
-      Tensor& t = slots[s.buffers[b]];
-      if (t.numel() != k.buffers[b].elements || t.dtype() != k.buffers[b].dtype)  // launch guard
-        fail("E612", "buffer '" + k.buffers[b].str() + "' of @" + k.sym + " got " + t.type_string());
-      buffers.push_back(t.data());
-    }
-    CpuKernelFn fn = fns_[s.kernel];
-    void* const* args = buffers.data();
-    auto t0 = std::chrono::steady_clock::now();
-    if (fn) pool.parallel_for(k.grid, [fn, args](int64_t b, int64_t e) { fn(args, b, e); });
-    else library_fns_[s.kernel](args);  // the library threads itself
-    auto t1 = std::chrono::steady_clock::now();
-    result.launches.push_back({k.sym, placement_, k.sha256, k.grid,
-                               std::chrono::duration<double, std::nano>(t1 - t0).count(), -1,
-                               implementations_[s.kernel]});
-  }
-  for (int r : h_.result_slots) result.outputs.push_back(slots[r]);
-  return result;
+}
+
+void Executable::check_owner(const Binding& b) const {
+  if (b.owner != this)
+    fail("E614", "@" + h_.func + ": this binding was made by another executable (bind on the one that launches)");
 }
 
 }  // namespace tessera::runtime

@@ -1,20 +1,21 @@
-// A loaded Target IR func for the CPU, ready to run many times. Loading
-// verifies every kernel's digest and compiles/loads it once; run() only checks
-// the shape guards, allocates outputs and launches. Every launch is recorded
-// with where it ran: there is no path that runs something else and reports
-// success.
+// A loaded Target IR func, ready to run many times: one interface over every
+// lane that executes here (the CPU, the Metal lane's host emulation, CUDA;
+// src/targets/ says which loads what). Loading verifies every kernel's digest
+// and compiles/loads it once; a run only checks the shape guards, makes the
+// outputs and launches. Every launch is recorded with where it ran: there is
+// no path that runs something else and reports success.
 #pragma once
-#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "ir/ir.hpp"
-#include "runtime/cpu_module_cache.hpp"
 #include "runtime/host_schedule.hpp"
 #include "runtime/tensor.hpp"
 
 namespace tessera::runtime {
 
+class Executable;
 class ThreadPool;
 
 struct LaunchRecord {
@@ -34,20 +35,33 @@ struct RunResult {
   std::vector<LaunchRecord> launches;
 };
 
+// One run's buffers, bound once and launched many times (what benchmarks
+// time). Each executable makes its own kind and takes only those it made
+// (E614 otherwise).
+struct Binding {
+  explicit Binding(const Executable* owner) : owner(owner) {}
+  virtual ~Binding() = default;
+  const Executable* owner;
+};
+
 class Executable {
  public:
-  // `func` empty = the module's first func. Throws on digest mismatch (E701), etc.
-  static Executable load(const ir::Module& target_ir, const std::string& func = "",
-                         CpuModuleCache& cache = CpuModuleCache::global());
+  virtual ~Executable() = default;
 
-  // The Metal lane's host emulation: Target IR for "metal" (E712 otherwise);
-  // each kernel's MSL, digest verified, runs on the CPU as emulated
-  // threadgroups (runtime/metal/msl_emulation.hpp). Launches say emulated_msl.
-  static Executable load_emulated_msl(const ir::Module& target_ir, const std::string& func = "",
-                                      CpuModuleCache& cache = CpuModuleCache::global());
+  // Inputs in, results back on the host, every launch recorded. `pool`: the
+  // host threads a CPU lane runs on (default: the process-wide pool; results
+  // never depend on it); a device lane ignores it.
+  RunResult run(const std::vector<Tensor>& inputs, ThreadPool* pool = nullptr) const { return run_on(inputs, pool); }
 
-  // Runs on `pool` (default: the process-wide pool). Results never depend on it.
-  RunResult run(const std::vector<Tensor>& inputs, ThreadPool* pool = nullptr) const;
+  // The split a benchmark times. bind() checks the inputs (E610/E611) and
+  // makes the run's buffers (a device lane uploads the inputs); launch()
+  // starts every kernel, with `timed` each bracketed by the lane's clocks;
+  // finish() waits and returns one record per launch; outputs() reads the
+  // results of the last finished launch back to the host.
+  virtual std::unique_ptr<Binding> bind(const std::vector<Tensor>& inputs) const = 0;
+  virtual void launch(Binding& b, bool timed) const = 0;
+  virtual std::vector<LaunchRecord> finish(Binding& b) const = 0;
+  virtual std::vector<Tensor> outputs(const Binding& b) const = 0;
 
   const HostSchedule& schedule() const { return h_; }
   const std::string& func_name() const { return h_.func; }
@@ -57,13 +71,33 @@ class Executable {
   const std::vector<ir::Type>& output_types() const { return h_.output_types; }
   const std::vector<ir::KernelDesc>& kernels() const { return h_.kernels; }
 
- private:
+ protected:
+  Executable() = default;
+  Executable(const Executable&) = default;
+  Executable(Executable&&) = default;
+  Executable& operator=(const Executable&) = default;
+  Executable& operator=(Executable&&) = default;
+
+  virtual RunResult run_on(const std::vector<Tensor>& inputs, ThreadPool* pool) const = 0;
+
+  // `b` as the binding kind B this executable makes; E614 if another made it.
+  template <class B>
+  B& own(Binding& b) const {
+    check_owner(b);
+    return static_cast<B&>(b);
+  }
+  template <class B>
+  const B& own(const Binding& b) const {
+    check_owner(b);
+    return static_cast<const B&>(b);
+  }
+  // E610/E611 unless `inputs` match the func's inputs (E611 also for a tensor without storage).
+  void check_inputs(const std::vector<Tensor>& inputs) const;
+
   HostSchedule h_;
-  std::vector<CpuKernelFn> fns_;
-  // Library kernels (KernelDesc::library): the call, and what it is.
-  std::vector<std::function<void(void* const*)>> library_fns_;
-  std::vector<std::string> implementations_;
-  std::string placement_ = "native_cpu";
+
+ private:
+  void check_owner(const Binding& b) const;
 };
 
 }  // namespace tessera::runtime

@@ -16,6 +16,7 @@
 #include "ir/printer.hpp"
 #include "matmul_cases.hpp"
 #include "passes/pipeline.hpp"
+#include "runtime/cpu_executable.hpp"
 #include "runtime/inputs.hpp"
 
 namespace tessera::test {
@@ -28,7 +29,7 @@ TEST(LibraryCandidates, OpenBlasMatchesTheOracle) {
     GraphBuilder g("lib");
     c.build(g);
     auto target = passes::lower(g.module(), ir::Layer::Target, "cpu", {{"*", "openblas"}});
-    runtime::Executable exe = runtime::Executable::load(*target);
+    runtime::CpuExecutable exe = runtime::CpuExecutable::load(*target);
     std::vector<Tensor> xs = inputs_for(c, g.module());
     runtime::RunResult r = exe.run(xs);
     ASSERT_FALSE(r.launches.empty());
@@ -206,7 +207,7 @@ TEST(RegionSample, CutsEveryValueByItsRole) {
   for (int64_t i = 0; i < cut.numel(); ++i) ASSERT_EQ(part.value[i], cut.get(i)) << "element " << i;
   // A real kernel at full size, checked through the sample.
   auto target = passes::lower(*full, ir::Layer::Target, "cpu");
-  const Tensor out = runtime::Executable::load(*target).run(xs).outputs.at(0);
+  const Tensor out = runtime::CpuExecutable::load(*target).run(xs).outputs.at(0);
   EXPECT_TRUE(oracle::compare(part, sample.output(out)).pass);
 }
 

@@ -1,6 +1,8 @@
 // Pointwise ops, fused reductions and row ops end to end on the CPU: every
 // case against the oracle (which evaluates the unfused graph), bitwise the
 // same on 1 and 3 threads; what was fused; and that a wrong fusion is caught.
+#include <cmath>
+
 #include "e2e_util.hpp"
 #include "fusion_cases.hpp"
 #include "ir/schedule_dialect.hpp"

@@ -8,6 +8,7 @@
 #include "ir/schedule_dialect.hpp"
 #include "passes/pipeline.hpp"
 #include "passes/schedule_to_tile.hpp"
+#include "runtime/cpu_executable.hpp"
 #include "runtime/inputs.hpp"
 #include "support/sha256.hpp"
 
@@ -167,7 +168,7 @@ TEST(MatmulRuntime, ALibraryRecordThatDisagreesWithItsBuffersIsRefused) {
       op->attrs["sha256"] = sha256_hex(src);
     }
   try {
-    runtime::Executable::load(*target);
+    runtime::CpuExecutable::load(*target);
     ADD_FAILURE() << "a library call past its buffers was loaded";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), "E504") << e.what();
@@ -184,7 +185,7 @@ TEST(MatmulDecisions, LibraryCandidatesSplitAnyRegion) {
   g.output(g.binary("add", g.binary("add", g.matmul(a, g.input("b", T(DType::F32, {24, 24})), DType::F32), t), a));
   for (const char* cand : {"tessera", "openblas"}) {
     auto target = passes::lower(g.module(), ir::Layer::Target, "cpu", {{"*", cand}});
-    runtime::Executable exe = runtime::Executable::load(*target);
+    runtime::CpuExecutable exe = runtime::CpuExecutable::load(*target);
     std::vector<Tensor> xs = {generate_input("random:seed=1", DType::F32, {24, 24}),
                               generate_input("random:seed=2", DType::F32, {24}),
                               generate_input("random:seed=3", DType::F32, {24, 24})};

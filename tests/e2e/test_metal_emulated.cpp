@@ -20,7 +20,7 @@
 #include "reduce_cases.hpp"
 #include "semantics_checks.hpp"
 #include "render/msl_renderer.hpp"
-#include "runtime/executable.hpp"
+#include "runtime/cpu_executable.hpp"
 #include "runtime/inputs.hpp"
 #include "runtime/metal/msl_emulation.hpp"
 #include "support/sha256.hpp"
@@ -44,12 +44,12 @@ template <class T> std::vector<T> sample(const std::vector<T>& all, size_t strid
 
 struct MetalProgram {
   std::unique_ptr<ir::Module> graph, target;
-  runtime::Executable exe;
+  runtime::CpuExecutable exe;
 };
 
 MetalProgram compile_metal(const ir::Module& graph) {
   auto target = passes::lower(graph, ir::Layer::Target, "metal");
-  runtime::Executable exe = runtime::Executable::load_emulated_msl(*target);
+  runtime::CpuExecutable exe = runtime::CpuExecutable::load_emulated_msl(*target);
   return {ir::clone(graph), std::move(target), std::move(exe)};
 }
 
@@ -191,7 +191,7 @@ TEST(MetalEmulation, CatchesANaiveMax) {
   MetalProgram honest = reduce_metal({4, 300}, DType::F32, "max", {1}, false);
   Tensor good = run_and_check(honest, {x})[0];
   for (int r = 0; r < 4; ++r) EXPECT_TRUE(std::isnan(good.get(r)));
-  MetalProgram naive{ir::clone(*honest.graph), nullptr, runtime::Executable::load_emulated_msl(*target)};
+  MetalProgram naive{ir::clone(*honest.graph), nullptr, runtime::CpuExecutable::load_emulated_msl(*target)};
   Tensor bad = run_and_check(naive, {x}, false)[0];
   for (int r = 0; r < 4; ++r) EXPECT_FALSE(std::isnan(bad.get(r))) << "metal::max kept a NaN in row " << r;
 }

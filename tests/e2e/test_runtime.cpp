@@ -201,6 +201,42 @@ TEST(Runtime, ShapeGuardsRejectWrongInputs) {
   EXPECT_EQ(code_of({Tensor::empty(DType::F32, {8, 40})}), "none");
 }
 
+// The benchmark split on the CPU: each launch of a binding is one run, the
+// same results and records as run(); a binding made by another executable is
+// refused (E614), as is a bad input at bind time (E611).
+TEST(Runtime, BindLaunchFinishIsARun) {
+  Program p = reduce_program({8, 40}, DType::F32, "sum", {1}, false);
+  Program q = reduce_program({8, 40}, DType::F32, "sum", {1}, false);
+  const Tensor x = generate_input("random:seed=3", DType::F32, {8, 40});
+  const runtime::Executable& exe = p.executable();
+  runtime::RunResult once = exe.run({x});
+  std::unique_ptr<runtime::Binding> b = exe.bind({x});
+  for (int i = 0; i < 2; ++i) {
+    exe.launch(*b, true);
+    std::vector<runtime::LaunchRecord> recs = exe.finish(*b);
+    ASSERT_EQ(recs.size(), once.launches.size());
+    for (size_t l = 0; l < recs.size(); ++l) {
+      EXPECT_EQ(recs[l].placement, "native_cpu");
+      EXPECT_EQ(recs[l].sha256, once.launches[l].sha256);
+    }
+    std::vector<Tensor> out = exe.outputs(*b);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(std::memcmp(out[0].data(), once.outputs[0].data(), out[0].nbytes()), 0);
+  }
+  try {
+    q.executable().launch(*b, false);
+    FAIL() << "a foreign binding was launched";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), "E614");
+  }
+  try {
+    exe.bind({Tensor::empty(DType::F32, {8, 41})});
+    FAIL() << "a wrong shape was bound";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), "E611");
+  }
+}
+
 TEST(Runtime, SynthesisIsDeterministic) {
   auto source = [] {
     Program p = reduce_program({3, 5, 7}, DType::BF16, "mean", {0, 2}, true);

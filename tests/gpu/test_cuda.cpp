@@ -29,7 +29,6 @@ namespace tessera::test {
 namespace {
 
 using runtime::cuda::CudaExecutable;
-using runtime::cuda::DeviceTensor;
 
 struct GpuProgram {
   std::unique_ptr<ir::Module> graph;
@@ -98,12 +97,11 @@ TEST_P(CudaMatrix, MatchesOracleBitwiseRunToRun) {
   std::vector<Tensor> again = p.exe->run({x}).outputs;
   for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(same_bytes(first[i], again[i])) << "output " << i;
   // the asynchronous path: device-resident input, one graph launch, results read later
-  CudaExecutable::Binding b = p.exe->bind({DeviceTensor::upload(x, p.exe->stream())});
-  p.exe->launch(b, false);
-  for (const auto& l : p.exe->finish()) EXPECT_EQ(l.placement, "native_gpu");
-  const auto& slots = p.exe->schedule().result_slots;
-  for (size_t i = 0; i < first.size(); ++i)
-    EXPECT_TRUE(same_bytes(first[i], b.slots[slots[i]].download(p.exe->stream()))) << "graph output " << i;
+  std::unique_ptr<runtime::Binding> b = p.exe->bind({x});
+  p.exe->launch(*b, false);
+  for (const auto& l : p.exe->finish(*b)) EXPECT_EQ(l.placement, "native_gpu");
+  std::vector<Tensor> read = p.exe->outputs(*b);
+  for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(same_bytes(first[i], read.at(i))) << "graph output " << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(All, CudaMatrix, ::testing::ValuesIn(all_cases()),
@@ -383,7 +381,7 @@ TEST(CudaRuntime, RefusesEditedSourceAndChecksShapes) {
   }
   CudaExecutable exe = CudaExecutable::load(*target);
   try {
-    exe.bind({DeviceTensor::empty(DType::F32, {8, 41})});
+    exe.bind({Tensor::empty(DType::F32, {8, 41})});
     FAIL() << "wrong shape bound";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), "E611");
@@ -480,14 +478,11 @@ TEST_P(CudaTma, TakesTheTmaPathAndMatchesTheOracle) {
   std::vector<Tensor> first = run_and_check(p, xs);
   std::vector<Tensor> again = p.exe->run(xs).outputs;
   for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(same_bytes(first[i], again[i])) << "output " << i;
-  std::vector<DeviceTensor> dev;
-  for (const Tensor& x : xs) dev.push_back(DeviceTensor::upload(x, p.exe->stream()));
-  CudaExecutable::Binding b = p.exe->bind(dev);
-  p.exe->launch(b, false);
-  p.exe->finish();
-  const auto& slots = p.exe->schedule().result_slots;
-  for (size_t i = 0; i < first.size(); ++i)
-    EXPECT_TRUE(same_bytes(first[i], b.slots[slots[i]].download(p.exe->stream()))) << "graph output " << i;
+  std::unique_ptr<runtime::Binding> b = p.exe->bind(xs);
+  p.exe->launch(*b, false);
+  p.exe->finish(*b);
+  std::vector<Tensor> read = p.exe->outputs(*b);
+  for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(same_bytes(first[i], read.at(i))) << "graph output " << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(Matmul, CudaTma, ::testing::ValuesIn(tma_matmul_cases()),

@@ -8,7 +8,7 @@
 
 #include <algorithm>
 #include <map>
-#include <optional>
+#include <memory>
 
 #include "arbiter/arbiter.hpp"
 #include "arbiter/region_program.hpp"
@@ -16,12 +16,11 @@
 #include "ir/verify.hpp"
 #include "oracle/reference.hpp"
 #include "passes/pipeline.hpp"
-#include "runtime/cuda/cuda_executable.hpp"
 #include "runtime/device_query.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/inputs.hpp"
 #include "runtime/npy.hpp"
-#include "runtime/thread_pool.hpp"
+#include "targets/lane.hpp"
 
 namespace tessera::cli {
 
@@ -50,12 +49,18 @@ bool is_generator(const std::string& spec) {
 
 std::string shape_str(const ir::Type& t) { return t.str(); }
 
+std::vector<std::string> lane_names() {
+  std::vector<std::string> names;
+  for (const targets::Lane* l : targets::lanes()) names.push_back(l->name);
+  return names;
+}
+
 }  // namespace
 
 void add_run_options(CLI::App& run, RunOptions& o) {
   run.add_option("file", o.file, "program (.tsr) or lowered IR")->required();
   run.add_option("--target", o.target, "cpu | cuda (metal only with --emulate; hip: see README)")
-      ->check(CLI::IsMember({"cpu", "cuda", "metal", "hip"}));
+      ->check(CLI::IsMember(lane_names()));
   run.add_option("--device", o.device, device_help());
   run.add_option("--func", o.func, "func to run (default: the first)");
   run.add_option("--input", o.inputs, "NAME=file.npy or NAME=random:seed=N | special:seed=N | const:V | iota | nan | inf");
@@ -70,17 +75,8 @@ void add_run_options(CLI::App& run, RunOptions& o) {
 }
 
 int run_cmd(const RunOptions& o) {
-  if (o.emulate && o.target != "metal")
-    fail("E723", "--emulate applies to --target metal only (MSL under the host emulation); '" + o.target +
-                     "' runs natively or not at all");
-  if (o.target == "metal" && !o.emulate)
-    fail("E720", "native Metal execution needs a Darwin host with an Apple GPU; this is Linux (--emulate runs the "
-                 "MSL on the CPU under the host emulation, labelled emulated_msl)");
-  if (o.target == "hip")
-    fail("E722", "the HIP lane is compile-checked only (hipcc, gfx90a): there is no AMD GPU here and no HIP "
-                 "runtime in this build (see `tessera package --target hip`)");
-  if (o.target != "cpu" && o.target != "cuda" && o.target != "metal")
-    fail("E721", "target '" + o.target + "' cannot execute in this build (native execution: cpu, cuda)");
+  // E723/E720/E722/E721 where the lane does not run as asked; nothing runs instead.
+  const targets::Lane& lane = targets::runnable(o.target, o.emulate);
   auto m = ir::parse_file(o.file);
   const machine::Descriptor machine = runtime::describe_target(o.target, o.device);
   const bool graph = ir::detect_layer(*m) == ir::Layer::Graph;
@@ -95,8 +91,8 @@ int run_cmd(const RunOptions& o) {
     } else {
       arbiter::Options ao;
       ao.forced = o.candidate;
-      arbiter::Runner runner = o.target == "cuda" ? arbiter::cuda_runner() : arbiter::cpu_runner();
-      runner.machine = machine;  // candidates measured are the kernels this run will load
+      arbiter::Runner runner = arbiter::runner(lane.arbiter_lane);
+      if (lane.arbiter_lane == lane.name) runner.machine = machine;  // it measures the kernels this run loads
       auto decisions = arbiter::arbitrate(*m, runner, ao);
       for (const auto& d : decisions) fmt::print("{}", arbiter::describe(d));
       candidates = arbiter::choices(decisions);
@@ -105,13 +101,9 @@ int run_cmd(const RunOptions& o) {
     fail("E304", "--candidate applies to matmuls, and the program has none");
   }
   auto target_ir = passes::lower(*m, ir::Layer::Target, machine, candidates);
-  // Exactly one backend runs; none can stand in for another.
-  std::optional<runtime::Executable> cpu;
-  std::optional<runtime::cuda::CudaExecutable> gpu;
-  if (o.target == "cuda") gpu.emplace(runtime::cuda::CudaExecutable::load(*target_ir, o.func));
-  else if (o.target == "metal") cpu.emplace(runtime::Executable::load_emulated_msl(*target_ir, o.func));
-  else cpu.emplace(runtime::Executable::load(*target_ir, o.func));
-  const runtime::HostSchedule& h = gpu ? gpu->schedule() : cpu->schedule();
+  // Exactly one lane runs; none can stand in for another.
+  const std::unique_ptr<runtime::Executable> exe = lane.load(*target_ir, o.func);
+  const runtime::HostSchedule& h = exe->schedule();
 
   auto bound = parse_bindings(o.inputs, "input");
   std::vector<Tensor> inputs;
@@ -131,14 +123,7 @@ int run_cmd(const RunOptions& o) {
     if (std::find(h.output_names.begin(), h.output_names.end(), name) == h.output_names.end())
       fail("E123", "@" + h.func + " has no result named %" + name);
 
-  if (gpu)
-    fmt::print("run @{} on target cuda ({}, {})\n", h.func, runtime::cuda::device_info().name,
-               runtime::cuda::CudaModuleCache::global().toolchain());
-  else if (o.target == "metal")
-    fmt::print("run @{} on target metal, EMULATED: MSL compiled as C++ by the host compiler, {} CPU threads; "
-               "not an Apple GPU\n", h.func, runtime::ThreadPool::global().size());
-  else
-    fmt::print("run @{} on target cpu ({} threads)\n", h.func, runtime::ThreadPool::global().size());
+  fmt::print("{}\n", lane.banner(h.func));
   std::vector<Tensor> outputs;
   std::vector<oracle::Expected> expected;
   if (o.check || o.reference) expected = oracle::evaluate(*m, h.func, inputs);
@@ -150,7 +135,7 @@ int run_cmd(const RunOptions& o) {
     std::vector<std::vector<runtime::LaunchRecord>> runs;
     runtime::RunResult r;
     for (int i = 0; i < o.repeat; ++i) {
-      r = gpu ? gpu->run(inputs) : cpu->run(inputs);
+      r = exe->run(inputs);
       runs.push_back(r.launches);
     }
     auto median = [&](size_t l, auto field) {
@@ -162,11 +147,11 @@ int run_cmd(const RunOptions& o) {
     const std::string of = o.repeat > 1 ? fmt::format(" (median of {})", o.repeat) : "";
     for (size_t l = 0; l < r.launches.size(); ++l) {
       const auto& rec = r.launches[l];
-      std::string times = gpu ? fmt::format("device_event={:.2f} us  enqueue={:.2f} us{}",
-                                            median(l, &runtime::LaunchRecord::device_event_ns) / 1e3,
-                                            median(l, &runtime::LaunchRecord::kernel_wall_ns) / 1e3, of)
-                              : fmt::format("kernel_wall={:.3f} ms{}",
-                                            median(l, &runtime::LaunchRecord::kernel_wall_ns) / 1e6, of);
+      std::string times = lane.device_clock ? fmt::format("device_event={:.2f} us  enqueue={:.2f} us{}",
+                                                          median(l, &runtime::LaunchRecord::device_event_ns) / 1e3,
+                                                          median(l, &runtime::LaunchRecord::kernel_wall_ns) / 1e3, of)
+                                            : fmt::format("kernel_wall={:.3f} ms{}",
+                                                          median(l, &runtime::LaunchRecord::kernel_wall_ns) / 1e6, of);
       fmt::print("kernel @{}  placement={}  sha256={}  grid={}  {}{}\n", rec.kernel, rec.placement, rec.sha256,
                  rec.programs, times, rec.implementation == "tessera" ? "" : "  library=" + rec.implementation);
     }

@@ -46,6 +46,16 @@ Tensor DeviceTensor::download(CUstream stream) const {
   return host;
 }
 
+// One run's device buffers, kernel argument arrays and the CUDA graph of its launches.
+struct CudaExecutable::DeviceBinding : Binding {
+  using Binding::Binding;
+  std::vector<DeviceTensor> slots;
+  std::vector<CUdeviceptr> ptrs;
+  std::vector<std::vector<void*>> params;  // per step: pointers into ptrs, then into tensor_maps
+  std::vector<std::shared_ptr<CUtensorMap>> tensor_maps;  // encoded once here; the graph copies them
+  std::shared_ptr<CUgraphExec_st> graph;
+};
+
 namespace {
 
 // A persistent kernel's launch: as many programs (clusters) as the device
@@ -94,7 +104,7 @@ CudaExecutable CudaExecutable::load(const ir::Module& m, const std::string& func
 }
 
 CudaExecutable::CudaExecutable(CudaExecutable&& o) noexcept
-    : h_(std::move(o.h_)), fns_(std::move(o.fns_)), libraries_(std::move(o.libraries_)),
+    : Executable(std::move(o)), fns_(std::move(o.fns_)), libraries_(std::move(o.libraries_)),
       implementations_(std::move(o.implementations_)), stream_(o.stream_), events_(std::move(o.events_)),
       timed_(o.timed_) {
   o.stream_ = nullptr;
@@ -105,13 +115,12 @@ CudaExecutable::~CudaExecutable() {
   for (CUevent ev : events_) driver().cuEventDestroy(ev);
 }
 
-CudaExecutable::Binding CudaExecutable::bind(const std::vector<DeviceTensor>& inputs) const {
-  std::vector<std::pair<DType, std::vector<int64_t>>> types;
-  for (const DeviceTensor& t : inputs) types.emplace_back(t.dtype(), t.shape());
-  h_.check_inputs(types);
-  Binding b;
+std::unique_ptr<Binding> CudaExecutable::bind(const std::vector<Tensor>& inputs) const {
+  check_inputs(inputs);  // before any upload
+  auto owned = std::make_unique<DeviceBinding>(this);
+  DeviceBinding& b = *owned;
   b.slots.resize(h_.slot_types.size());
-  for (size_t i = 0; i < inputs.size(); ++i) b.slots[i] = inputs[i];
+  for (size_t i = 0; i < inputs.size(); ++i) b.slots[i] = DeviceTensor::upload(inputs[i], stream_);
   for (size_t i = inputs.size(); i < b.slots.size(); ++i)
     b.slots[i] = DeviceTensor::empty(h_.slot_types[i].dtype, h_.slot_types[i].shape);
   b.ptrs.resize(b.slots.size());
@@ -146,10 +155,11 @@ CudaExecutable::Binding CudaExecutable::bind(const std::vector<DeviceTensor>& in
   cu.cuGraphDestroy(graph);
   check(r, "cuGraphInstantiate");
   b.graph = std::shared_ptr<CUgraphExec_st>(exec, [](CUgraphExec e) { driver().cuGraphExecDestroy(e); });
-  return b;
+  return owned;
 }
 
-void CudaExecutable::launch(const Binding& b, bool timed) const {
+void CudaExecutable::launch(Binding& binding, bool timed) const {
+  const DeviceBinding& b = own<DeviceBinding>(binding);
   timed_ = timed;
   if (!timed && b.graph) {
     check(driver().cuGraphLaunch(b.graph.get(), stream_), "cuGraphLaunch");
@@ -158,7 +168,7 @@ void CudaExecutable::launch(const Binding& b, bool timed) const {
   launch_each(b, timed);
 }
 
-void CudaExecutable::launch_each(const Binding& b, bool timed) const {
+void CudaExecutable::launch_each(const DeviceBinding& b, bool timed) const {
   const DriverApi& cu = driver();
   if (timed) enqueue_ns_.assign(h_.steps.size(), 0);
   for (size_t i = 0; i < h_.steps.size(); ++i) {
@@ -180,7 +190,8 @@ void CudaExecutable::launch_each(const Binding& b, bool timed) const {
   }
 }
 
-std::vector<LaunchRecord> CudaExecutable::finish() const {
+std::vector<LaunchRecord> CudaExecutable::finish(Binding& b) const {
+  own<DeviceBinding>(b);
   const DriverApi& cu = driver();
   check(cu.cuStreamSynchronize(stream_), "cuStreamSynchronize");
   std::vector<LaunchRecord> out;
@@ -198,14 +209,19 @@ std::vector<LaunchRecord> CudaExecutable::finish() const {
   return out;
 }
 
-RunResult CudaExecutable::run(const std::vector<Tensor>& inputs) const {
-  std::vector<DeviceTensor> dev;
-  for (const Tensor& t : inputs) dev.push_back(DeviceTensor::upload(t, stream_));
-  Binding b = bind(dev);
-  launch(b, true);
+std::vector<Tensor> CudaExecutable::outputs(const Binding& binding) const {
+  const DeviceBinding& b = own<DeviceBinding>(binding);
+  std::vector<Tensor> out;
+  for (int s : h_.result_slots) out.push_back(b.slots[s].download(stream_));
+  return out;
+}
+
+RunResult CudaExecutable::run_on(const std::vector<Tensor>& inputs, ThreadPool*) const {
+  std::unique_ptr<Binding> b = bind(inputs);
+  launch(*b, true);
   RunResult r;
-  r.launches = finish();
-  for (int s : h_.result_slots) r.outputs.push_back(b.slots[s].download(stream_));
+  r.launches = finish(*b);
+  r.outputs = outputs(*b);
   return r;
 }
 

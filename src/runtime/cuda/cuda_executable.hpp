@@ -3,6 +3,7 @@
 // results stay on the device until read. bind() allocates a run's outputs and
 // intermediates once; launch() only enqueues kernels (the host launch path),
 // optionally bracketed by CUDA events that give each kernel's device time.
+// The CUDA lane (src/targets/cuda.cpp) loads it.
 #pragma once
 #include <memory>
 #include <string>
@@ -39,39 +40,34 @@ class DeviceTensor {
 // 20): the ceiling CUDA packets are judged against.
 double copy_bandwidth_gbs(size_t bytes);
 
-class CudaExecutable {
+class CudaExecutable final : public Executable {
  public:
   static CudaExecutable load(const ir::Module& target_ir, const std::string& func = "",
                              CudaModuleCache& cache = CudaModuleCache::global());
-  ~CudaExecutable();
+  ~CudaExecutable() override;
   CudaExecutable(CudaExecutable&&) noexcept;
   CudaExecutable& operator=(CudaExecutable&&) = delete;
 
-  // One run's device buffers, kernel argument arrays and a CUDA graph of its
-  // launches (one cuGraphLaunch per untimed run, whatever the kernel count).
-  struct Binding {
-    std::vector<DeviceTensor> slots;
-    std::vector<CUdeviceptr> ptrs;
-    std::vector<std::vector<void*>> params;  // per step: pointers into ptrs, then into tensor_maps
-    std::vector<std::shared_ptr<CUtensorMap>> tensor_maps;  // encoded once here; the graph copies them
-    std::shared_ptr<CUgraphExec_st> graph;
-  };
-  Binding bind(const std::vector<DeviceTensor>& inputs) const;  // shape guards here (E611)
-  // Enqueues every kernel (untimed: as one graph launch); returns at once.
-  // With timed, kernels are launched one by one, events bracketing each.
-  void launch(const Binding& b, bool timed = false) const;
-  // Waits for the stream; with timed launches, reads each kernel's device time.
-  std::vector<LaunchRecord> finish() const;
+  // bind(): uploads the inputs once and makes the run's device buffers, kernel
+  // argument arrays and a CUDA graph of its launches (one cuGraphLaunch per
+  // untimed launch, whatever the kernel count). launch() enqueues every kernel
+  // and returns at once; with `timed`, kernels are launched one by one, events
+  // bracketing each. finish() waits for the stream and, after a timed launch,
+  // reads each kernel's device time. outputs() downloads the results.
+  std::unique_ptr<Binding> bind(const std::vector<Tensor>& inputs) const override;
+  void launch(Binding& b, bool timed) const override;
+  std::vector<LaunchRecord> finish(Binding& b) const override;
+  std::vector<Tensor> outputs(const Binding& b) const override;
 
-  // Convenience: upload, bind, launch (timed), finish, download.
-  RunResult run(const std::vector<Tensor>& inputs) const;
-
-  const HostSchedule& schedule() const { return h_; }
   CUstream stream() const { return stream_; }
 
  private:
+  struct DeviceBinding;
   CudaExecutable() = default;
-  HostSchedule h_;
+  // Upload, bind, launch (timed), finish, download.
+  RunResult run_on(const std::vector<Tensor>& inputs, ThreadPool* pool) const override;
+  void launch_each(const DeviceBinding& b, bool timed) const;
+
   std::vector<CUfunction> fns_;  // null for library kernels
   std::vector<std::shared_ptr<CublasLtMatmul>> libraries_;  // per kernel; null for synthesized ones
   std::vector<std::string> implementations_;
@@ -79,7 +75,6 @@ class CudaExecutable {
   std::vector<CUevent> events_;  // two per step
   mutable bool timed_ = false;
   mutable std::vector<double> enqueue_ns_;  // per step, of the last timed launch
-  void launch_each(const Binding& b, bool timed) const;
 };
 
 }  // namespace tessera::runtime::cuda

@@ -1,0 +1,98 @@
+#include "runtime/cpu_executable.hpp"
+
+#include <chrono>
+
+#include "runtime/library/openblas.hpp"
+#include "runtime/metal/msl_emulation.hpp"
+#include "runtime/thread_pool.hpp"
+
+namespace tessera::runtime {
+
+namespace {
+
+struct HostBinding : Binding {
+  using Binding::Binding;
+  std::vector<Tensor> inputs;
+  RunResult last;  // of the last launch
+};
+
+}  // namespace
+
+CpuExecutable CpuExecutable::load(const ir::Module& m, const std::string& func, CpuModuleCache& cache) {
+  CpuExecutable e;
+  e.h_ = HostSchedule::from(m, func, "cpu");
+  for (const ir::KernelDesc& k : e.h_.kernels) {
+    if (k.library.empty()) {
+      e.fns_.push_back(cache.load(k));  // digest verified here, once
+      e.library_fns_.emplace_back();
+      e.implementations_.push_back("tessera");
+      continue;
+    }
+    e.fns_.push_back(nullptr);
+    e.library_fns_.push_back(openblas_matmul(ir::load_library_call(k, "openblas")));
+    e.implementations_.push_back("openblas " + openblas_version());
+  }
+  return e;
+}
+
+CpuExecutable CpuExecutable::load_emulated_msl(const ir::Module& m, const std::string& func, CpuModuleCache& cache) {
+  CpuExecutable e;
+  e.h_ = HostSchedule::from(m, func, "metal");
+  for (const ir::KernelDesc& k : e.h_.kernels) {
+    if (!k.library.empty()) fail("E712", "kernel @" + k.sym + " is a library call; the MSL emulation runs MSL kernels");
+    e.fns_.push_back(cache.load(metal::emulated_host_kernel(k)));
+    e.library_fns_.emplace_back();
+    e.implementations_.push_back("tessera");
+  }
+  e.placement_ = "emulated_msl";
+  return e;
+}
+
+RunResult CpuExecutable::run_on(const std::vector<Tensor>& inputs, ThreadPool* on) const {
+  check_inputs(inputs);
+  std::vector<Tensor> slots(h_.slot_types.size());
+  for (size_t i = 0; i < inputs.size(); ++i) slots[i] = inputs[i];
+  for (size_t i = inputs.size(); i < slots.size(); ++i)  // launch results and intermediates
+    slots[i] = Tensor::empty(h_.slot_types[i].dtype, h_.slot_types[i].shape);
+  RunResult result;
+  ThreadPool& pool = on ? *on : ThreadPool::global();
+  for (const HostSchedule::Step& s : h_.steps) {
+    const ir::KernelDesc& k = h_.kernels[s.kernel];
+    std::vector<void*> buffers;
+    for (size_t b = 0; b < s.buffers.size(); ++b) {
+      Tensor& t = slots[s.buffers[b]];
+      if (t.numel() != k.buffers[b].elements || t.dtype() != k.buffers[b].dtype)  // launch guard
+        fail("E612", "buffer '" + k.buffers[b].str() + "' of @" + k.sym + " got " + t.type_string());
+      buffers.push_back(t.data());
+    }
+    CpuKernelFn fn = fns_[s.kernel];
+    void* const* args = buffers.data();
+    auto t0 = std::chrono::steady_clock::now();
+    if (fn) pool.parallel_for(k.grid, [fn, args](int64_t b, int64_t e) { fn(args, b, e); });
+    else library_fns_[s.kernel](args);  // the library threads itself
+    auto t1 = std::chrono::steady_clock::now();
+    result.launches.push_back({k.sym, placement_, k.sha256, k.grid,
+                               std::chrono::duration<double, std::nano>(t1 - t0).count(), -1,
+                               implementations_[s.kernel]});
+  }
+  for (int r : h_.result_slots) result.outputs.push_back(slots[r]);
+  return result;
+}
+
+std::unique_ptr<Binding> CpuExecutable::bind(const std::vector<Tensor>& inputs) const {
+  check_inputs(inputs);
+  auto b = std::make_unique<HostBinding>(this);
+  b->inputs = inputs;
+  return b;
+}
+
+void CpuExecutable::launch(Binding& b, bool) const {
+  HostBinding& hb = own<HostBinding>(b);
+  hb.last = run_on(hb.inputs, nullptr);
+}
+
+std::vector<LaunchRecord> CpuExecutable::finish(Binding& b) const { return own<HostBinding>(b).last.launches; }
+
+std::vector<Tensor> CpuExecutable::outputs(const Binding& b) const { return own<HostBinding>(b).last.outputs; }
+
+}  // namespace tessera::runtime
