@@ -1,44 +1,13 @@
 // Tile IR: target-neutral tile programs. A top-level
 //   tile.kernel @k {grid = [N]} region(%in: ptr<f32>, %out: ptr<f32>) { ... }
 // runs its body once per program id in [0, N); programs are independent, so a
-// target may run them in any order or in parallel. Inside a kernel:
-//   tile.program_id, tile.constant, integer index math (add sub mul div rem min),
-//   tile.for (with loop-carried values and tile.yield), tile.alloca (scratch),
-//   tile.full, tile.load / tile.load_masked (widen storage -> compute dtype),
-//   tile.store / tile.store_masked (narrow), tile.combine {kind},
-//   tile.prefetch %p, %offset, %count: a hint that p[offset, offset+count)
-//     is read soon (CUDA: a bulk copy of it into L2; elsewhere nothing),
-//   tile.num_programs: how many programs run (a persistent kernel's stride
-//     over its work: the runtime may launch fewer programs than grid, as many
-//     as fit the device at once; CUDA only),
-//   tile.load_staged %p, %stage, %row, %rows, %iter {row_stride}: lanes of row
-//     %row (p[row*row_stride ...]) of a persistent program's rows %row,
-//     %row + num_programs, ... (%iter counts them from 0), copied by the bulk
-//     copy engine through %stage (a tile.alloca of p's dtype holding the
-//     block's share of a row); row %row + num_programs, if below %rows, is
-//     fetched meanwhile (CUDA clusters only),
-//   tile.reduce_lanes {kind} (fixed pairwise tree; scope = "block": over the
-//     lanes of this block of a cluster program only, CUDA clusters only),
-//   tile.softmax_stats %m, %s -> (%M, %S): a cluster program's softmax
-//     statistics from each block's max m and sum s of exp(x - max(m, lowest)):
-//     M = max of the m (NaN propagates), S = sum of s * exp(max(m, lowest) -
-//     max(M, lowest)), in block order (one exchange; CUDA clusters only),
-//   tile.divf,
-//   tile.map {fn} (pointwise functions, see map_arity), tile.splat (a scalar
-//   to every lane), tile.mask (lanes at or past a count replaced by a value).
-// Matmul blocks (families/matmul):
-//   tile.matmul %a, %b, %scratch, %a_base, %b_base, %mrows, %ncols {k, block =
-//     [BM, BN, BK], warps = [WM, WN], stages, a_strides = [SAM, SAK], b_strides =
-//     [SBK, SBN], vec = [VA, VB]}: the [BM, BN] f32 block of A x B over all of k,
-//     left row-major in %scratch (a tile.alloca; on GPUs the block's shared memory);
-//     element (r, k) of A is a[a_base + r*SAM + k*SAK], (k, c) of B b[b_base + k*SBK + c*SBN].
-//   tile.load2d %p, %base, %rows, %cols {row_stride, col_stride, aligned}: a [R, C]
-//     tile, lane (r, c) = p[base + r*row_stride + c*col_stride] (0 past rows/cols).
-//   tile.store2d %p, %base, %rows, %cols, %v {row_stride, aligned}: the inverse.
-// Layout blocks (families/transpose):
-//   tile.transpose %in, %out, %in_base, %out_base, %r0, %c0 {rows = R, cols = C,
-//     block = [TR, TC]}: out[out_base + c*R + r] = in[in_base + r*C + c] for the
-//     rows r in [r0, r0+TR) and columns c in [c0, c0+TC) of the R x C matrix.
+// target may run them in any order or in parallel. Inside a kernel: index
+// math, loops with carried values, scratch, tile loads and stores (widening
+// storage to the compute dtype and back), combines and lane reductions,
+// pointwise maps, and the matmul (families/matmul) and transpose
+// (families/transpose) blocks. Each op's operands, results, attributes and
+// meaning are its entry in the Tile IR op table (ir/tile_ops.cpp), which the
+// verifier, TileBuilder and the renderers follow.
 // combine kinds: sum, prod, max, min; max/min propagate NaN (a NaN operand
 // gives NaN) whatever the target's native max does.
 // The func holds the host schedule: %y = tile.launch @k %x : T -> U.
@@ -87,6 +56,8 @@ class TileBuilder {
   Value* load2d(Value* ptr, Value* base, Value* rows, Value* cols, int64_t row_stride, int64_t col_stride,
                 bool aligned, Type result);
   void store2d(Value* ptr, Value* base, Value* rows, Value* cols, Value* v, int64_t row_stride, bool aligned);
+  // tile.matmul: its operands and attributes as the op's table entry lists them.
+  void matmul(std::vector<Value*> operands, AttrDict attrs);
   void transpose(Value* in, Value* out, Value* in_base, Value* out_base, Value* r0, Value* c0, int64_t rows,
                  int64_t cols, int64_t block_rows, int64_t block_cols);
 
@@ -96,6 +67,9 @@ class TileBuilder {
   std::vector<Value*> for_loop(Value* lo, Value* hi, Value* step, std::vector<Value*> inits, const LoopBody& body);
 
  private:
+  Op& create(std::string name, std::vector<Value*> operands, AttrDict attrs = {});
+  Value* create1(std::string name, std::vector<Value*> operands, Type t, AttrDict attrs = {});
+  void check(const Op& op);
   Builder b_;
 };
 

@@ -5,6 +5,7 @@
 #include "ir/library_call.hpp"
 #include "ir/target_dialect.hpp"
 #include "ir/tile_dialect.hpp"
+#include "ir/tile_ops.hpp"
 #include "render/cuda_renderer.hpp"
 #include "support/sha256.hpp"
 #include "targets/lane.hpp"
@@ -60,20 +61,20 @@ std::unique_ptr<Module> tile_to_target(const Module& tile, const std::string& ta
     // A TMA matmul's copy producer is launched beyond the program's threads,
     // and its tensor maps follow the buffers as parameters.
     if (const Attr* pt = op->attr("producer_threads"))
-      k->attrs["threads"] = *op->attr("threads")->as_int() + *pt->as_int();
+      k->attrs["threads"] = tile_int(*op, "threads") + tile_int(*op, "producer_threads");
     if (const Attr* maps = op->attr("tensor_maps")) k->attrs["tensor_maps"] = *maps;
     if (const Attr* pe = op->attr("persistent")) k->attrs["persistent"] = *pe;
     // A cluster of C blocks a program (CUDA; the other renderers refused it
     // above): the launch is programs * C blocks.
-    if (const Attr* c = op->attr("cluster"); c && *c->as_int() > 1) {
+    if (const Attr* c = op->attr("cluster"); c && tile_int(*op, "cluster") > 1) {
       k->attrs["abi"] = render::kCudaClusterKernelAbi;
       k->attrs["cluster"] = *c;
-      k->attrs["grid"] = Attr::ints({(*op->attr("grid")->as_ints())[0] * *c->as_int()});
+      k->attrs["grid"] = Attr::ints({tile_ints(*op, "grid")[0] * tile_int(*op, "cluster")});
     }
     if (lane.shared_memory)  // GPU kernels: the one tile.alloca is dynamic shared memory
       for (auto& inner : op->regions[0]->ops)
         if (inner->name == "tile.alloca")
-          k->attrs["shared_bytes"] = *inner->attr("size")->as_int() * int64_t(dtype_size(inner->result()->type.dtype));
+          k->attrs["shared_bytes"] = tile_int(*inner, "size") * int64_t(dtype_size(inner->result()->type.dtype));
     k->attrs["artifact_hash"] = *op->attr("artifact_hash");
     auto it = launch_of.find(op->sym);
     if (it == launch_of.end()) fail("E505", "kernel @" + op->sym + " is never launched", op->loc);

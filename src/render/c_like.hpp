@@ -16,6 +16,9 @@ class CLikeRenderer {
   virtual ~CLikeRenderer() = default;
   // Complete, self-contained source for one tile.kernel: prelude + kernel.
   std::string render_kernel(const ir::Op& kernel);
+  // Whether the renderer has an emitter for the Tile IR op `op_name` (each op
+  // of the table has one; tests/unit/test_tile_ops.cpp).
+  static bool has_emitter(const std::string& op_name);
 
  protected:
   struct Spelling {
@@ -58,6 +61,9 @@ class CLikeRenderer {
   std::string float_literal(double v, DType d) const;
 
  private:
+  // Prints one Tile IR op: an emitter per op of the op table, dispatched by
+  // name (c_like.cpp).
+  struct OpEmitter;
   void render_ops(const ir::Region& r, int indent);
   void render_op(const ir::Op& op, int indent);
   std::string out_;

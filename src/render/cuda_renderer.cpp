@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "ir/tile_ops.hpp"
 #include "render/c_like.hpp"
 
 namespace tessera::render {
@@ -38,9 +39,7 @@ bool uses_stage_a(const Op& kernel) {
   bool found = false;
   std::function<void(const Region&)> walk = [&](const Region& r) {
     for (auto& op : r.ops) {
-      if (op->name == "tile.matmul" && op->attr("stage_a") && op->attr("stage_a")->as_bool() &&
-          *op->attr("stage_a")->as_bool())
-        found = true;
+      if (op->name == "tile.matmul" && op->attr("stage_a") && tile_bool(*op, "stage_a")) found = true;
       for (auto& inner : op->regions) walk(*inner);
     }
   };
@@ -79,7 +78,7 @@ class CudaRenderer : public CLikeRenderer {
            (cluster_ > 1 ? "#define TSR_CLUSTER " + std::to_string(cluster_) + "\n" : "") + kTileLibrary;
   }
   std::string kernel_open(const Op& k) override {
-    std::string s = "// artifact " + (k.attr("artifact_hash") ? *k.attr("artifact_hash")->as_string() : "") + "\n";
+    std::string s = "// artifact " + tile_string(k, "artifact_hash") + "\n";
     // min_blocks: the schedule's register budget (blocks that must fit an SM).
     // A TMA matmul's producer warpgroup is launched beyond TSR_THREADS, and
     // its setmaxnreg needs the register cap the explicit min_blocks gives.
@@ -98,8 +97,8 @@ class CudaRenderer : public CLikeRenderer {
       s += (i ? ", " : "") + cq + storage(a->type.dtype) + "* __restrict__ " + name(a);
     }
     // Tensor maps follow the buffers (the runtime encodes them; Target IR's tensor_maps).
-    if (const Attr* maps = k.attr("tensor_maps"))
-      for (size_t i = 0; i < maps->as_list()->size(); ++i)
+    if (k.attr("tensor_maps"))
+      for (size_t i = 0; i < tile_strings(k, "tensor_maps").size(); ++i)
         s += ", const __grid_constant__ tsr::tensormap " + tensor_map_param(i);
     s += ") {\n";
     // A kernel's one tile.alloca is its dynamic shared memory (launched with

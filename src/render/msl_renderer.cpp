@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "ir/tile_ops.hpp"
 #include "render/c_like.hpp"
 
 namespace tessera::render {
@@ -30,7 +31,7 @@ class MslRenderer : public CLikeRenderer {
            "\n#define TSR_VEC " + std::to_string(vec_) + "\n" + kTileLibrary;
   }
   std::string kernel_open(const Op& k) override {
-    std::string s = "// artifact " + (k.attr("artifact_hash") ? *k.attr("artifact_hash")->as_string() : "") + "\n";
+    std::string s = "// artifact " + tile_string(k, "artifact_hash") + "\n";
     s += "kernel void " + k.sym + "(";
     const Region& body = *k.regions[0];
     for (size_t i = 0; i < body.args.size(); ++i) {
@@ -78,7 +79,7 @@ void check_expressible(const Op& kernel) {
       for (auto& res : op->results)
         if (has_f64(res.get()))
           fail("E501", "kernel @" + kernel.sym + ": MSL has no 64-bit float (f64 values in " + op->name + ")", op->loc);
-      if (op->name == "tile.map" && *op->attr("fn")->as_string() == "gelu")
+      if (op->name == "tile.map" && tile_string(*op, "fn") == "gelu")
         fail("E502", "kernel @" + kernel.sym + ": MSL has no erf/erfc, so gelu (approximate = \"none\") cannot be "
                      "rendered for Metal; gelu approximate = \"tanh\" can", op->loc);
       for (auto& inner : op->regions) walk(*inner);

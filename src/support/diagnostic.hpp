@@ -1,5 +1,7 @@
 // User-facing errors carry a stable code (documented in docs/errors.md) so
-// scripts and tests can match on them; internal invariants use assert().
+// scripts and tests can match on them. A broken compiler invariant is never
+// one of those: TESSERA_ASSERT raises InternalError, which the CLI and the C
+// ABI report as E999 "internal error" naming the compiler source file:line.
 #pragma once
 #include <stdexcept>
 #include <string>
@@ -40,4 +42,30 @@ class Error : public std::runtime_error {
   throw Error(code, msg, loc);
 }
 
+// A bug in Tessera, not in its input: deliberately not an Error, so no caller
+// can take it for (or catch it as) a user diagnostic.
+class InternalError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+// `file` is __FILE__; it is shortened to the path below src/ (or tools/) so
+// the message does not depend on where the tree was built.
+[[noreturn]] inline void internal_error(const char* file, int line, const std::string& msg) {
+  std::string where = file;
+  for (const char* root : {"/src/", "/tools/"})
+    if (auto at = where.rfind(root); at != std::string::npos) {
+      where = where.substr(at + 1);
+      break;
+    }
+  throw InternalError(where + ":" + std::to_string(line) + ": " + msg + " (this is a bug in Tessera)");
+}
+
 }  // namespace tessera
+
+// Checks an invariant the compiler relies on (e.g. that a verified op has the
+// attributes its table entry declares). `msg` is only evaluated on failure.
+#define TESSERA_ASSERT(cond, msg)                                        \
+  do {                                                                   \
+    if (!(cond)) ::tessera::internal_error(__FILE__, __LINE__, (msg));   \
+  } while (0)

@@ -111,13 +111,13 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
     k->attrs["producer_threads"] = Plan::kTmaProducerThreads;
     k->attrs["min_blocks"] = p.min_blocks;  // the register cap setmaxnreg needs
     mm["tma"] = Attr::ints({a_km, b_km, p.a_batch_stride != 0, p.b_batch_stride != 0});
-    tb.base().create("tile.matmul", {leaves[p.a_leaf], leaves[p.b_leaf], scratch, batch, m0, n0}, mm);
+    tb.matmul({leaves[p.a_leaf], leaves[p.b_leaf], scratch, batch, m0, n0}, mm);
   } else {
     Value* a_base = tb.add(tb.mul(batch, idx(p.a_batch_stride)), tb.mul(m0, idx(p.sam())));
     Value* b_base = tb.add(tb.mul(batch, idx(p.b_batch_stride)), tb.mul(n0, idx(p.sbn())));
     // Row-major f32 A through registers (tessera_matmul_simt_stage_a.cuh).
     if (p.stage_a) mm["stage_a"] = true;
-    tb.base().create("tile.matmul", {leaves[p.a_leaf], leaves[p.b_leaf], scratch, a_base, b_base, mrows, ncols}, mm);
+    tb.matmul({leaves[p.a_leaf], leaves[p.b_leaf], scratch, a_base, b_base, mrows, ncols}, mm);
   }
 
   // The epilogue, a slab of rows at a time: the region evaluated on the

@@ -1,0 +1,435 @@
+#include "ir/tile_ops.hpp"
+
+#include <unordered_map>
+
+#include "ir/tile_dialect.hpp"
+
+namespace tessera::ir {
+
+namespace {
+
+[[noreturn]] void bad(const Op& op, const std::string& msg) { fail("E403", "'" + op.name + "': " + msg, op.loc); }
+
+bool is_index(const Value* v) { return v->type.kind == TypeKind::Index; }
+bool is_alloca(const Value* v) { return v->def && v->def->name == "tile.alloca"; }
+
+// ---- the rules beyond the table, one function per op that has any ----------
+
+void check_constant(const Op& op) {
+  // An index constant is printed as an integer literal: a float value (1.5,
+  // or 1e309, which reads as inf) has no index meaning.
+  if (is_index(op.result()) && !op.attr("value")->as_int()) bad(op, "an index constant's 'value' must be an integer");
+}
+
+void check_alloca(const Op& op) {
+  const int64_t size = tile_int(op, "size");
+  if (size <= 0 || size > (1 << 20)) bad(op, "needs 1 <= size <= 2^20");
+}
+
+void check_load_staged(const Op& op) {
+  if (!is_alloca(op.operands[1]) || op.operands[1]->type.dtype != op.operands[0]->type.dtype)
+    bad(op, "stages through a tile.alloca of the loaded pointer's dtype");
+  if (tile_int(op, "row_stride") < 1) bad(op, "needs an integer 'row_stride' >= 1");
+}
+
+void check_transpose(const Op& op) {
+  if (op.operands[0]->type.dtype != op.operands[1]->type.dtype) bad(op, "copies between buffers of one dtype");
+  for (const char* key : {"rows", "cols"}) {
+    const int64_t v = tile_int(op, key);
+    if (v < 0 || v >= (int64_t{1} << 40)) bad(op, std::string("needs an integer '") + key + "' in [0, 2^40)");
+  }
+  for (int64_t v : tile_ints(op, "block"))
+    if (v < 1 || v > 128 || (v & (v - 1)) != 0) bad(op, "'block' sizes must be powers of two in [1, 128]");
+}
+
+// A combine kind combine_identity knows (E402 at the op).
+void check_kind(const Op& op) {
+  const std::string& kind = tile_string(op, "kind");
+  if (kind != "sum" && kind != "prod" && kind != "max" && kind != "min")
+    fail("E402", "unknown combine kind '" + kind + "'", op.loc);
+}
+
+void check_combine(const Op& op) {
+  check_kind(op);
+  if (!(op.operands[0]->type == op.operands[1]->type)) bad(op, "combines two values of the same type");
+}
+
+void check_reduce_lanes(const Op& op) {
+  check_kind(op);
+  if (op.attr("scope") && tile_string(op, "scope") != "block" && tile_string(op, "scope") != "program")
+    bad(op, "'scope' is \"block\" or \"program\" (reduce_lanes only)");
+}
+
+void check_softmax_stats(const Op& op) {
+  const Type& t = op.operands[0]->type;
+  if (!(op.operands[1]->type == t) || !(op.results[0]->type == t) || !(op.results[1]->type == t))
+    bad(op, "takes two scalars of one float type and yields two");
+}
+
+void check_map(const Op& op) {
+  const std::string& fn = tile_string(op, "fn");
+  if (map_arity(fn) == 0) bad(op, "needs a known 'fn'");
+  const size_t arity = static_cast<size_t>(map_arity(fn));
+  if (op.operands.size() != arity)
+    bad(op, "expects " + std::to_string(arity) + " operands, has " + std::to_string(op.operands.size()));
+  for (Value* v : op.operands)
+    if (!(v->type == op.operands[0]->type)) bad(op, "maps tiles or scalars of one type");
+}
+
+void check_splat(const Op& op) {
+  if (op.result()->type.dtype != op.operands[0]->type.dtype) bad(op, "splats a scalar into a tile of its dtype");
+}
+
+void check_matmul(const Op& op) {
+  // The TMA form (attribute tma = [a_k_major, b_k_major, a_batched,
+  // b_batched]) reads A and B through the kernel's tensor maps 0 and 1 and
+  // takes the block's coordinates instead of bases and extents.
+  const bool tma = op.attr("tma") != nullptr;
+  if (op.operands.size() != (tma ? 6u : 7u))
+    bad(op, tma ? "(tma) takes (ptr a, ptr b, ptr scratch, index batch, index m0, index n0)"
+                : "takes (ptr a, ptr b, ptr scratch, index a_base, index b_base, index mrows, index ncols)");
+  if (op.operands[2]->type.dtype != DType::F32 || !is_alloca(op.operands[2]))
+    bad(op, "accumulates into f32 scratch from tile.alloca");
+  if (op.operands[0]->type.dtype != op.operands[1]->type.dtype) bad(op, "a and b must have one dtype");
+  auto ints = [&](const char* key) {
+    const std::vector<int64_t> values = tile_ints(op, key);
+    for (int64_t v : values)
+      if (v < 0 || v > (int64_t{1} << 40)) bad(op, std::string("'") + key + "' out of range");
+    return values;
+  };
+  const std::vector<int64_t> blk = ints("block");
+  for (int64_t v : blk)
+    if (v < 1 || v > 1024) bad(op, "'block' sizes must be in [1, 1024]");
+  for (const char* key : {"warps", "a_strides", "b_strides", "vec"}) ints(key);
+  if (tma)
+    for (int64_t v : ints("tma"))
+      if (v > 1) bad(op, "'tma' holds four flags (0 or 1)");
+  // stage_a: the f32 block that stages row-major A through registers.
+  if (const Attr* s = op.attr("stage_a");
+      s && tile_bool(op, "stage_a") && (tma || op.operands[0]->type.dtype != DType::F32 || ints("a_strides")[1] != 1))
+    bad(op, "'stage_a' is for f32 operands with row-major A (a_strides [*, 1]), without tma");
+  for (const char* key : {"k", "stages"})
+    if (tile_int(op, key) < 0) bad(op, std::string("needs '") + key + "'");
+  // The scratch is a verified tile.alloca (the ops before this one are).
+  if (tile_int(*op.operands[2]->def, "size") < blk[0] * blk[1]) bad(op, "scratch is smaller than the block");
+}
+
+void check_load2d(const Op& op) {
+  if (op.result()->type.shape.size() != 2) bad(op, "works on 2-D tiles [rows, cols]");
+  for (const char* key : {"row_stride", "col_stride"})
+    if (tile_int(op, key) < 0) bad(op, std::string("needs an integer '") + key + "' >= 0");
+}
+
+void check_store2d(const Op& op) {
+  if (op.operands[4]->type.shape.size() != 2) bad(op, "works on 2-D tiles [rows, cols]");
+  if (tile_int(op, "row_stride") < 0) bad(op, "needs an integer 'row_stride' >= 0");
+}
+
+void check_for(const Op& op) {
+  const Region& r = *op.regions[0];
+  const size_t carried = op.operands.size() - 3;
+  if (r.args.size() != carried + 1 || r.ops.empty() || r.ops.back()->name != "tile.yield")
+    bad(op, "region must take the induction variable and carried values and end in tile.yield");
+  if (op.results.size() != carried) bad(op, "yields one result per carried value");
+  if (r.ops.back()->operands.size() != op.results.size()) bad(op, "yields the wrong number of values");
+}
+
+// ---- the table -------------------------------------------------------------
+
+using K = AttrKind;
+constexpr bool kRequired = true, kOptional = false;
+
+const std::vector<TileOpSpec>& table() {
+  static const std::vector<TileOpSpec> ops = {
+      {"tile.program_id", "", "I", "()", {}, 0, "this program's id in [0, grid)"},
+      {"tile.num_programs", "", "I", "()", {}, 0,
+       "how many programs run: a persistent kernel's stride over its work (the runtime may launch fewer programs "
+       "than grid, as many as fit the device at once; CUDA clusters only)"},
+      {"tile.constant", "", "N", "()", {{"value", K::Number, kRequired}}, 0,
+       "an index (integer value) or float scalar constant", check_constant},
+      {"tile.add", "II", "I", "(index, index)", {}, 0, "index addition"},
+      {"tile.sub", "II", "I", "(index, index)", {}, 0, "index subtraction"},
+      {"tile.mul", "II", "I", "(index, index)", {}, 0, "index multiplication"},
+      {"tile.div", "II", "I", "(index, index)", {}, 0, "index division (C: truncating)"},
+      {"tile.rem", "II", "I", "(index, index)", {}, 0, "index remainder (C: sign of the dividend)"},
+      {"tile.min", "II", "I", "(index, index)", {}, 0, "index minimum"},
+      {"tile.full", "", "D", "()", {{"value", K::Number, kRequired}}, 0, "a tile (or scalar) of one value"},
+      {"tile.alloca", "", "P", "()", {{"size", K::Int, kRequired}}, 0,
+       "scratch of `size` elements (on GPUs the block's shared memory; one per kernel there)", check_alloca},
+      {"tile.load", "PI", "D", "(ptr, index offset)", {}, 0,
+       "the lanes p[offset ...] widened from storage to the compute dtype"},
+      {"tile.load_masked", "PII", "D", "(ptr, index offset, index count)", {{"other", K::Number, kRequired}}, 0,
+       "tile.load of the lanes below count, `other` in the rest"},
+      {"tile.store", "PID", "", "(ptr, index offset, value)", {}, 0, "the inverse of tile.load (narrows)"},
+      {"tile.store_masked", "PIID", "", "(ptr, index offset, index count, value)", {}, 0,
+       "tile.store of the lanes below count"},
+      {"tile.prefetch", "PII", "", "(ptr, index offset, index count)", {}, 0,
+       "a hint that p[offset, offset+count) is read soon (CUDA: a bulk copy of it into L2; elsewhere nothing)"},
+      {"tile.load_staged", "PPIII", "T", "(ptr, ptr stage, index row, index rows, index iter)",
+       {{"row_stride", K::Int, kRequired}}, 0,
+       "lanes of row %row (p[row*row_stride ...]) of a persistent program's rows %row, %row + num_programs, ... "
+       "(%iter counts them from 0), copied by the bulk copy engine through %stage (a tile.alloca of p's dtype "
+       "holding the block's share of a row); row %row + num_programs, if below %rows, is fetched meanwhile "
+       "(CUDA clusters only)",
+       check_load_staged},
+      {"tile.transpose", "PPIIII", "", "(ptr in, ptr out, index in_base, index out_base, index r0, index c0)",
+       {{"rows", K::Int, kRequired}, {"cols", K::Int, kRequired}, {"block", K::Ints, kRequired, 2}}, 0,
+       "out[out_base + c*R + r] = in[in_base + r*C + c] for the rows r in [r0, r0+TR) and columns c in "
+       "[c0, c0+TC) of the R x C matrix (rows = R, cols = C, block = [TR, TC])",
+       check_transpose},
+      {"tile.combine", "AA", "A", "(value, value)", {{"kind", K::String, kRequired}}, 0,
+       "elementwise combine of two values of one type; kind: sum, prod, max, min (max/min propagate NaN whatever "
+       "the target's native max does)",
+       check_combine},
+      {"tile.reduce_lanes", "T", "S", "(tile)", {{"kind", K::String, kRequired}, {"scope", K::String, kOptional}}, 0,
+       "a combine kind over the lanes of a tile (fixed pairwise tree); scope = \"block\": over the lanes of this "
+       "block of a cluster program only (CUDA clusters only)",
+       check_reduce_lanes},
+      {"tile.softmax_stats", "SS", "SS", "(scalar max, scalar sum)", {}, 0,
+       "a cluster program's softmax statistics (M, S) from each block's max m and sum s of exp(x - max(m, lowest)): "
+       "M = max of the m (NaN propagates), S = sum of s * exp(max(m, lowest) - max(M, lowest)), in block order "
+       "(one exchange; CUDA clusters only)",
+       check_softmax_stats},
+      {"tile.divf", "AA", "A", "(value, value)", {}, 0, "float division"},
+      {"tile.map", "DD?", "D", "(value[, value])", {{"fn", K::String, kRequired}}, 0,
+       "a pointwise function (see map_arity) on tiles or scalars of one type", check_map},
+      {"tile.splat", "S", "T", "(scalar)", {}, 0, "a scalar to every lane of a tile of its dtype", check_splat},
+      {"tile.mask", "TI", "T", "(tile, index count)", {{"other", K::Number, kRequired}}, 0,
+       "lanes at or past count replaced by `other`"},
+      {"tile.matmul", "PPPIIII?", "",
+       "(ptr a, ptr b, ptr scratch, index a_base, index b_base, index mrows, index ncols)",
+       {{"k", K::Int, kRequired},
+        {"block", K::Ints, kRequired, 3},
+        {"warps", K::Ints, kRequired, 2},
+        {"stages", K::Int, kRequired},
+        {"a_strides", K::Ints, kRequired, 2},
+        {"b_strides", K::Ints, kRequired, 2},
+        {"vec", K::Ints, kRequired, 2},
+        {"tma", K::Ints, kOptional, 4},
+        {"stage_a", K::Bool, kOptional}},
+       0,
+       "the [BM, BN] f32 block (block = [BM, BN, BK]) of A x B over all of k, left row-major in %scratch (a "
+       "tile.alloca; on GPUs the block's shared memory); element (r, k) of A is a[a_base + r*SAM + k*SAK] "
+       "(a_strides = [SAM, SAK]), (k, c) of B b[b_base + k*SBK + c*SBN] (b_strides = [SBK, SBN]); with tma, A and "
+       "B come from the kernel's tensor maps 0 and 1 and the operands after scratch are (batch, m0, n0)",
+       check_matmul},
+      {"tile.load2d", "PIII", "T", "(ptr, index base, index rows, index cols)",
+       {{"row_stride", K::Int, kRequired}, {"col_stride", K::Int, kRequired}, {"aligned", K::Bool, kRequired}}, 0,
+       "an [R, C] tile, lane (r, c) = p[base + r*row_stride + c*col_stride] (0 past rows/cols)", check_load2d},
+      {"tile.store2d", "PIIIT", "", "(ptr, index base, index rows, index cols, tile)",
+       {{"row_stride", K::Int, kRequired}, {"aligned", K::Bool, kRequired}}, 0, "the inverse of tile.load2d",
+       check_store2d},
+      {"tile.for", "IIIA*", "A*", "(index lo, index hi, index step, carried values...)", {}, 1,
+       "for iv = lo; iv < hi; iv += step over its region (iv, carried values...), which ends in tile.yield of the "
+       "next carried values; the results are the last ones",
+       check_for},
+      {"tile.yield", "A*", "", "(values...)", {}, 0, "ends a tile.for region with the next carried values"},
+  };
+  return ops;
+}
+
+struct Slot {
+  char kind;
+  char repeat;  // 0, '?' or '*'
+};
+
+std::vector<Slot> slots(const char* kinds) {
+  std::vector<Slot> out;
+  for (const char* c = kinds; *c; ++c) {
+    if (*c == '?' || *c == '*') out.back().repeat = *c;
+    else out.push_back({*c, 0});
+  }
+  return out;
+}
+
+bool fits(char kind, const Type& t) {
+  switch (kind) {
+    case 'P': return t.kind == TypeKind::Ptr;
+    case 'I': return t.kind == TypeKind::Index;
+    case 'S': return t.kind == TypeKind::Scalar;
+    case 'T': return t.kind == TypeKind::Tile;
+    case 'D': return t.kind == TypeKind::Tile || t.kind == TypeKind::Scalar;
+    case 'N': return t.kind == TypeKind::Index || t.kind == TypeKind::Scalar;
+    case 'A': return true;
+  }
+  internal_error(__FILE__, __LINE__, std::string("unknown kind letter '") + kind + "' in the Tile IR op table");
+}
+
+const char* kind_words(char kind) {
+  switch (kind) {
+    case 'P': return "a ptr";
+    case 'I': return "an index";
+    case 'S': return "a scalar";
+    case 'T': return "a tile";
+    case 'D': return "a tile or scalar";
+    case 'N': return "an index or scalar";
+  }
+  return "a value";
+}
+
+// Checks `values` against `kinds`; `what` is "operands" or "results".
+std::optional<std::string> values_violation(const std::vector<const Value*>& values, const char* kinds,
+                                            const char* what, const std::string& signature) {
+  const std::vector<Slot> s = slots(kinds);
+  size_t min = 0, max = 0;
+  bool unbounded = false;
+  for (const Slot& slot : s) {
+    if (slot.repeat == '*') unbounded = true;
+    else ++max;
+    if (!slot.repeat) ++min;
+  }
+  const size_t n = values.size();
+  if (n < min || (!unbounded && n > max)) {
+    std::string expected = unbounded ? "at least " + std::to_string(min)
+                           : min == max ? std::to_string(min)
+                                        : std::to_string(min) + " to " + std::to_string(max);
+    if (std::string(what) == "operands") return "expects " + expected + " operands, has " + std::to_string(n);
+    return "has " + std::to_string(n) + " results, expects " + expected;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const Slot& slot = i < s.size() ? s[i] : s.back();  // past the end: the '*' slot
+    if (fits(slot.kind, values[i]->type)) continue;
+    if (!signature.empty()) return "takes " + signature;
+    return "result " + std::to_string(i) + " must be " + kind_words(slot.kind);
+  }
+  return std::nullopt;
+}
+
+bool attr_fits(const Attr& a, const TileAttrSpec& s) {
+  switch (s.kind) {
+    case AttrKind::Int: return a.as_int() != nullptr;
+    case AttrKind::Ints: {
+      auto v = a.as_ints();
+      return v && (s.count == 0 || v->size() == s.count);
+    }
+    case AttrKind::Number: return a.as_int() || a.as_float();
+    case AttrKind::String: return a.as_string() != nullptr;
+    case AttrKind::Strings:
+      if (!a.as_list()) return false;
+      for (const Attr& e : *a.as_list())
+        if (!e.as_string()) return false;
+      return true;
+    case AttrKind::Bool: return a.as_bool() != nullptr;
+  }
+  return false;
+}
+
+std::string attr_words(const TileAttrSpec& s) {
+  switch (s.kind) {
+    case AttrKind::Int: return "an integer";
+    case AttrKind::Ints: return s.count ? "a list of " + std::to_string(s.count) + " integers" : "a list of integers";
+    case AttrKind::Number: return "a number";
+    case AttrKind::String: return "a string";
+    case AttrKind::Strings: return "a list of strings";
+    case AttrKind::Bool: return "a boolean";
+  }
+  return "?";
+}
+
+const TileAttrSpec* find_attr(const TileOpSpec& spec, std::string_view key) {
+  for (const TileAttrSpec& a : spec.attrs)
+    if (key == a.name) return &a;
+  return nullptr;
+}
+
+const TileOpSpec* spec_of(const Op& op) {
+  return op.name == "tile.kernel" ? &tile_kernel_spec() : find_tile_op(op.name);
+}
+
+// The attribute `key` of a verified op, asserted to be declared with a kind
+// that admits a `kind` read and to hold one.
+const Attr& declared(const Op& op, const char* key, AttrKind kind) {
+  const TileOpSpec* spec = spec_of(op);
+  TESSERA_ASSERT(spec, "'" + op.name + "' has no entry in the Tile IR op table");
+  const TileAttrSpec* a = find_attr(*spec, key);
+  TESSERA_ASSERT(a && (a->kind == kind || (a->kind == AttrKind::Number && kind == AttrKind::Int)),
+                 "'" + op.name + "' declares no attribute '" + key + "' of that kind in the Tile IR op table");
+  const Attr* v = op.attr(key);
+  TESSERA_ASSERT(v && attr_fits(*v, TileAttrSpec{key, kind, true, 0}),
+                 "'" + op.name + "' reached a read of '" + key + "' without one of its kind (unverified IR)");
+  return *v;
+}
+
+}  // namespace
+
+const std::vector<TileOpSpec>& tile_ops() { return table(); }
+
+const TileOpSpec* find_tile_op(std::string_view name) {
+  static const std::unordered_map<std::string_view, const TileOpSpec*> index = [] {
+    std::unordered_map<std::string_view, const TileOpSpec*> m;
+    for (const TileOpSpec& s : table()) m.emplace(s.name, &s);
+    return m;
+  }();
+  auto it = index.find(name);
+  return it == index.end() ? nullptr : it->second;
+}
+
+const TileOpSpec& tile_kernel_spec() {
+  // Its ranges and the tensor maps' syntax are checked in verify_tile.
+  static const TileOpSpec kernel = {
+      "tile.kernel", "", "", "()",
+      {{"grid", K::Ints, kRequired, 1},
+       {"artifact_hash", K::String, kRequired},
+       {"threads", K::Int, kOptional},
+       {"vector_width", K::Int, kOptional},
+       {"min_blocks", K::Int, kOptional},
+       {"cluster", K::Int, kOptional},
+       {"producer_threads", K::Int, kOptional},
+       {"tensor_maps", K::Strings, kOptional},
+       {"persistent", K::Bool, kOptional}},
+      1,
+      "a kernel: its region (buffers as ptr arguments) runs once per program id in [0, grid[0])"};
+  return kernel;
+}
+
+std::optional<std::string> table_violation(const Op& op, const TileOpSpec& spec) {
+  std::vector<const Value*> operands(op.operands.begin(), op.operands.end()), results;
+  for (auto& r : op.results) results.push_back(r.get());
+  if (auto v = values_violation(operands, spec.operands, "operands", spec.signature)) return v;
+  if (auto v = values_violation(results, spec.results, "results", "")) return v;
+  if (op.regions.size() != spec.regions)
+    return "has " + std::to_string(op.regions.size()) + " regions, expects " + std::to_string(spec.regions);
+  for (const TileAttrSpec& a : spec.attrs) {
+    const Attr* v = op.attr(a.name);
+    if (!v && a.required) return std::string("needs '") + a.name + "' (" + attr_words(a) + ")";
+    if (v && !attr_fits(*v, a)) return std::string("'") + a.name + "' must be " + attr_words(a);
+  }
+  for (auto& [key, value] : op.attrs)
+    if (!find_attr(spec, key)) return "has no attribute '" + key + "'";
+  return std::nullopt;
+}
+
+void verify_tile_op(const Op& op) {
+  const TileOpSpec* spec = find_tile_op(op.name);
+  if (!spec) fail("E404", "'" + op.name + "' is not a Tile IR kernel op", op.loc);
+  if (auto v = table_violation(op, *spec)) bad(op, *v);
+  if (spec->check) spec->check(op);
+  for (auto& region : op.regions)
+    for (auto& inner : region->ops) verify_tile_op(*inner);
+}
+
+int64_t tile_int(const Op& op, const char* key) {
+  const Attr& a = declared(op, key, AttrKind::Int);
+  return *a.as_int();
+}
+
+std::vector<int64_t> tile_ints(const Op& op, const char* key) { return *declared(op, key, AttrKind::Ints).as_ints(); }
+
+double tile_number(const Op& op, const char* key) {
+  const Attr& a = declared(op, key, AttrKind::Number);
+  return a.as_float() ? *a.as_float() : static_cast<double>(*a.as_int());
+}
+
+const std::string& tile_string(const Op& op, const char* key) {
+  return *declared(op, key, AttrKind::String).as_string();
+}
+
+std::vector<std::string> tile_strings(const Op& op, const char* key) {
+  std::vector<std::string> out;
+  for (const Attr& a : *declared(op, key, AttrKind::Strings).as_list()) out.push_back(*a.as_string());
+  return out;
+}
+
+bool tile_bool(const Op& op, const char* key) { return *declared(op, key, AttrKind::Bool).as_bool(); }
+
+}  // namespace tessera::ir
