@@ -41,7 +41,7 @@ struct Machine {
 };
 constexpr Machine kCpu{false, 64, 16, 64, 1 << 20, 1 << 14, 1024, 4, 8};
 // H200: 132 SMs x 8 resident 256-thread blocks: a split into ~1024 programs is
-// one wave (measured: 2048 programs 4.03 TB/s, 1024 4.23 on 16384^2 axis 0).
+// one wave, which measured faster than two (docs/journal.md).
 constexpr Machine kCuda{true, 16, 264, 1024, 1 << 16, 0, 0, 1, 8};
 
 const Machine& machine_for(const std::string& target) {
@@ -81,7 +81,7 @@ void choose_cuda(Pass& p, const Machine& m) {
   const int64_t rows = p.outer * p.chunks;
   const int64_t want = p.inner == 1 ? p.chunk_len() : p.inner;
   static const std::pair<int64_t, int64_t> shapes[] = {{64, 1}, {128, 1}, {128, 2}, {256, 1}, {256, 2}, {256, 4}};
-  // columns: one part per thread per row (two measured 16% slower on the H200)
+  // columns: one part per thread per row (two measured slower on the H200)
   const int64_t max_parts = p.inner == 1 ? 4 : 1;
   for (auto [threads, unroll] : shapes) {
     if (unroll > max_parts) continue;
