@@ -41,15 +41,18 @@ std::string xml_escape(const std::string& s) {
   return o;
 }
 
-}  // namespace
+struct LoadedPacket {
+  std::string path, relative;  // relative: to the report's directory
+  json body;
+};
 
-int write_report(const std::string& dir, const std::string& root) {
+// Every evidence packet under `dir` (other JSON files, such as headlines.json, are skipped), sorted by path.
+std::vector<LoadedPacket> load_packets(const std::string& dir) {
   std::vector<std::string> paths;
   for (auto& e : fs::recursive_directory_iterator(dir))
     if (e.is_regular_file() && e.path().extension() == ".json") paths.push_back(e.path().string());
   std::sort(paths.begin(), paths.end());
-  std::vector<Row> rows;
-  int packets = 0;
+  std::vector<LoadedPacket> packets;
   for (const std::string& path : paths) {
     json p;
     try {
@@ -59,14 +62,28 @@ int write_report(const std::string& dir, const std::string& root) {
       continue;
     }
     if (!p.is_object() || p.value("format", "") != kPacketFormat) continue;
-    ++packets;
+    packets.push_back({path, fs::relative(path, dir).generic_string(), std::move(p)});
+  }
+  if (packets.empty()) fail("E856", "no evidence packets under '" + dir + "'");
+  return packets;
+}
+
+}  // namespace
+
+int write_report(const std::string& dir, const std::string& root) {
+  std::vector<Row> rows;
+  const std::vector<LoadedPacket> loaded = load_packets(dir);
+  const int packets = static_cast<int>(loaded.size());
+  for (const LoadedPacket& lp : loaded) {
+    const std::string& path = lp.path;
+    const json& p = lp.body;
     Verification v = verify_packet(path, root);
     const json& env = p["environment"];
     const bool gpu = on_gpu(p.value("target", std::string()));
     std::string device = gpu ? env["gpu"].value("name", "?") : env["cpu"].value("model", "?");
     for (const json& c : p["cases"]) {
       Row r;
-      r.packet = fs::relative(path, dir).string();
+      r.packet = lp.relative;
       r.target = p["target"];
       r.gpu = gpu;
       r.device = device;
@@ -98,7 +115,6 @@ int write_report(const std::string& dir, const std::string& root) {
       rows.push_back(r);
     }
   }
-  if (packets == 0) fail("E856", "no evidence packets under '" + dir + "'");
 
   std::ostringstream md;
   md << "# Evidence report\n\nRendered by `tessera evidence report` from " << packets
@@ -150,6 +166,127 @@ int write_report(const std::string& dir, const std::string& root) {
   svg << "</svg>\n";
   std::ofstream(fs::path(dir) / "report.svg") << svg.str();
   return packets;
+}
+
+namespace {
+
+// Three significant figures without exponents: 4.02, 33.4, 156.
+std::string three_figures(double v) {
+  return fmt::format("{:.{}f}", v, v >= 100 ? 0 : v >= 10 ? 1 : 2);
+}
+
+std::string duration(double ns) {
+  if (ns >= 1e6) return three_figures(ns / 1e6) + " ms";
+  return three_figures(ns / 1e3) + " us";
+}
+
+double primary_median_ns(const json& c) {
+  const std::string domain = c.value("primary_domain", "");
+  if (!c.contains("domains") || !c["domains"].contains(domain)) return 0;
+  return c["domains"][domain].value("median_ns", 0.0);
+}
+
+// Matmul programs by TFLOP/s, everything else by bytes read and written once; then the time.
+std::string tessera_cell(const json& c) {
+  const double ns = primary_median_ns(c), tflops = c.value("achieved_tflops", -1.0), gbs = c.value("achieved_gbs", 0.0);
+  std::string rate = tflops >= 0   ? three_figures(tflops) + " TFLOP/s"
+                     : gbs >= 1000 ? three_figures(gbs / 1000) + " TB/s"
+                                   : three_figures(gbs) + " GB/s";
+  return rate + ", " + duration(ns);
+}
+
+// The recorded anchors (anchor time / Tessera time), then each library candidate measured on the same program in
+// the same packet (its time / this case's time): above 1, Tessera is faster.
+std::string ratios_cell(const json& packet, const json& c) {
+  std::vector<std::string> parts;
+  for (const json& a : c.value("anchors", json::array()))
+    parts.push_back(fmt::format("{} {:.2f}x", a.value("anchor", "?"), a.value("ratio_anchor_over_tessera", 0.0)));
+  const std::string own = c.value("candidate", "tessera");
+  const double ns = primary_median_ns(c);
+  for (const json& peer : packet["cases"]) {
+    const std::string cand = peer.value("candidate", "tessera");
+    if (cand == own || cand.rfind("tessera", 0) == 0 || peer.value("program", "") != c.value("program", "")) continue;
+    if (ns > 0) parts.push_back(fmt::format("{} {:.2f}x", cand, primary_median_ns(peer) / ns));
+  }
+  if (parts.empty()) return "-";
+  std::string out = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) out += ", " + parts[i];
+  return out;
+}
+
+std::string device_cell(const json& packet) {
+  const json& env = packet["environment"];
+  if (packet.value("target", "") == "cuda") return "cuda, " + env["gpu"].value("name", "?");
+  return fmt::format("cpu, {} ({} threads)", env["cpu"].value("model", "?"), env["cpu"].value("threads", 0));
+}
+
+}  // namespace
+
+std::string headline_table(const std::string& dir, const std::string& root) {
+  const std::vector<LoadedPacket> packets = load_packets(dir);
+  // Which cases, in which order: headlines.json, else everything.
+  std::vector<std::pair<std::string, std::vector<std::string>>> wanted;
+  const fs::path selection = fs::path(dir) / "headlines.json";
+  if (fs::exists(selection)) {
+    json h;
+    try {
+      std::ifstream in(selection);
+      h = json::parse(in);
+    } catch (const std::exception& e) {
+      fail("E857", "'" + selection.string() + "' is not valid JSON: " + e.what());
+    }
+    if (!h.is_object() || !h.contains("packets") || !h["packets"].is_array())
+      fail("E857", "'" + selection.string() + "' needs a \"packets\" list of {\"packet\": PATH, \"cases\": [NAME...]}");
+    for (const json& entry : h["packets"]) {
+      if (!entry.is_object() || !entry.contains("packet") || !entry["packet"].is_string() || !entry.contains("cases") ||
+          !entry["cases"].is_array())
+        fail("E857", "'" + selection.string() + "': each entry needs \"packet\" and a \"cases\" list");
+      std::vector<std::string> names;
+      for (const json& n : entry["cases"]) {
+        if (!n.is_string()) fail("E857", "'" + selection.string() + "': a case name is not a string");
+        names.push_back(n);
+      }
+      wanted.emplace_back(entry["packet"], names);
+    }
+  } else {
+    for (const LoadedPacket& lp : packets) {
+      std::vector<std::string> names;
+      for (const json& c : lp.body["cases"]) names.push_back(c.value("name", "?"));
+      wanted.emplace_back(lp.relative, names);
+    }
+  }
+
+  std::string md = "| case | target, device | Tessera | vs anchors and libraries | packet |\n|---|---|---|---|---|\n";
+  for (const auto& [packet_name, names] : wanted) {
+    auto lp = std::find_if(packets.begin(), packets.end(), [&](const LoadedPacket& l) { return l.relative == packet_name; });
+    if (lp == packets.end()) fail("E857", "headlines name packet '" + packet_name + "', which is not under '" + dir + "'");
+    const json& p = lp->body;
+    const Verification v = verify_packet(lp->path, root);
+    std::string short_name = packet_name;
+    if (const size_t dot = short_name.find(".packet.json"); dot != std::string::npos) short_name.resize(dot);
+    const std::string freshness =
+        fmt::format("{}, {}, {}", short_name, p.value("date", "?").substr(0, 10), verdict_name(v.verdict));
+    for (const std::string& name : names) {
+      auto c = std::find_if(p["cases"].begin(), p["cases"].end(),
+                            [&](const json& x) { return x.value("name", "") == name; });
+      if (c == p["cases"].end()) fail("E857", "packet '" + packet_name + "' has no case '" + name + "'");
+      md += fmt::format("| {} | {} | {} | {} | {} |\n", name, device_cell(p), tessera_cell(*c), ratios_cell(p, *c),
+                        freshness);
+    }
+  }
+  return md;
+}
+
+std::string splice_table(const std::string& text, const std::string& table) {
+  const size_t begin = text.find(kTableBegin);
+  const size_t end = text.find(kTableEnd);
+  if (begin == std::string::npos || end == std::string::npos || end < begin)
+    fail("E857", std::string("no '") + kTableBegin + "' line followed by a '" + kTableEnd + "' line");
+  const size_t body = text.find('\n', begin);
+  if (body == std::string::npos || body > end)
+    fail("E857", std::string("'") + kTableBegin + "' and '" + kTableEnd + "' must be on lines of their own");
+  const size_t end_line = text.rfind('\n', end) + 1;  // the start of the end marker's line
+  return text.substr(0, body + 1) + table + text.substr(end_line);
 }
 
 }  // namespace tessera::evidence

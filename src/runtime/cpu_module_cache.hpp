@@ -5,8 +5,8 @@
 // checked once, at load: a kernel whose source no longer matches its recorded
 // SHA-256 is refused (E701). A process loads each module once.
 //
-// The kernels' standard headers (the tile library's #include block, ~80% of
-// a kernel's compile time) are precompiled once per compiler, flags, CPU and
+// The kernels' standard headers (the tile library's #include block, most of
+// a kernel's compile time; docs/journal.md) are precompiled once per compiler, flags, CPU and
 // preprocessed header text (a GCC precompiled header, cached beside the
 // modules) and handed to every compile with -include. GCC uses it only if it
 // matches the compile's options and otherwise reads the text (-Winvalid-pch

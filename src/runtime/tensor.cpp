@@ -15,8 +15,8 @@ namespace {
 
 // Large host buffers are recycled, as framework allocators do: glibc hands
 // a freed 16 MiB block back to the OS, and the next launch's fresh output
-// then takes a page fault every 4 KiB inside the kernel (measured on the
-// 2-core CI machine: 4096 faults and ~4 ms of a 10 ms 4096x1024 f32 softmax).
+// then takes a page fault every 4 KiB inside the kernel, a large share of a
+// short CPU kernel's time (the measurement: docs/journal.md, 2026-12-03).
 // Blocks of at least 1 MiB wait here for a request of the same rounded size,
 // at most 1 GiB of them; contents are not cleared (Tensor::empty never was).
 class BlockCache {

@@ -1,7 +1,7 @@
 // Opt-in schedule features that no default schedule takes (yet): a user (or
 // the next measurement) asks for one by name in TESSERA_EXPERIMENTAL, a
 // comma-separated list. None has measured a win broad enough to be a
-// default (docs/status.md says what was measured, and what has not yet run). The
+// default (docs/journal.md says what was measured, and what has not yet run). The
 // decision a feature changes is recorded in Schedule IR like any other (and
 // covered by the artifact hash), so a program compiled with a feature says so.
 //   rows_cluster       CUDA rows of 16K-256K lanes held on chip across a

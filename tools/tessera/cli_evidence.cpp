@@ -2,12 +2,14 @@
 //   bench: 0 written; 5 malformed spec; 6 missing program; 7 a case failed the
 //          oracle; 8 dirty tree (use --unsealed); 4 cannot execute on target
 //   verify: 0 fresh; 10 stale; 11 unsealed; 20 tampered; 21 invalid
+//   report --check-readme: 0 the README's table is what the packets give; 12 it differs
 #include "cli_evidence.hpp"
 
 #include <fmt/core.h>
 
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,8 +23,44 @@ namespace tessera::cli {
 
 namespace {
 evidence::BenchOptions bench_opts;
-std::string out_path, report_dir;
+std::string out_path, report_dir, readme_path, check_readme_path;
+bool print_table = false;
 std::vector<std::string> verify_paths;
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("E857", "cannot read '" + path + "'");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The headline table alone: printed, spliced into a README, or compared with the README's copy.
+int run_table_modes() {
+  const std::string table = evidence::headline_table(report_dir, evidence::source_root());
+  if (print_table) fmt::print("{}", table);
+  if (!readme_path.empty()) {
+    const std::string before = read_text(readme_path), after = evidence::splice_table(before, table);
+    if (after != before) {
+      std::ofstream out(readme_path, std::ios::binary);
+      out << after;
+      if (!out) fail("E120", "cannot write '" + readme_path + "'");
+    }
+    fmt::print("{} the performance table in {}\n", after != before ? "rewrote" : "unchanged:", readme_path);
+  }
+  if (!check_readme_path.empty()) {
+    const std::string text = read_text(check_readme_path);
+    if (evidence::splice_table(text, table) != text) {
+      fmt::print(stderr,
+                 "error[E858]: the performance table in {} is not what the packets under {} give; run `tessera "
+                 "evidence report {} --readme {}`\n",
+                 check_readme_path, report_dir, report_dir, check_readme_path);
+      return 12;
+    }
+    fmt::print("{}: the performance table matches the packets\n", check_readme_path);
+  }
+  return 0;
+}
 }  // namespace
 
 EvidenceCommands add_evidence_commands(CLI::App& app) {
@@ -43,6 +81,9 @@ EvidenceCommands add_evidence_commands(CLI::App& app) {
   c.verify->add_option("packets", verify_paths, "packet files")->required();
   c.report = ev->add_subcommand("report", "render every packet under DIR as report.md and report.svg");
   c.report->add_option("dir", report_dir, "directory of packets")->required();
+  c.report->add_flag("--table", print_table, "print the headline performance table (DIR/headlines.json) instead");
+  c.report->add_option("--readme", readme_path, "rewrite the headline table between the perf-table markers of this file");
+  c.report->add_option("--check-readme", check_readme_path, "exit 12 unless this file's headline table is current");
   c.fingerprint = ev->add_subcommand("fingerprint", "print the source fingerprint and commit of this tree");
   return c;
 }
@@ -76,6 +117,7 @@ int run_evidence_commands(const EvidenceCommands& c) {
     return worst;
   }
   if (c.report->parsed()) {
+    if (print_table || !readme_path.empty() || !check_readme_path.empty()) return run_table_modes();
     int n = evidence::write_report(report_dir, evidence::source_root());
     fmt::print("rendered {} packet(s) into {}/report.md and {}/report.svg\n", n, report_dir, report_dir);
     return 0;

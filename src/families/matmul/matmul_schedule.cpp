@@ -108,16 +108,15 @@ void choose(Plan& p, const machine::Descriptor& d, bool tma) {
     p.slab_rows = 8;
   } else {
     if (p.operand == DType::F32) {
-      // FFMA, measured on the H200 (device/gpu/tessera_matmul_simt.cuh): 128x128
-      // blocks of 8x8 per thread, two blocks an SM (128 registers), reach
-      // 86-97% of cuBLAS at 4096^3 in the probe (0.83x torch in Tessera's packet); when they would not fill two waves of the
-      // 132 SMs, 64x64 blocks of 64 threads (six an SM) do better (1024^3:
-      // 34 vs 18 TFLOP/s).
-      // With both operands outer-contiguous (A stored K x M, B row-major;
-      // what stage_through_transpose makes of the other layouts) 128x128
-      // blocks of four 64x64 warp tiles (128 threads, 255 registers, two
-      // blocks an SM) are faster still: 50.4 vs 48.7 TFLOP/s at 4096^3, torch
-      // 50.8 (bench/evidence/cuda/raw/probe-rows-prefetch-f32-layouts-h200-ee1f6f0.log).
+      // FFMA (device/gpu/tessera_matmul_simt.cuh): 128x128 blocks of 8x8 per
+      // thread, two blocks an SM (128 registers), for problems that fill two
+      // waves of the SMs; smaller ones take 64x64 blocks of 64 threads (six
+      // an SM), which keep more SMs busy. With both operands outer-contiguous
+      // (A stored K x M, B row-major; what stage_through_transpose makes of
+      // the other layouts) 128x128 blocks of four 64x64 warp tiles (128
+      // threads, 255 registers, two blocks an SM) are faster still. Measured
+      // on the H200: docs/journal.md (the f32 matmul entries) and
+      // bench/evidence/cuda/matmul.packet.json.
       p.strategy = Strategy::Simt;
       const int64_t big = p.batch * ((p.m + 127) / 128) * ((p.n + 127) / 128);
       const int64_t two_waves = 2 * d.compute_units;
@@ -128,18 +127,18 @@ void choose(Plan& p, const machine::Descriptor& d, bool tma) {
       // Row-major A is the slow layout of that block (its smem tile is k
       // contiguous: 8 A values of one k are 8 rows apart). The experimental
       // stage_a block transposes it through registers (two smem stages and a
-      // register stage); opt-in: its GPU tests pass, and on the H200 it was
-      // 3% faster at 4096^3 and 8% slower at 1024^3 (c0ce1b5).
+      // register stage); opt-in: its GPU tests pass, but it won at one size
+      // and lost at another on the H200 (docs/journal.md, opt-in paths).
       if (!p.transpose_a && experimental("matmul_f32_stage_a")) p.stage_a = true, p.stages = 2;
     } else {
       if (!d.has(machine::Cap::TensorCores))
         fail("E506", "device " + d.name + " has no tensor cores for " + std::string(dtype_name(p.operand)) + " operands");
-      // Tensor cores, measured on the H200 (device/gpu/tessera_matmul_mma.cuh):
-      // 128x256x64 blocks with 4 stages take the warpgroup-MMA (wgmma) path,
-      // 0.70-0.79x cuBLAS at 2048^3-8192^3; below ~100 such blocks (a partial
-      // wave) 64x128x32 blocks on mma.sync, two an SM, are faster (1024^3:
-      // 107 vs 97 TFLOP/s, 0.99x cuBLAS). The TMA block (tessera_tma) always
-      // takes the large blocks: 0.97x cuBLAS at bf16 8192^3 (f16 0.92x).
+      // Tensor cores (device/gpu/tessera_matmul_mma.cuh): 128x256x64 blocks
+      // with 4 stages take the warpgroup-MMA (wgmma) path; below ~100 such
+      // blocks (a partial wave) 64x128x32 blocks on mma.sync, two an SM, keep
+      // more SMs busy and were faster on the H200. The TMA block
+      // (tessera_tma) always takes the large blocks. Measurements:
+      // bench/evidence/cuda/matmul.packet.json and docs/journal.md.
       p.strategy = Strategy::Mma;
       const int64_t big = p.batch * ((p.m + 127) / 128) * ((p.n + 255) / 256);
       if (tma || 4 * big > 3 * d.compute_units) p.bm = 128, p.bn = 256, p.bk = 64, p.wm = 2, p.wn = 4, p.stages = 4, p.min_blocks = 1;
@@ -159,10 +158,9 @@ void choose(Plan& p, const machine::Descriptor& d, bool tma) {
 // Whether the synthesized CUDA f32 block should read operand A (a) or B (!a)
 // from a transposed copy (schedule.transpose, families/transpose) instead of
 // in its k-contiguous layout (row-major A, B stored N x K), which the FFMA
-// block reads slowly. Measured on the H200 at 4096^3: NN 41.0 TFLOP/s, A
-// stored K x M 50.4 (the block above), torch 50.8; the copy moves 2*M*K*4
-// bytes, which at ~3 TB/s is under 2% of the matmul there
-// (probe-rows-prefetch-f32-layouts-h200-ee1f6f0.log). Only for the 128x128
+// block reads slowly. The copy moves 2*M*K*4 bytes, a small share of a big
+// matmul's time, and the block gains more than that from the layout (the
+// H200 probe and its numbers: docs/journal.md, f32 FFMA). Only for the 128x128
 // blocks (big problems) and when the other extent is at least 1024 (the
 // copy's share grows as 1/N); not for an operand the epilogue also reads or
 // that is both A and B (one region argument cannot be two layouts). The

@@ -45,7 +45,7 @@ Assumptions assumptions_for(const machine::Descriptor& d) {
   if (!d.gpu()) return {false, d.vector_bytes, 16, 64, 1 << 20, 1 << 14, 1024, 4, 8};
   // Two programs a compute unit keep every unit busy; a split aims at one
   // wave of 256-thread blocks, eight resident a unit (a power of two, so
-  // chunk counts stay even).
+  // chunk counts stay even): one wave measured faster than two (docs/journal.md).
   const int64_t units = std::max<int64_t>(d.compute_units, 1);
   const auto wave = static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(units * 8)));
   return {true, d.vector_bytes, 2 * units, wave, 1 << 16, 0, 0, 1, 8};
@@ -82,7 +82,7 @@ void choose_cuda(Pass& p, const Assumptions& m) {
   const int64_t rows = p.outer * p.chunks;
   const int64_t want = p.inner == 1 ? p.chunk_len() : p.inner;
   static const std::pair<int64_t, int64_t> shapes[] = {{64, 1}, {128, 1}, {128, 2}, {256, 1}, {256, 2}, {256, 4}};
-  // columns: one part per thread per row (two measured 16% slower on the H200)
+  // columns: one part per thread per row (two measured slower on the H200)
   const int64_t max_parts = p.inner == 1 ? 4 : 1;
   for (auto [threads, unroll] : shapes) {
     if (unroll > max_parts) continue;

@@ -108,7 +108,7 @@ struct Kernel {
   }
 
   // Combines freshly loaded rows into an accumulator tile: the rows as a
-  // balanced tree, then into acc (short dependency chains: max/min run ~10%
+  // balanced tree, then into acc (short dependency chains: max/min measured
   // faster), always in one fixed order. Not for prod: multiplying near-one
   // factors together in f32 drops their second-order term every time (a
   // bias, not noise: 2.5e-4 relative over 3e5 factors, caught by the oracle),

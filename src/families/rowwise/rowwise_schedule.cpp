@@ -18,8 +18,8 @@ namespace {
 
 // Rows on CUDA: the smallest block whose tile holds the whole row (up to
 // 1024 threads x 4 lanes x 4 = 16K f32 lanes, 16 registers a thread); with
-// the experimental feature rows_cluster (support/experimental.hpp: +7% on
-// long-row softmax on the H200, not a default), longer rows in a cluster of
+// the experimental feature rows_cluster (support/experimental.hpp; not a
+// default: its win was narrow, docs/journal.md), longer rows in a cluster of
 // 2, 4 or 8 such blocks (8 is the portable cluster size; a block an SM, so the row is on chip across 8 SMs),
 // up to 32 lanes (128 bytes of registers) a thread: 256K f32 or bf16 lanes;
 // else a 256x4x4 tile streamed along the row. Columns: one lane per column, a
@@ -43,9 +43,9 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
     // a load moved half the bytes per instruction and reached half the bandwidth.
     p.vector_width = 16 / std::max<int64_t>(std::min(esize, storage_bytes), 2);
     const int64_t want = p.strategy == Strategy::Rows ? p.extent : p.inner;
-    // (16-bit rows of 4096 as 128 x 4 instead of 256 x 2 were measured on the
-    // H200: softmax +5%, layer_norm and rms_norm -11%; the L2 prefetch below
-    // is the better lever.)
+    // (16-bit rows of 4096 as 128 x 4 instead of 256 x 2 helped softmax and
+    // hurt the norms on the H200, docs/journal.md; the L2 prefetch below is
+    // the better lever.)
     using Shape = std::pair<int64_t, int64_t>;  // {threads, unroll}
     const std::vector<Shape> shapes = p.strategy == Strategy::Rows
                                           ? std::vector<Shape>{{32, 1},  {64, 1},  {128, 1}, {128, 2},
@@ -64,7 +64,7 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
         experimental("rows_cluster")) {
       // {threads, unroll, cluster}. 1024 threads: one block an SM at 64
       // registers a thread (__launch_bounds__(1024)), 32 of them lanes at most.
-      // That measured +7% on long-row softmax: an SM's one block loads, then
+      // Not a default (docs/journal.md): an SM's one block loads, then
       // reduces, then stores, with nothing to overlap.
       using Shape3 = std::array<int64_t, 3>;
       const std::vector<Shape3> cluster_shapes = {{1024, 4, 2}, {1024, 4, 4}, {1024, 4, 8}, {1024, 8, 8}};
@@ -83,25 +83,23 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
     // f32 rows of 128K-256K lanes are resident by default in a cluster of 16
     // blocks of 512 threads, 32 lanes a thread, two blocks an SM (Hopper's
     // non-portable cluster size, opted into when the kernel loads), so that
-    // two rows' load, reduce and store phases overlap on an SM. Measured on
-    // the H200 against the streamed schedule (softmax, device time):
-    // 1024x262144 750 vs 887 us (+18%); but 131072 f32 lanes as 16 lanes a
-    // thread lost 11%, 65536 lost 25%, 32768 lost 53%, and bf16 262144 lost 8%
-    // (bench/evidence/cuda/raw/rows-cluster16-lengths-h200-c0ce1b5.log), so
+    // two rows' load, reduce and store phases overlap on an SM. On the H200
+    // it beat the streamed schedule only at these lengths in f32; shorter
+    // rows (16 lanes a thread) and bf16 rows lost (docs/journal.md;
+    // bench/evidence/cuda/raw/rows-cluster16-lengths-h200-c0ce1b5.log), so
     // only this shape is a default.
     if (d.has(Cap::Clusters) && d.max_cluster >= 16 && p.strategy == Strategy::Rows && !p.resident && esize == 4 &&
-        storage_bytes == 4 &&
-        p.vector_width == 4 && want > 131072 && want <= 512 * 4 * 8 * 16) {
+        storage_bytes == 4 && p.vector_width == 4 && want > 131072 && want <= 512 * 4 * 8 * 16) {
       p.threads = 512, p.unroll = 8, p.cluster = 16, p.resident = true;
     }
     // Rows past one block, read from one leaf, staged (the default where the
     // shape allows): a cluster of 8 blocks of 512 threads holds the row, each
     // thread 2..16 vectors of it; persistent clusters (one block an SM) copy
     // the next row into shared memory while this one is reduced and written.
-    // Measured on the H200 (softmax f32, bench/evidence/cuda/raw/
-    // probe-rows-staged-cluster-h200.log): 1024x262144 3.60 TB/s (the
-    // resident cluster of 16 above: 2.72), 2048x131072 3.67 and 4096x65536
-    // 3.65 (streamed: 2.75, 2.80); a plain copy reached 3.89.
+    // On the H200 this came close to a plain copy's bandwidth, well ahead of
+    // the resident cluster of 16 above and of streaming (the probe:
+    // bench/evidence/cuda/raw/probe-rows-staged-cluster-h200.log; the
+    // packet: bench/evidence/cuda/rowops.packet.json).
     // (The experimental rows_cluster, asked for, keeps its own shapes.)
     if (d.has(Cap::Clusters) && d.has(Cap::BulkCopy) && d.max_cluster >= 8 && p.strategy == Strategy::Rows &&
         (!p.resident || p.cluster > 1) && staged_leaf_bytes > 0 && staged_leaf_bytes * p.vector_width == 16 &&
@@ -119,10 +117,10 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
     }
     // 16-bit resident rows hold few bytes in flight a program (a bf16 row of
     // 4096 is 8 KiB, and 44 registers a thread allow 5 programs an SM): on the
-    // H200 an L2 prefetch of the row 512 programs ahead took bf16 rms_norm at
-    // 32768x4096 from 3.2 to 3.8 TB/s, softmax 3.2 -> 3.6, layer_norm 2.9 ->
-    // 3.4; 1024 was as good, 2048 worse. f32 rows (16 KiB, 8 programs an SM)
-    // lost 7% with it, so they go without, as do rows with any wider leaf.
+    // H200 an L2 prefetch of the row 512 programs ahead sped up bf16 softmax
+    // and the norms; 1024 was as good, 2048 worse. f32 rows (16 KiB, 8
+    // programs an SM) lost with it, so they go without, as do rows with any
+    // wider leaf (bench/evidence/cuda/raw/rows-l2-prefetch-variants-h200-65f9fd9.txt).
     // Fewer than 512 rows still prefetch (the last row, clamped): cheap, and
     // it keeps the path under the GPU tests' small shapes.
     if (d.has(Cap::L2Prefetch) && p.strategy == Strategy::Rows && p.resident && p.cluster == 1 && rows_16bit)
