@@ -4,7 +4,6 @@
 // is "compile-checked", never "native" (docs/status.md).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <set>
 
@@ -55,14 +54,13 @@ TEST(HipCompile, ReductionStrategiesCompileForGfx90a) {
 
 // One program per op and dtype of the fusion matrix (the same tile programs
 // the CPU and CUDA suites run): pointwise, fused reductions, row ops.
-// TESSERA_HIP_ALL=1 compiles every case of the matrix (several minutes).
+// TESSERA_TEST_FULL=1 (make test-full) compiles every case of the matrix.
 TEST(HipCompile, FusedFamiliesCompileForGfx90a) {
   std::set<std::string> seen;
-  const char* all = std::getenv("TESSERA_HIP_ALL");
   int n = 0;
   for (const test::FusionCase& c : test::all_fusion_cases()) {
     const std::string key = c.name.substr(0, c.name.find('_', c.name.find('_') + 1));  // "softmax_f32", "exp_bf16", ...
-    if (!seen.insert(key).second && !(all && *all == '1')) continue;
+    if (!seen.insert(key).second && !test::full_matrices()) continue;
     GraphBuilder g("hip");
     c.build(g);
     n += compile_all(g.module());
