@@ -299,15 +299,16 @@ inline CaseAxes case_axes(const std::string& name) {
   return a;
 }
 
-// What a sample of the matrix keeps (sampling.hpp): every op in every dtype,
-// every op on every shape (row ops pick their strategy by shape), every op on
-// random and on NaN/inf-laced inputs where it has both.
+// What a sample of the matrix keeps (sampling.hpp): every op, every dtype,
+// every shape (row ops pick their strategy by shape), every op on random and on
+// NaN/inf-laced inputs where it has both. Every op in every dtype is the full
+// matrix's job (TESSERA_TEST_FULL=1).
 inline std::vector<CaseKey<FusionCase>> fusion_coverage() {
-  auto axes = [](const FusionCase& c) { return case_axes(c.name); };
   return {
-      [=](const FusionCase& c) { return axes(c).op + " " + axes(c).dtype; },
-      [=](const FusionCase& c) { return axes(c).op + " " + axes(c).shape; },
-      [=](const FusionCase& c) { return axes(c).op + " " + axes(c).input; },
+      [](const FusionCase& c) { return case_axes(c.name).op; },
+      [](const FusionCase& c) { return case_axes(c.name).dtype; },
+      [](const FusionCase& c) { return case_axes(c.name).shape; },
+      [](const FusionCase& c) { return case_axes(c.name).op + " " + case_axes(c.name).input; },
   };
 }
 

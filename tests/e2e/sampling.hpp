@@ -9,7 +9,7 @@
 // runs at least once, and a case's pick depends only on names and keys, never
 // on a clock, a random seed or std::hash: the sample is the same on every run
 // and machine.
-// TESSERA_TEST_FULL=1 runs every case. Case names are the same in both modes,
+// `one_in` 0 picks by coverage keys alone. TESSERA_TEST_FULL=1 runs every case. Case names are the same in both modes,
 // so one case runs with TESSERA_TEST_FULL=1 and --gtest_filter=<its name>.
 #pragma once
 #include <cstdint>
@@ -44,7 +44,8 @@ std::vector<T> sample_matrix(const char* matrix, const std::vector<T>& all, cons
                              const std::vector<CaseKey<T>>& coverage) {
   if (full_matrices()) return all;
   std::vector<bool> picked(all.size());
-  for (size_t i = 0; i < all.size(); ++i) picked[i] = fnv1a(std::string(matrix) + "/" + name(all[i])) % one_in == 0;
+  for (size_t i = 0; i < all.size() && one_in > 0; ++i)
+    picked[i] = fnv1a(std::string(matrix) + "/" + name(all[i])) % one_in == 0;
   for (const CaseKey<T>& key : coverage) {
     std::set<std::string> covered;
     for (size_t i = 0; i < all.size(); ++i)

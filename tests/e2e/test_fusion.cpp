@@ -21,7 +21,7 @@ TEST_P(FusionMatrix, MatchesUnfusedOracleDeterministically) {
 
 INSTANTIATE_TEST_SUITE_P(All, FusionMatrix,
                          ::testing::ValuesIn(sample_matrix<FusionCase>("FusionMatrix", all_fusion_cases(),
-                                                                       fusion_case_name, 4, fusion_coverage())),
+                                                                       fusion_case_name, 8, fusion_coverage())),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
 
 int count_schedule_ops(const Program& p) {

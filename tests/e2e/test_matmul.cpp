@@ -28,7 +28,7 @@ TEST_P(MatmulMatrix, MatchesOracleDeterministically) {
 
 INSTANTIATE_TEST_SUITE_P(All, MatmulMatrix,
                          ::testing::ValuesIn(sample_matrix<FusionCase>("MatmulMatrix", matmul_cases(), fusion_case_name,
-                                                                       2, matmul_coverage())),
+                                                                       4, matmul_coverage())),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
 
 // The tolerance must be tight enough to catch a kernel that skips a slice of

@@ -116,7 +116,7 @@ TEST_P(MetalFusion, EmulatedMatchesUnfusedOracle) {
 
 INSTANTIATE_TEST_SUITE_P(All, MetalFusion,
                          ::testing::ValuesIn(sample_matrix<FusionCase>("MetalFusion", all_fusion_cases(),
-                                                                       fusion_case_name, 4, fusion_coverage())),
+                                                                       fusion_case_name, 8, fusion_coverage())),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
 
 Tensor reduce_on_metal(const std::vector<int64_t>& shape, DType dt, const std::string& kind,

@@ -26,7 +26,7 @@ TEST_P(ReduceMatrix, MatchesOracleDeterministically) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, ReduceMatrix,
-                         ::testing::ValuesIn(sample_matrix<Case>("ReduceMatrix", all_cases(), name_of, 4,
+                         ::testing::ValuesIn(sample_matrix<Case>("ReduceMatrix", all_cases(), name_of, 8,
                                                                  reduce_coverage())),
                          [](const ::testing::TestParamInfo<Case>& i) { return name_of(i.param); });
 
