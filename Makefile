@@ -1,9 +1,11 @@
 # The two commands: `make demo` (set up, build, run the CPU demo) and
-# `make test` (set up, build, run every test). `make bench` runs the CPU benchmark.
+# `make test` (set up, build, run every test, the big matrices sampled; what CI
+# runs). `make check` runs the fast tier and lit, `make test-full` every matrix
+# case (tests/README.md). `make bench` runs the CPU benchmark.
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: setup build demo test test-gpu bench bench-gpu record-cpu record-cpu-matmul record-cuda-matmul clean
+.PHONY: setup build demo check test test-full test-gpu bench bench-gpu record-cpu record-cpu-matmul record-cuda-matmul clean
 setup:
 	@scripts/bootstrap.sh
 build: setup
@@ -11,8 +13,13 @@ build: setup
 	@cmake --build $(BUILD) -j $(JOBS)
 demo: build
 	@scripts/demo.sh $(BUILD)
+check: build
+	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -L 'fast|lit'
 test: build
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	@scripts/verify_evidence.sh $(BUILD)
+test-full: build
+	@TESSERA_TEST_FULL=1 ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	@scripts/verify_evidence.sh $(BUILD)
 bench: build
 	@python3 bench/run_cpu_reduce.py --build $(BUILD)

@@ -2,11 +2,13 @@
 // rms_norm) test matrix, shared by the CPU (tests/e2e) and CUDA (tests/gpu)
 // end-to-end suites. Each case builds a Graph IR program and names its inputs.
 #pragma once
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "runtime/inputs.hpp"
+#include "sampling.hpp"
 #include "tessera/tessera.hpp"
 
 namespace tessera::test {
@@ -263,6 +265,54 @@ std::vector<FusionCase> all_fusion_cases() {
     for (auto& c : more()) out.push_back(std::move(c));
   return out;
 }
+
+// A case's name read as axes, split at its first dtype token:
+// "log_softmax_bf16_37x129_a1_special" is op "log_softmax", dtype "bf16",
+// shape "37x129_a1", input "special". A name with no dtype is an op of its own.
+struct CaseAxes {
+  std::string op, dtype, shape, input;
+};
+
+inline CaseAxes case_axes(const std::string& name) {
+  std::vector<std::string> tokens;
+  for (size_t at = 0, end; at <= name.size(); at = end + 1) {
+    end = std::min(name.find('_', at), name.size());
+    tokens.push_back(name.substr(at, end - at));
+  }
+  CaseAxes a;
+  if (tokens.back() == "random" || tokens.back() == "special") {
+    a.input = tokens.back();
+    tokens.pop_back();
+  }
+  auto join = [&](size_t from, size_t to) {
+    std::string s;
+    for (size_t i = from; i < to; ++i) s += (i > from ? "_" : "") + tokens[i];
+    return s;
+  };
+  size_t d = 0;
+  while (d < tokens.size() && tokens[d] != "f16" && tokens[d] != "bf16" && tokens[d] != "f32" && tokens[d] != "f64") ++d;
+  if (d == 0 || d == tokens.size()) {
+    a.op = join(0, tokens.size());
+  } else {
+    a.op = join(0, d), a.dtype = tokens[d], a.shape = join(d + 1, tokens.size());
+  }
+  return a;
+}
+
+// What a sample of the matrix keeps (sampling.hpp): every op, every dtype,
+// every shape (row ops pick their strategy by shape), every op on random and on
+// NaN/inf-laced inputs where it has both. Every op in every dtype is the full
+// matrix's job (TESSERA_TEST_FULL=1).
+inline std::vector<CaseKey<FusionCase>> fusion_coverage() {
+  return {
+      [](const FusionCase& c) { return case_axes(c.name).op; },
+      [](const FusionCase& c) { return case_axes(c.name).dtype; },
+      [](const FusionCase& c) { return case_axes(c.name).shape; },
+      [](const FusionCase& c) { return case_axes(c.name).op + " " + case_axes(c.name).input; },
+  };
+}
+
+inline std::string fusion_case_name(const FusionCase& c) { return c.name; }
 
 }  // namespace
 }  // namespace tessera::test

@@ -98,5 +98,34 @@ std::vector<FusionCase> matmul_cases() {
   return out;
 }
 
+// What a sample of the matrix keeps (sampling.hpp): every shape with its
+// transposes, every dtype pair, every epilogue, NaN/inf-laced inputs. Read from
+// the name: "matmul_bf16_to_f32_127x33_x_33x255T_bias_gelu_special".
+inline std::vector<CaseKey<FusionCase>> matmul_coverage() {
+  struct Parts {
+    std::string dtypes, shape, epilogue, input;
+  };
+  auto parts = [](const FusionCase& c) {
+    Parts p;
+    std::string rest = c.name.substr(std::string("matmul_").size());
+    const std::string special = "_special";
+    p.input = rest.size() > special.size() && rest.ends_with(special) ? "special" : "random";
+    if (p.input == "special") rest.resize(rest.size() - special.size());
+    size_t at = 0;
+    for (int i = 0; i < 3; ++i) at = rest.find('_', at) + 1;  // "bf16_to_f32_"
+    p.dtypes = rest.substr(0, at - 1);
+    for (const Epilogue& e : matmul_epilogues())
+      if (rest.ends_with("_" + e.name)) p.epilogue = e.name;
+    p.shape = rest.substr(at, rest.size() - at - p.epilogue.size() - 1);
+    return p;
+  };
+  return {
+      [=](const FusionCase& c) { return parts(c).shape; },
+      [=](const FusionCase& c) { return parts(c).dtypes; },
+      [=](const FusionCase& c) { return parts(c).epilogue; },
+      [=](const FusionCase& c) { return parts(c).input; },
+  };
+}
+
 }  // namespace
 }  // namespace tessera::test

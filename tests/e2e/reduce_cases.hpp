@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "sampling.hpp"
 #include "support/dtype.hpp"
 
 namespace tessera::test {
@@ -63,6 +64,24 @@ std::vector<Case> all_cases() {
             out.push_back({sa.shape, axes, !keep, dt, kind, "special:seed=" + s + ",rate=0.002" + range});
         }
   return out;
+}
+
+// What a sample of the matrix keeps (sampling.hpp): every kind in every dtype,
+// every shape with every axis set (each picks its own strategy), random and
+// NaN/inf-laced inputs in each dtype that has both, keepdims on and off.
+inline std::vector<CaseKey<Case>> reduce_coverage() {
+  return {
+      [](const Case& c) { return c.kind + " " + std::string(dtype_name(c.dtype)); },
+      [](const Case& c) {
+        std::string s;
+        for (auto d : c.shape) s += std::to_string(d) + "x";
+        s += " axes";
+        for (auto a : c.axes) s += " " + std::to_string(a);
+        return s;
+      },
+      [](const Case& c) { return std::string(dtype_name(c.dtype)) + " " + c.input.substr(0, c.input.find(':')); },
+      [](const Case& c) { return std::string(c.keepdims ? "keepdims" : "no keepdims"); },
+  };
 }
 
 }  // namespace

@@ -21,7 +21,9 @@ TEST_P(FusionMatrix, MatchesUnfusedOracleDeterministically) {
   run_and_check_deterministic(p, inputs_for(c, g.module()));
 }
 
-INSTANTIATE_TEST_SUITE_P(All, FusionMatrix, ::testing::ValuesIn(all_fusion_cases()),
+INSTANTIATE_TEST_SUITE_P(All, FusionMatrix,
+                         ::testing::ValuesIn(sample_matrix<FusionCase>("FusionMatrix", all_fusion_cases(),
+                                                                       fusion_case_name, 8, fusion_coverage())),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
 
 int count_schedule_ops(const Program& p) {

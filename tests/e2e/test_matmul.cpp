@@ -27,7 +27,9 @@ TEST_P(MatmulMatrix, MatchesOracleDeterministically) {
   run_and_check_deterministic(p, inputs_for(c, g.module()));
 }
 
-INSTANTIATE_TEST_SUITE_P(All, MatmulMatrix, ::testing::ValuesIn(matmul_cases()),
+INSTANTIATE_TEST_SUITE_P(All, MatmulMatrix,
+                         ::testing::ValuesIn(sample_matrix<FusionCase>("MatmulMatrix", matmul_cases(), fusion_case_name,
+                                                                       4, matmul_coverage())),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
 
 // The tolerance must be tight enough to catch a kernel that skips a slice of

@@ -3,12 +3,11 @@
 // CPU, checked against the same oracle as the native lanes. Every launch must
 // say emulated_msl. This proves the MSL text's semantics (threadgroup and
 // simdgroup protocol, NaN/inf, tails, empty and rank-0 results), not Apple's
-// compiler or GPU. A sample of the reduce and fusion matrices runs by default;
-// TESSERA_METAL_ALL=1 runs every case (many minutes).
+// compiler or GPU. The reduce and fusion matrices are sampled as the CPU's
+// are (sampling.hpp); TESSERA_TEST_FULL=1 runs every case.
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -27,20 +26,6 @@
 
 namespace tessera::test {
 namespace {
-
-bool run_all() {
-  const char* e = std::getenv("TESSERA_METAL_ALL");
-  return e && std::string(e) == "1";
-}
-
-// Every `stride`-th element: a deterministic sample that still visits every
-// shape, kind and dtype of a matrix ordered shape -> axes -> kind -> dtype.
-template <class T> std::vector<T> sample(const std::vector<T>& all, size_t stride) {
-  std::vector<T> out;
-  for (size_t i = 0; i < all.size(); ++i)
-    if (run_all() || i % stride == 0) out.push_back(all[i]);
-  return out;
-}
 
 struct MetalProgram {
   std::unique_ptr<ir::Module> graph, target;
@@ -87,7 +72,7 @@ std::vector<Case> metal_reduce_cases() {
   std::vector<Case> out;
   for (const Case& c : all_cases())
     if (c.dtype != DType::F64) out.push_back(c);  // f64: MetalLane.F64FailsClosed
-  return sample(out, 7);
+  return sample_matrix<Case>("MetalMatrix", out, name_of, 8, reduce_coverage());
 }
 
 class MetalMatrix : public ::testing::TestWithParam<Case> {};
@@ -101,7 +86,7 @@ TEST_P(MetalMatrix, EmulatedMatchesOracleBitwiseRunToRun) {
   for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(same_bytes(first[i], again[i])) << "output " << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(Sample, MetalMatrix, ::testing::ValuesIn(metal_reduce_cases()),
+INSTANTIATE_TEST_SUITE_P(All, MetalMatrix, ::testing::ValuesIn(metal_reduce_cases()),
                          [](const ::testing::TestParamInfo<Case>& i) { return name_of(i.param); });
 
 // Pointwise ops, fused reductions and row ops. A case MSL cannot express
@@ -129,7 +114,9 @@ TEST_P(MetalFusion, EmulatedMatchesUnfusedOracle) {
   for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(same_bytes(first[i], again[i])) << "output " << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(Sample, MetalFusion, ::testing::ValuesIn(sample(all_fusion_cases(), 3)),
+INSTANTIATE_TEST_SUITE_P(All, MetalFusion,
+                         ::testing::ValuesIn(sample_matrix<FusionCase>("MetalFusion", all_fusion_cases(),
+                                                                       fusion_case_name, 8, fusion_coverage())),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
 
 Tensor reduce_on_metal(const std::vector<int64_t>& shape, DType dt, const std::string& kind,

@@ -25,7 +25,9 @@ TEST_P(ReduceMatrix, MatchesOracleDeterministically) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, ReduceMatrix, ::testing::ValuesIn(all_cases()),
+INSTANTIATE_TEST_SUITE_P(All, ReduceMatrix,
+                         ::testing::ValuesIn(sample_matrix<Case>("ReduceMatrix", all_cases(), name_of, 8,
+                                                                 reduce_coverage())),
                          [](const ::testing::TestParamInfo<Case>& i) { return name_of(i.param); });
 
 }  // namespace

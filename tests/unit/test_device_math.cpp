@@ -34,7 +34,8 @@ namespace fs = std::filesystem;
 using ld = long double;
 constexpr int kLanes = 64;  // tile<T, 64>: 4 (f32) or 8 (f64) parts of 64 bytes
 
-// The source tree as CMake knows it (__FILE__ may be relative under a compiler cache).
+// From the build's source dir, not __FILE__: a compiler cache may make
+// __FILE__ relative to the build dir, which ctest does not run in.
 std::string repo_file(const char* rel) { return (fs::path(TESSERA_SOURCE_DIR) / rel).string(); }
 
 // ---- long double references --------------------------------------------------

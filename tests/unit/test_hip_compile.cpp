@@ -4,9 +4,7 @@
 // is "compile-checked", never "native" (docs/status.md).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <fstream>
-#include <set>
 
 #include "../e2e/fusion_cases.hpp"
 #include "passes/pipeline.hpp"
@@ -53,16 +51,17 @@ TEST(HipCompile, ReductionStrategiesCompileForGfx90a) {
   EXPECT_GE(n, 8);
 }
 
-// One program per op and dtype of the fusion matrix (the same tile programs
-// the CPU and CUDA suites run): pointwise, fused reductions, row ops.
-// TESSERA_HIP_ALL=1 compiles every case of the matrix (several minutes).
+// The fusion matrix's tile programs (the ones the CPU and CUDA suites run):
+// pointwise, fused reductions, row ops. Each op and each dtype at least once
+// (sampling.hpp); TESSERA_TEST_FULL=1 (make test-full) compiles every case.
 TEST(HipCompile, FusedFamiliesCompileForGfx90a) {
-  std::set<std::string> seen;
-  const char* all = std::getenv("TESSERA_HIP_ALL");
+  const std::vector<test::CaseKey<test::FusionCase>> ops_and_dtypes = {
+      [](const test::FusionCase& c) { return test::case_axes(c.name).op; },
+      [](const test::FusionCase& c) { return test::case_axes(c.name).dtype; }};
   int n = 0;
-  for (const test::FusionCase& c : test::all_fusion_cases()) {
-    const std::string key = c.name.substr(0, c.name.find('_', c.name.find('_') + 1));  // "softmax_f32", "exp_bf16", ...
-    if (!seen.insert(key).second && !(all && *all == '1')) continue;
+  for (const test::FusionCase& c :
+       test::sample_matrix<test::FusionCase>("HipCompile", test::all_fusion_cases(), test::fusion_case_name, 0,
+                                             ops_and_dtypes)) {
     GraphBuilder g("hip");
     c.build(g);
     n += compile_all(g.module());
