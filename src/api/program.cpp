@@ -1,9 +1,14 @@
 #include "tessera/tessera.hpp"
 
+#include "ir/graph_dialect.hpp"
+#include "ir/ir.hpp"
 #include "ir/parser.hpp"
 #include "ir/printer.hpp"
 #include "ir/target_dialect.hpp"
+#include "ir/verify.hpp"
 #include "passes/pipeline.hpp"
+#include "runtime/executable.hpp"
+#include "runtime/tensor.hpp"
 
 namespace tessera {
 
@@ -12,6 +17,11 @@ using namespace tessera::ir;
 GraphBuilder::GraphBuilder(const std::string& func_name) : m_(std::make_unique<Module>()) {
   func_ = &add_func(*m_, func_name, {}, {});
 }
+
+// Out of line: ir::Module is incomplete in the public header.
+GraphBuilder::GraphBuilder(GraphBuilder&&) noexcept = default;
+GraphBuilder& GraphBuilder::operator=(GraphBuilder&&) noexcept = default;
+GraphBuilder::~GraphBuilder() = default;
 
 Value* GraphBuilder::input(const std::string& name, const Type& type) {
   if (finished_) fail("E130", "GraphBuilder: module() was already called");
@@ -124,6 +134,10 @@ Program Program::compile(const Module& m, const std::string& target, const std::
 Program Program::compile_text(const std::string& text, const std::string& target, const std::string& func,
                               const std::string& filename) {
   return compile(*parse(text, filename), target, func);
+}
+
+runtime::RunResult Program::run(const std::vector<Tensor>& inputs, runtime::ThreadPool* pool) const {
+  return exe_->run(inputs, pool);
 }
 
 std::string Program::emit(const std::string& layer) const {

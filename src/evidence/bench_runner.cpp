@@ -27,6 +27,9 @@
 #include "runtime/executable.hpp"
 #include "runtime/inputs.hpp"
 #include "support/sha256.hpp"
+#include "ir/ir.hpp"
+#include "ir/verify.hpp"
+#include "runtime/tensor.hpp"
 #include "tessera/tessera.hpp"
 
 namespace tessera::evidence {

@@ -22,6 +22,11 @@
 #include "passes/pipeline.hpp"
 #include "runtime/cuda/cuda_executable.hpp"
 #include "runtime/inputs.hpp"
+#include "ir/graph_dialect.hpp"
+#include "ir/ir.hpp"
+#include "ir/verify.hpp"
+#include "runtime/executable.hpp"
+#include "runtime/tensor.hpp"
 #include "tessera/tessera.hpp"
 
 namespace tessera::test {

@@ -334,10 +334,16 @@ func @proxy(%a: tensor<200x1024xf16>, %b: tensor<1024x136xf16>) -> tensor<200x13
     EXPECT_EQ(on_cuda.unsupported, "") << text;
     EXPECT_EQ(find("cpu").unsupported, "runs on target cuda");
     // In the arbiter, which knows the device: sm_90 only (wgmma).
-    for (const auto& c : families::matmul::candidates(regions[0], "cuda", "sm_90"))
-      if (c.name == "tessera_tma") EXPECT_EQ(c.unsupported, "");
-    for (const auto& c : families::matmul::candidates(regions[0], "cuda", "sm_80"))
-      if (c.name == "tessera_tma") EXPECT_NE(c.unsupported.find("needs an sm_90 device"), std::string::npos) << c.unsupported;
+    for (const auto& c : families::matmul::candidates(regions[0], "cuda", "sm_90")) {
+      if (c.name == "tessera_tma") {
+        EXPECT_EQ(c.unsupported, "");
+      }
+    }
+    for (const auto& c : families::matmul::candidates(regions[0], "cuda", "sm_80")) {
+      if (c.name == "tessera_tma") {
+        EXPECT_NE(c.unsupported.find("needs an sm_90 device"), std::string::npos) << c.unsupported;
+      }
+    }
     // Forced, it takes the TMA block's one shape whatever the problem size.
     auto sched = passes::lower(*graph, Layer::Schedule, "cuda", {{"*", "tessera_tma"}});
     const std::string printed = print(*sched);
