@@ -5,7 +5,8 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: setup build demo check test test-full test-gpu bench bench-gpu record-cpu record-cpu-matmul record-cuda-matmul clean
+.PHONY: setup build demo check test test-full test-gpu bench bench-gpu record-cpu record-cpu-matmul record-cuda-matmul clean \
+	check-format check-commits tidy test-asan
 setup:
 	@scripts/bootstrap.sh
 build: setup
@@ -51,3 +52,23 @@ record-cuda-matmul:
 	@$(BUILD)/tessera evidence report bench/evidence
 clean:
 	rm -rf $(BUILD)
+# Gates (docs/contributing.md): formatting, commit subjects, clang-tidy.
+check-format:
+	@scripts/check_format.sh
+check-commits:
+	@scripts/check_commits.sh $(BASE)
+tidy: build
+	@cmake --build $(BUILD) --target tidy
+# ASan + UBSan: the unit tests (toolchain checks left out), lit and a fixed
+# sample of the end-to-end tests; the kernels compiled at run time are
+# sanitized too (TESSERA_CXX=scripts/sanitized_cxx.sh).
+ASAN_BUILD ?= build-asan
+ASAN_E2E ?= Semantics.*:Runtime.*:MatmulErrors.*:MatmulRuntime.*:Fusion*.*:RegionSample.*:All/ReduceMatrix.*/sum_f32_*
+test-asan: setup
+	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE=address,undefined >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	@cd $(ASAN_BUILD) && export TESSERA_CACHE_DIR=$$PWD/test-cache TESSERA_CXX=$(CURDIR)/scripts/sanitized_cxx.sh \
+	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 && \
+	  tests/tessera_unit_tests --gtest_filter='-*Hip*:*Nvrtc*:*NVRTC*:*Compile*' && \
+	  python3 /usr/lib/llvm-14/build/utils/lit/lit.py -q --param build_dir=$$PWD $(CURDIR)/tests/ir && \
+	  tests/tessera_e2e_tests --gtest_filter='$(ASAN_E2E)'

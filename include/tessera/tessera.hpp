@@ -7,23 +7,42 @@
 //   g.output(g.reduce(x, "sum", {1}));
 //   tessera::Program p = tessera::Program::compile(g.module(), "cpu");
 //   tessera::runtime::RunResult r = p.run({input});   // r.launches[i].placement == "native_cpu"
+//
+// This header includes no internal header (the layers are in
+// docs/architecture.md): the IR, tensor and result types it names are declared
+// here and defined in "ir/ir.hpp", "runtime/tensor.hpp" and
+// "runtime/executable.hpp", which the tessera_core target puts on the include path.
 #pragma once
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "ir/graph_dialect.hpp"
-#include "ir/ir.hpp"
-#include "ir/verify.hpp"
-#include "runtime/executable.hpp"
-#include "runtime/tensor.hpp"
-
 namespace tessera {
+
+enum class DType : uint8_t;
+class Tensor;
+namespace ir {
+struct Attr;
+struct Module;
+struct Op;
+struct Type;
+struct Value;
+}  // namespace ir
+namespace runtime {
+class Executable;
+class ThreadPool;
+struct RunResult;
+}  // namespace runtime
 
 // Builds a Graph IR func op by op; results are type-checked as they are added.
 class GraphBuilder {
  public:
   explicit GraphBuilder(const std::string& func_name);
+  GraphBuilder(GraphBuilder&&) noexcept;
+  GraphBuilder& operator=(GraphBuilder&&) noexcept;
+  ~GraphBuilder();
   ir::Value* input(const std::string& name, const ir::Type& type);
   // axes may be negative; an empty list with all_axes reduces everything.
   ir::Value* reduce(ir::Value* x, const std::string& kind, std::vector<int64_t> axes, bool keepdims = false);
@@ -47,7 +66,8 @@ class GraphBuilder {
 
  private:
   // Appends op `name` with result type `result` and verifies it.
-  ir::Value* add(const std::string& name, std::vector<ir::Value*> operands, ir::AttrDict attrs, const ir::Type& result);
+  ir::Value* add(const std::string& name, std::vector<ir::Value*> operands, std::map<std::string, ir::Attr> attrs,
+                 const ir::Type& result);
   std::unique_ptr<ir::Module> m_;
   ir::Op* func_;
   std::vector<ir::Value*> outputs_;
@@ -66,9 +86,7 @@ class Program {
 
   // Text of one layer (graph needs a Graph IR input); "source" gives the kernels.
   std::string emit(const std::string& layer) const;
-  runtime::RunResult run(const std::vector<Tensor>& inputs, runtime::ThreadPool* pool = nullptr) const {
-    return exe_->run(inputs, pool);
-  }
+  runtime::RunResult run(const std::vector<Tensor>& inputs, runtime::ThreadPool* pool = nullptr) const;
   const runtime::Executable& executable() const { return *exe_; }
   const ir::Module* graph() const { return graph_.get(); }  // null if compiled from a lower layer
 

@@ -1,11 +1,16 @@
 #include "tessera/tessera.hpp"
 
+#include "ir/graph_dialect.hpp"
+#include "ir/ir.hpp"
 #include "ir/parser.hpp"
 #include "ir/printer.hpp"
 #include "ir/target_dialect.hpp"
+#include "ir/verify.hpp"
 #include "passes/pipeline.hpp"
-#include "runtime/device_query.hpp"
+#include "targets/device_query.hpp"
 #include "targets/lane.hpp"
+#include "runtime/executable.hpp"
+#include "runtime/tensor.hpp"
 
 namespace tessera {
 
@@ -14,6 +19,11 @@ using namespace tessera::ir;
 GraphBuilder::GraphBuilder(const std::string& func_name) : m_(std::make_unique<Module>()) {
   func_ = &add_func(*m_, func_name, {}, {});
 }
+
+// Out of line: ir::Module is incomplete in the public header.
+GraphBuilder::GraphBuilder(GraphBuilder&&) noexcept = default;
+GraphBuilder& GraphBuilder::operator=(GraphBuilder&&) noexcept = default;
+GraphBuilder::~GraphBuilder() = default;
 
 Value* GraphBuilder::input(const std::string& name, const Type& type) {
   if (finished_) fail("E130", "GraphBuilder: module() was already called");
@@ -116,7 +126,7 @@ Program Program::compile(const Module& m, const std::string& target, const std::
   std::shared_ptr<Module> current = clone(m);
   verify(*current, at);
   if (at == Layer::Graph) p.graph_ = current;
-  const machine::Descriptor device = runtime::describe_target(target);
+  const machine::Descriptor device = targets::describe_target(target);
   if (at <= Layer::Schedule) p.schedule_ = passes::lower(*current, Layer::Schedule, device);
   if (at <= Layer::Tile) p.tile_ = passes::lower(p.schedule_ ? *p.schedule_ : *current, Layer::Tile, device);
   p.target_ = passes::lower(p.tile_ ? *p.tile_ : *current, Layer::Target, device);
@@ -127,6 +137,10 @@ Program Program::compile(const Module& m, const std::string& target, const std::
 Program Program::compile_text(const std::string& text, const std::string& target, const std::string& func,
                               const std::string& filename) {
   return compile(*parse(text, filename), target, func);
+}
+
+runtime::RunResult Program::run(const std::vector<Tensor>& inputs, runtime::ThreadPool* pool) const {
+  return exe_->run(inputs, pool);
 }
 
 std::string Program::emit(const std::string& layer) const {

@@ -8,7 +8,6 @@
 #include "arbiter/ledger.hpp"
 #include "arbiter/region_program.hpp"
 #include "arbiter/region_sample.hpp"
-#include "evidence/provenance.hpp"
 #include "families/matmul/matmul_schedule.hpp"
 #include "ir/graph_dialect.hpp"
 #include "ir/printer.hpp"
@@ -17,6 +16,7 @@
 #include "passes/pipeline.hpp"
 #include "runtime/inputs.hpp"
 #include "support/sha256.hpp"
+#include "support/utc_time.hpp"
 
 namespace tessera::arbiter {
 
@@ -176,7 +176,7 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
                           {"device", runner.device},
                           {"toolchain", runner.toolchain},
                           {"timing_domain", runner.timing_domain},
-                          {"recorded_at", evidence::utc_now_iso()},
+                          {"recorded_at", utc_now_iso()},
                           {"rows", rows}});
     out.push_back(d);
   }

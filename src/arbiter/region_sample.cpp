@@ -39,17 +39,23 @@ Tensor gather(const Tensor& x, const std::vector<std::vector<int64_t>>& index) {
     if (!index[d].empty()) shape[d] = static_cast<int64_t>(index[d].size());
   Tensor out = Tensor::empty(x.dtype(), shape);
   const size_t es = dtype_size(x.dtype());
-  const int64_t rank = x.rank(), n = out.numel();
+  const size_t rank = shape.size();
+  const int64_t n = out.numel();
   std::vector<int64_t> stride(rank, 1);
-  for (int64_t d = rank - 1; d > 0; --d) stride[d - 1] = stride[d] * x.shape()[d];
+  for (size_t d = rank; d-- > 1;) stride[d - 1] = stride[d] * x.shape()[d];
   const auto* src = static_cast<const std::byte*>(x.data());
   auto* dst = static_cast<std::byte*>(out.data());
   std::vector<int64_t> at(rank, 0);
   for (int64_t i = 0; i < n; ++i) {
     int64_t offset = 0;
-    for (int64_t d = 0; d < rank; ++d) offset += (index[d].empty() ? at[d] : index[d][at[d]]) * stride[d];
+    for (size_t d = 0; d < rank; ++d) offset += (index[d].empty() ? at[d] : index[d][at[d]]) * stride[d];
     std::memcpy(dst + i * es, src + offset * es, es);
-    for (int64_t d = rank - 1; d >= 0 && ++at[d] == shape[d]; --d) at[d] = 0;
+    // Next position, last dim fastest. Unsigned dims: GCC 12 misreads the
+    // signed form's d >= 0 bound (a false -Wfree-nonheap-object).
+    for (size_t d = rank; d-- > 0;) {
+      if (++at[d] < shape[d]) break;
+      at[d] = 0;
+    }
   }
   return out;
 }

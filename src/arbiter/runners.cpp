@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "arbiter/arbiter.hpp"
-#include "runtime/device_query.hpp"
+#include "targets/device_query.hpp"
 #include "targets/lane.hpp"
 
 namespace tessera::arbiter {
@@ -23,7 +23,7 @@ Runner runner(const std::string& lane_name) {
   Runner r;
   r.target = lane.name;
   r.device = id.device;
-  r.machine = runtime::describe_target(lane.name);  // the device as its driver reports it
+  r.machine = targets::describe_target(lane.name);  // the device as its driver reports it
   r.toolchain = id.toolchain;
   r.timing_domain = lane.primary_timing_domain();
   r.run = [&lane](const ir::Module& target_ir, const std::vector<Tensor>& inputs, int reps) {

@@ -23,10 +23,13 @@
 #include "passes/fusion.hpp"
 #include "passes/graph_to_schedule.hpp"
 #include "passes/pipeline.hpp"
-#include "runtime/device_query.hpp"
+#include "targets/device_query.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/inputs.hpp"
 #include "support/sha256.hpp"
+#include "ir/ir.hpp"
+#include "ir/verify.hpp"
+#include "runtime/tensor.hpp"
 #include "targets/lane.hpp"
 #include "tessera/tessera.hpp"
 
@@ -189,7 +192,7 @@ json run_bench(const BenchOptions& o) {
   if (!spec.is_object() || !spec.contains("cases") || !spec["cases"].is_array() || spec["cases"].empty())
     fail("E850", "bench spec '" + o.spec_path + "' needs a non-empty \"cases\" list");
   const targets::Lane& lane = targets::native(o.target);  // E721 unless it runs natively here
-  const machine::Descriptor machine = runtime::describe_target(o.target);
+  const machine::Descriptor machine = targets::describe_target(o.target);
   const SamplingPlan plan = SamplingPlan::from_json(spec.value("sampling", json::object()));
   json anchors = json::object();
   if (!o.anchors_path.empty()) {

@@ -6,7 +6,6 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -80,13 +79,6 @@ GitState git_state(const std::string& root) {
   g.dirty = !trim(g.dirty_files).empty();
   if (g.dirty_files.size() > 2000) g.dirty_files = g.dirty_files.substr(0, 2000) + "...";
   return g;
-}
-
-std::string utc_now_iso() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
 }
 
 nlohmann::json environment(const std::string& target) {

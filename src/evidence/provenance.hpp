@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "support/utc_time.hpp"
+
 namespace tessera::evidence {
 
 // The repository root: $TESSERA_SOURCE_ROOT, else the nearest ancestor of the
@@ -25,6 +27,6 @@ GitState git_state(const std::string& root);
 // cpu: model, feature digest, host compiler; cuda adds device, driver, NVRTC.
 nlohmann::json environment(const std::string& target);
 
-std::string utc_now_iso();
+using tessera::utc_now_iso;
 
 }  // namespace tessera::evidence

@@ -60,7 +60,7 @@ std::unique_ptr<Module> tile_to_target(const Module& tile, const std::string& ta
     if (const Attr* t = op->attr("threads")) k->attrs["threads"] = *t;
     // A TMA matmul's copy producer is launched beyond the program's threads,
     // and its tensor maps follow the buffers as parameters.
-    if (const Attr* pt = op->attr("producer_threads"))
+    if (op->attr("producer_threads"))
       k->attrs["threads"] = tile_int(*op, "threads") + tile_int(*op, "producer_threads");
     if (const Attr* maps = op->attr("tensor_maps")) k->attrs["tensor_maps"] = *maps;
     if (const Attr* pe = op->attr("persistent")) k->attrs["persistent"] = *pe;

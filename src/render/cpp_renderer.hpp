@@ -5,10 +5,11 @@
 #include <string>
 
 #include "ir/ir.hpp"
+#include "ir/kernel_abi.hpp"
 
 namespace tessera::render {
 
-inline constexpr const char* kCpuKernelAbi = "tessera.cpu.v1(void* const* buffers, int64 pid_begin, int64 pid_end)";
+using ir::kCpuKernelAbi;
 
 // One self-contained translation unit: the tile library, then the kernel.
 std::string render_cpp_kernel(const ir::Op& kernel);

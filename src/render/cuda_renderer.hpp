@@ -6,21 +6,17 @@
 #include <string>
 
 #include "ir/ir.hpp"
+#include "ir/kernel_abi.hpp"
 
 namespace tessera::render {
 
-inline constexpr const char* kCudaKernelAbi = "tessera.cuda.v1(buffer pointers in order; grid.x = programs)";
-// A kernel whose program is a thread-block cluster (tile.kernel 'cluster' > 1):
-// its source fixes the cluster shape (__cluster_dims__), Target IR records
-// cluster = C and grid = [programs * C] (blocks), and a plain launch of that
-// grid forms the clusters.
-inline constexpr const char* kCudaClusterKernelAbi =
-    "tessera.cuda.v1(buffer pointers in order; grid.x = programs * cluster, __cluster_dims__(cluster, 1, 1))";
+using ir::kCudaClusterKernelAbi;
+using ir::kCudaKernelAbi;
 
 std::string render_cuda_kernel(const ir::Op& kernel);
 
 // The HIP lane: the same kernel as HIP C++ (hipcc, AMD wavefronts of 64).
-inline constexpr const char* kHipKernelAbi = "tessera.hip.v1(buffer pointers in order; grid.x = programs)";
+using ir::kHipKernelAbi;
 std::string render_hip_kernel(const ir::Op& kernel);
 
 }  // namespace tessera::render

@@ -7,11 +7,11 @@
 #include <string>
 
 #include "ir/ir.hpp"
+#include "ir/kernel_abi.hpp"
 
 namespace tessera::render {
 
-inline constexpr const char* kMetalKernelAbi =
-    "tessera.metal.v1(buffer(i) = buffer pointers in order; threadgroups = programs, 1-D)";
+using ir::kMetalKernelAbi;
 // What the Darwin loader must compile with: the kernels rely on IEEE NaN/inf
 // handling, which fast math (Metal's default) does not keep.
 inline constexpr const char* kMetalCompileOptions = "-fno-fast-math";

@@ -10,6 +10,11 @@
 #include "oracle/reference.hpp"
 #include "runtime/inputs.hpp"
 #include "runtime/thread_pool.hpp"
+#include "ir/graph_dialect.hpp"
+#include "ir/ir.hpp"
+#include "ir/verify.hpp"
+#include "runtime/executable.hpp"
+#include "runtime/tensor.hpp"
 #include "tessera/tessera.hpp"
 
 namespace tessera::test {

@@ -8,6 +8,11 @@
 #include <vector>
 
 #include "runtime/inputs.hpp"
+#include "ir/graph_dialect.hpp"
+#include "ir/ir.hpp"
+#include "ir/verify.hpp"
+#include "runtime/executable.hpp"
+#include "runtime/tensor.hpp"
 #include "sampling.hpp"
 #include "tessera/tessera.hpp"
 
@@ -259,7 +264,8 @@ std::vector<FusionCase> fused_cases() {
   return out;
 }
 
-std::vector<FusionCase> all_fusion_cases() {
+// inline: a test file that includes this header may not use it.
+inline std::vector<FusionCase> all_fusion_cases() {
   std::vector<FusionCase> out = row_op_cases();
   for (auto* more : {&pointwise_cases, &fused_cases})
     for (auto& c : more()) out.push_back(std::move(c));

@@ -70,8 +70,12 @@ TEST(Arbiter, MeasuresOnceThenTheLedgerAnswersForItsKeyOnly) {
   for (const auto& r : first[0].rows) {
     winners += r.status == "winner";
     survivors += r.status == "survivor";
-    if (r.candidate == "cublaslt") EXPECT_EQ(r.status, "not applicable");
-    if (r.status == "winner" || r.status == "survivor") EXPECT_GT(r.median_ns, 0);
+    if (r.candidate == "cublaslt") {
+      EXPECT_EQ(r.status, "not applicable");
+    }
+    if (r.status == "winner" || r.status == "survivor") {
+      EXPECT_GT(r.median_ns, 0);
+    }
   }
   EXPECT_EQ(winners, 1);
   EXPECT_EQ(survivors, 1);  // tessera and openblas both pass; one wins
@@ -130,17 +134,22 @@ TEST(Arbiter, SampleGatesAndOperandsWithTwoRoles) {
   ir::Value* a = g.input("a", T(DType::F32, {300, 40}));
   g.output(g.matmul(a, g.input("b", T(DType::F32, {40, 280})), DType::F32));
   auto d = arbiter::arbitrate(g.module(), arbiter::cpu_runner(), o);
-  for (const auto& r : d[0].rows)
-    if (r.status == "winner" || r.status == "survivor")
+  for (const auto& r : d[0].rows) {
+    if (r.status == "winner" || r.status == "survivor") {
       EXPECT_NE(r.detail.find("gated on 16 x 16 sampled outputs of the full-size run"), std::string::npos) << r.detail;
+    }
+  }
   GraphBuilder sq("sq");
   ir::Value* x = sq.input("x", T(DType::F32, {300, 300}));
   sq.output(sq.binary("add", sq.matmul(x, x, DType::F32), x));
   auto e = arbiter::arbitrate(sq.module(), arbiter::cpu_runner(), o);
   ASSERT_EQ(e.size(), 1u);
   EXPECT_EQ(e[0].candidate, "tessera");
-  for (const auto& r : e[0].rows)
-    if (r.candidate == "tessera") EXPECT_NE(r.detail.find("gated in full: no sample"), std::string::npos) << r.detail;
+  for (const auto& r : e[0].rows) {
+    if (r.candidate == "tessera") {
+      EXPECT_NE(r.detail.find("gated in full: no sample"), std::string::npos) << r.detail;
+    }
+  }
 }
 
 // The sample checks the timed run itself: a candidate whose full-size output

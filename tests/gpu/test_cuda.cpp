@@ -21,8 +21,13 @@
 #include "oracle/reference.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/cuda/cuda_executable.hpp"
-#include "runtime/device_query.hpp"
+#include "targets/device_query.hpp"
 #include "runtime/inputs.hpp"
+#include "ir/graph_dialect.hpp"
+#include "ir/ir.hpp"
+#include "ir/verify.hpp"
+#include "runtime/executable.hpp"
+#include "runtime/tensor.hpp"
 #include "tessera/tessera.hpp"
 
 namespace tessera::test {
@@ -38,7 +43,7 @@ struct GpuProgram {
 GpuProgram compile_cuda(const ir::Module& graph, const passes::Candidates& candidates = {}) {
   GpuProgram p;
   p.graph = ir::clone(graph);
-  auto target = passes::lower(graph, ir::Layer::Target, runtime::describe_target("cuda"), candidates);
+  auto target = passes::lower(graph, ir::Layer::Target, targets::describe_target("cuda"), candidates);
   p.exe = std::make_unique<CudaExecutable>(CudaExecutable::load(*target));
   return p;
 }
@@ -77,7 +82,7 @@ class CudaMatrix : public ::testing::TestWithParam<Case> {};
 // so a program compiled here and one compiled for the profile elsewhere are
 // the same kernels.
 TEST(CudaDevice, DriverDescriptorAgreesWithItsProfile) {
-  const machine::Descriptor d = runtime::describe_target("cuda");
+  const machine::Descriptor d = targets::describe_target("cuda");
   EXPECT_EQ(d.origin, "driver");
   EXPECT_EQ(d.arch, runtime::cuda::device_info().arch());
   EXPECT_EQ(d.compute_units, runtime::cuda::device_info().multiprocessors);

@@ -32,8 +32,11 @@ TEST(Targets, EveryLaneStatesItsParts) {
     } else {
       EXPECT_TRUE(l->load) << l->name;
     }
-    if (!l->native()) EXPECT_FALSE(l->refusal.code.empty()) << l->name;
-    if (l->native()) EXPECT_TRUE(l->identity) << l->name;
+    if (l->native()) {
+      EXPECT_TRUE(l->identity) << l->name;
+    } else {
+      EXPECT_FALSE(l->refusal.code.empty()) << l->name;
+    }
     EXPECT_EQ(targets::find(l->name), l);
   }
   EXPECT_EQ(names, (std::vector<std::string>{"cpu", "cuda", "hip", "metal"}));

@@ -16,6 +16,11 @@
 
 #include "support/diagnostic.hpp"
 #include "support/dtype.hpp"
+#include "ir/graph_dialect.hpp"
+#include "ir/ir.hpp"
+#include "ir/verify.hpp"
+#include "runtime/executable.hpp"
+#include "runtime/tensor.hpp"
 #include "tessera/tessera.hpp"
 
 struct tsr_program {

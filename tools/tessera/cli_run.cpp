@@ -16,7 +16,7 @@
 #include "ir/verify.hpp"
 #include "oracle/reference.hpp"
 #include "passes/pipeline.hpp"
-#include "runtime/device_query.hpp"
+#include "targets/device_query.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/inputs.hpp"
 #include "runtime/npy.hpp"
@@ -78,7 +78,7 @@ int run_cmd(const RunOptions& o) {
   // E723/E720/E722/E721 where the lane does not run as asked; nothing runs instead.
   const targets::Lane& lane = targets::runnable(o.target, o.emulate);
   auto m = ir::parse_file(o.file);
-  const machine::Descriptor machine = runtime::describe_target(o.target, o.device);
+  const machine::Descriptor machine = targets::describe_target(o.target, o.device);
   const bool graph = ir::detect_layer(*m) == ir::Layer::Graph;
   if ((o.check || o.reference) && !graph)
     fail("E124", "--check and --reference need the program as Graph IR (the oracle reads what the user meant)");

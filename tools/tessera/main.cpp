@@ -14,7 +14,7 @@
 #include "ir/parser.hpp"
 #include "ir/printer.hpp"
 #include "ir/target_dialect.hpp"
-#include "runtime/device_query.hpp"
+#include "targets/device_query.hpp"
 #include "cli_device.hpp"
 #include "ir/verify.hpp"
 #include "passes/graph_to_schedule.hpp"
@@ -27,7 +27,7 @@ namespace {
 int compile_cmd(const std::string& file, const std::string& target, const std::string& device, const std::string& emit,
                 const std::string& out, const std::string& candidate) {
   auto m = ir::parse_file(file);
-  const machine::Descriptor machine = runtime::describe_target(target, device);
+  const machine::Descriptor machine = targets::describe_target(target, device);
   passes::Candidates candidates;
   if (!candidate.empty()) candidates["*"] = candidate;
   std::string text;

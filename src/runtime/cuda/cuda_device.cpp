@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "runtime/cuda/cuda_api.hpp"
-#include "runtime/device_query.hpp"
+#include "runtime/cuda/cuda_device.hpp"
 #include "support/diagnostic.hpp"
 
 namespace tessera::runtime::cuda {

@@ -1,6 +1,6 @@
 #include "runtime/metal/msl_emulation.hpp"
 
-#include "render/cpp_renderer.hpp"
+#include "ir/kernel_abi.hpp"
 #include "support/sha256.hpp"
 
 namespace tessera::runtime::metal {
@@ -37,7 +37,7 @@ ir::KernelDesc emulated_host_kernel(const ir::KernelDesc& msl) {
             std::to_string(i) + "])";
   ir::KernelDesc k = msl;
   k.target = "cpu";
-  k.abi = render::kCpuKernelAbi;
+  k.abi = ir::kCpuKernelAbi;
   k.sym = emulated_symbol(msl.sym);
   k.source = std::string("// Tessera: host emulation of Metal kernel @") + msl.sym + " (sha256 " + msl.sha256 +
              "), placement emulated_msl. Not Metal.\n" + kEmulationHeader + "\n// ---- the MSL kernel, unchanged\n" +

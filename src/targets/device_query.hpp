@@ -6,17 +6,9 @@
 #include <string>
 
 #include "machine/descriptor.hpp"
-#include "support/diagnostic.hpp"
 
-namespace tessera::runtime {
+namespace tessera::targets {
 
 machine::Descriptor describe_target(const std::string& target, const std::string& profile = "");
 
-namespace cuda {
-// Device 0 as the driver reports it (E730 without a driver or device).
-machine::Descriptor describe_device();
-// Whether a driver and a device are present (loads the driver once; never throws).
-bool device_present();
-}  // namespace cuda
-
-}  // namespace tessera::runtime
+}  // namespace tessera::targets

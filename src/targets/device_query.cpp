@@ -1,6 +1,9 @@
-#include "runtime/device_query.hpp"
+#include "targets/device_query.hpp"
 
-namespace tessera::runtime {
+#include "runtime/cuda/cuda_device.hpp"
+#include "support/diagnostic.hpp"
+
+namespace tessera::targets {
 
 machine::Descriptor describe_target(const std::string& target, const std::string& profile) {
   const machine::Descriptor& fallback = machine::default_for_target(target);  // E506 for an unknown target
@@ -10,8 +13,8 @@ machine::Descriptor describe_target(const std::string& target, const std::string
       fail("E507", "device profile '" + profile + "' is a " + named.target() + " device, not a " + target + " one");
     return named;
   }
-  if (fallback.kind == machine::Kind::Cuda && cuda::device_present()) return cuda::describe_device();
+  if (fallback.kind == machine::Kind::Cuda && runtime::cuda::device_present()) return runtime::cuda::describe_device();
   return fallback;
 }
 
-}  // namespace tessera::runtime
+}  // namespace tessera::targets
