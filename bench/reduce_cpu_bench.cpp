@@ -52,9 +52,10 @@ int main(int argc, char** argv) {
     for (int axis : {1, 0}) {
       std::string out = axis == 1 ? std::to_string(rows) : std::to_string(cols);
       std::string in = std::to_string(rows) + "x" + std::to_string(cols);
-      std::string text = "func @bench(%x: tensor<" + in + "xf32>) -> tensor<" + out + "xf32> {\n  %y = tessera.reduce %x {kind = \"" +
-                         kind + "\", axes = [" + std::to_string(axis) + "]} : tensor<" + in + "xf32> -> tensor<" + out +
-                         "xf32>\n  return %y : tensor<" + out + "xf32>\n}\n";
+      std::string text = "func @bench(%x: tensor<" + in + "xf32>) -> tensor<" + out +
+                         "xf32> {\n  %y = tessera.reduce %x {kind = \"" + kind + "\", axes = [" + std::to_string(axis) +
+                         "]} : tensor<" + in + "xf32> -> tensor<" + out + "xf32>\n  return %y : tensor<" + out +
+                         "xf32>\n}\n";
       auto target = passes::lower(*ir::parse(text), ir::Layer::Target, "cpu");
       auto exe = runtime::CpuExecutable::load(*target);
       exe.run({x});  // warm-up
@@ -74,12 +75,13 @@ int main(int argc, char** argv) {
         placement = res.launches.at(0).placement;
       }
       for (auto& kd : exe.kernels()) digests += std::string(digests.empty() ? "" : ",") + "\"" + kd.sha256 + "\"";
-      std::printf("{\"case\": \"%s_axis%d\", \"kind\": \"%s\", \"axis\": %d, \"shape\": [%lld, %lld], \"threads\": %d, "
-                  "\"reps\": %d, \"kernel_wall_s\": %.6g, \"end_to_end_s\": %.6g, \"gbs\": %.2f, "
-                  "\"ceiling_gbs\": %.2f, \"fraction_of_ceiling\": %.3f, \"placement\": \"%s\", \"kernels\": [%s]}\n",
-                  kind, axis, kind, axis, (long long)rows, (long long)cols, runtime::ThreadPool::global().size(), reps,
-                  median(kernel), median(e2e), bytes / median(kernel) / 1e9, bytes / median(ceiling) / 1e9,
-                  median(ratio), placement.c_str(), digests.c_str());
+      std::printf(
+          "{\"case\": \"%s_axis%d\", \"kind\": \"%s\", \"axis\": %d, \"shape\": [%lld, %lld], \"threads\": %d, "
+          "\"reps\": %d, \"kernel_wall_s\": %.6g, \"end_to_end_s\": %.6g, \"gbs\": %.2f, "
+          "\"ceiling_gbs\": %.2f, \"fraction_of_ceiling\": %.3f, \"placement\": \"%s\", \"kernels\": [%s]}\n",
+          kind, axis, kind, axis, (long long)rows, (long long)cols, runtime::ThreadPool::global().size(), reps,
+          median(kernel), median(e2e), bytes / median(kernel) / 1e9, bytes / median(ceiling) / 1e9, median(ratio),
+          placement.c_str(), digests.c_str());
       std::fflush(stdout);
     }
   return 0;

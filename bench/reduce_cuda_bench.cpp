@@ -72,14 +72,10 @@ int run(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
   }
   const std::vector<Case> cases = {
-      {"sum_16384x16384_axis1", {16384, 16384}, {1}, "sum"},
-      {"sum_16384x16384_axis0", {16384, 16384}, {0}, "sum"},
-      {"max_16384x16384_axis1", {16384, 16384}, {1}, "max"},
-      {"max_16384x16384_axis0", {16384, 16384}, {0}, "max"},
-      {"sum_262144x1024_axis1", {262144, 1024}, {1}, "sum"},
-      {"sum_1024x262144_axis1", {1024, 262144}, {1}, "sum"},
-      {"sum_268435456_full", {268435456}, {0}, "sum"},
-      {"sum_4096x1024_axis1", {4096, 1024}, {1}, "sum"},
+      {"sum_16384x16384_axis1", {16384, 16384}, {1}, "sum"}, {"sum_16384x16384_axis0", {16384, 16384}, {0}, "sum"},
+      {"max_16384x16384_axis1", {16384, 16384}, {1}, "max"}, {"max_16384x16384_axis0", {16384, 16384}, {0}, "max"},
+      {"sum_262144x1024_axis1", {262144, 1024}, {1}, "sum"}, {"sum_1024x262144_axis1", {1024, 262144}, {1}, "sum"},
+      {"sum_268435456_full", {268435456}, {0}, "sum"},       {"sum_4096x1024_axis1", {4096, 1024}, {1}, "sum"},
       {"sum_64x128_axis1", {64, 128}, {1}, "sum"},
   };
   const DeviceInfo& dev = device_info();
@@ -111,12 +107,13 @@ int run(int argc, char** argv) {
     for (auto& k : exe.schedule().kernels) digests += std::string(digests.empty() ? "" : ", ") + "\"" + k.sha256 + "\"";
     const double bytes = double(host.nbytes());
     const double dev_us = median(device_us);
-    std::printf("{\"case\": \"%s\", \"kind\": \"%s\", \"shape\": [%lld%s], \"bytes\": %.0f, \"kernels\": %zu, "
-                "\"device_us\": %.3f, \"tbs\": %.3f, \"host_launch_us\": %.3f, \"reps\": %d, "
-                "\"placement\": \"native_gpu\", \"digests\": [%s]}\n",
-                c.name.c_str(), c.kind.c_str(), (long long)c.shape[0],
-                c.shape.size() > 1 ? (", " + std::to_string(c.shape[1])).c_str() : "", bytes, exe.schedule().steps.size(),
-                dev_us, bytes / dev_us / 1e6, median(host_us), reps, digests.c_str());
+    std::printf(
+        "{\"case\": \"%s\", \"kind\": \"%s\", \"shape\": [%lld%s], \"bytes\": %.0f, \"kernels\": %zu, "
+        "\"device_us\": %.3f, \"tbs\": %.3f, \"host_launch_us\": %.3f, \"reps\": %d, "
+        "\"placement\": \"native_gpu\", \"digests\": [%s]}\n",
+        c.name.c_str(), c.kind.c_str(), (long long)c.shape[0],
+        c.shape.size() > 1 ? (", " + std::to_string(c.shape[1])).c_str() : "", bytes, exe.schedule().steps.size(),
+        dev_us, bytes / dev_us / 1e6, median(host_us), reps, digests.c_str());
     std::fflush(stdout);
   }
   return 0;

@@ -1,4 +1,6 @@
-extern "C" __global__ void __launch_bounds__(256) ln_masked_370e4a8(const tsr::bf16_t* __restrict__ v_in0, const tsr::bf16_t* __restrict__ v_in1, const tsr::bf16_t* __restrict__ v_in2, tsr::bf16_t* __restrict__ v_out) {
+extern "C" __global__ void __launch_bounds__(256)
+    ln_masked_370e4a8(const tsr::bf16_t* __restrict__ v_in0, const tsr::bf16_t* __restrict__ v_in1,
+                      const tsr::bf16_t* __restrict__ v_in2, tsr::bf16_t* __restrict__ v_out) {
   {
     const long long v_t0 = (long long)blockIdx.x;
     const long long v_t1 = 32767;

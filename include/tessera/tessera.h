@@ -115,8 +115,7 @@ TSR_API const char* tsr_dtype_name(tsr_dtype dtype);
 TSR_API size_t tsr_dtype_size(tsr_dtype dtype);
 
 /* Parses IR text (any layer), lowers it for `target` (NULL = "cpu") and loads func `func` (NULL or "" = the first); *out is NULL on failure. */
-TSR_API tsr_status tsr_program_compile(const char* ir_text, const char* target, const char* func,
-                                       tsr_program** out);
+TSR_API tsr_status tsr_program_compile(const char* ir_text, const char* target, const char* func, tsr_program** out);
 
 /* Frees a program; NULL is a no-op. */
 TSR_API void tsr_program_free(tsr_program* program);
@@ -143,8 +142,8 @@ TSR_API tsr_status tsr_program_output(const tsr_program* program, size_t index, 
  * `outputs`, and writes up to `launch_capacity` launch records (`launches` may be NULL when the capacity
  * is 0); *n_launches (optional, may be NULL) gets the total launch count. Outputs are untouched on failure. */
 TSR_API tsr_status tsr_program_run(const tsr_program* program, const tsr_buffer* inputs, size_t n_inputs,
-                                   tsr_buffer* outputs, size_t n_outputs, tsr_launch* launches,
-                                   size_t launch_capacity, size_t* n_launches);
+                                   tsr_buffer* outputs, size_t n_outputs, tsr_launch* launches, size_t launch_capacity,
+                                   size_t* n_launches);
 
 #ifdef __cplusplus
 } /* extern "C" */

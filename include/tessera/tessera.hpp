@@ -81,8 +81,8 @@ class Program {
   // lane (cpu; cuda where a GPU is; metal and hip do not execute natively:
   // E720, E722).
   static Program compile(const ir::Module& m, const std::string& target = "cpu", const std::string& func = "");
-  static Program compile_text(const std::string& text, const std::string& target = "cpu",
-                              const std::string& func = "", const std::string& filename = "<input>");
+  static Program compile_text(const std::string& text, const std::string& target = "cpu", const std::string& func = "",
+                              const std::string& filename = "<input>");
 
   // Text of one layer (graph needs a Graph IR input); "source" gives the kernels.
   std::string emit(const std::string& layer) const;

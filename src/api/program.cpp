@@ -7,10 +7,10 @@
 #include "ir/target_dialect.hpp"
 #include "ir/verify.hpp"
 #include "passes/pipeline.hpp"
-#include "targets/device_query.hpp"
-#include "targets/lane.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/tensor.hpp"
+#include "targets/device_query.hpp"
+#include "targets/lane.hpp"
 
 namespace tessera {
 
@@ -74,15 +74,15 @@ Value* GraphBuilder::binary(const std::string& fn, Value* a, Value* b) {
   return add("tessera." + fn, {a, b}, {}, Type::tensor(a->type.dtype, broadcast_shapes(a->type.shape, b->type.shape)));
 }
 
-Value* GraphBuilder::cast(Value* x, DType to) {
-  return add("tessera.cast", {x}, {}, Type::tensor(to, x->type.shape));
-}
+Value* GraphBuilder::cast(Value* x, DType to) { return add("tessera.cast", {x}, {}, Type::tensor(to, x->type.shape)); }
 
 Value* GraphBuilder::constant(double value, const Type& type) {
   return add("tessera.constant", {}, {{"value", Attr(value)}}, type);
 }
 
-Value* GraphBuilder::softmax(Value* x, int64_t axis) { return add("tessera.softmax", {x}, {{"axis", Attr(axis)}}, x->type); }
+Value* GraphBuilder::softmax(Value* x, int64_t axis) {
+  return add("tessera.softmax", {x}, {{"axis", Attr(axis)}}, x->type);
+}
 Value* GraphBuilder::log_softmax(Value* x, int64_t axis) {
   return add("tessera.log_softmax", {x}, {{"axis", Attr(axis)}}, x->type);
 }

@@ -33,7 +33,8 @@ std::vector<Tensor> inputs_for(const Module& program) {
   return xs;
 }
 
-std::unique_ptr<Module> lower_with(const Module& program, const machine::Descriptor& device, const std::string& candidate) {
+std::unique_ptr<Module> lower_with(const Module& program, const machine::Descriptor& device,
+                                   const std::string& candidate) {
   return passes::lower(program, Layer::Target, device, {{"*", candidate}});
 }
 
@@ -104,8 +105,8 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
       d.candidate = hit->value("winner", "tessera");
       d.why = "tuning ledger entry " + d.key.substr(0, 12) + " (measured " + hit->value("recorded_at", "?") + ")";
       for (const auto& r : hit->value("rows", nlohmann::json::array()))
-        d.rows.push_back({r.value("candidate", ""), r.value("tier", ""), r.value("status", ""),
-                          r.value("detail", ""), r.value("median_ns", -1.0), r.value("worst_ratio", -1.0)});
+        d.rows.push_back({r.value("candidate", ""), r.value("tier", ""), r.value("status", ""), r.value("detail", ""),
+                          r.value("median_ns", -1.0), r.value("worst_ratio", -1.0)});
       out.push_back(d);
       continue;
     }
@@ -121,14 +122,13 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
       } catch (const Error&) {
       }
     }
-    const std::string scope =
-        sample ? fmt::format(" (gated on {} x {} sampled outputs of the full-size run)", sample->rows().size(),
-                             sample->cols().size())
-        : region_macs(mr.region) > o.gate_limit_macs ? " (gated in full: no sample)"
-                                                     : "";
+    const std::string scope = sample ? fmt::format(" (gated on {} x {} sampled outputs of the full-size run)",
+                                                   sample->rows().size(), sample->cols().size())
+                              : region_macs(mr.region) > o.gate_limit_macs ? " (gated in full: no sample)"
+                                                                           : "";
     std::vector<Tensor> inputs = inputs_for(*program);
-    std::vector<oracle::Expected> expected =
-        sample ? oracle::evaluate(sample->program(), "", sample->inputs(inputs)) : oracle::evaluate(*program, "", inputs);
+    std::vector<oracle::Expected> expected = sample ? oracle::evaluate(sample->program(), "", sample->inputs(inputs))
+                                                    : oracle::evaluate(*program, "", inputs);
     for (Cand& k : cands) {
       Row r{k.c.name, k.c.tier, "", "", -1, -1};
       if (!k.c.unsupported.empty()) {
@@ -167,8 +167,12 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
     d.why = "measured now (" + runner.timing_domain + ", median of " + std::to_string(o.reps) + ")";
     nlohmann::json rows = nlohmann::json::array();
     for (const Row& r : d.rows)
-      rows.push_back({{"candidate", r.candidate}, {"tier", r.tier}, {"status", r.status}, {"detail", r.detail},
-                      {"median_ns", r.median_ns}, {"worst_ratio", r.worst_ratio}});
+      rows.push_back({{"candidate", r.candidate},
+                      {"tier", r.tier},
+                      {"status", r.status},
+                      {"detail", r.detail},
+                      {"median_ns", r.median_ns},
+                      {"worst_ratio", r.worst_ratio}});
     ledger.record(d.key, {{"winner", d.candidate},
                           {"region", d.signature},
                           {"bucket", bucket_of(matmul_spec(*mr.region.core))},

@@ -24,11 +24,11 @@ namespace tessera::arbiter {
 
 // Where candidates are measured.
 struct Runner {
-  std::string target;         // the lane: cpu | cuda
-  std::string device;         // exact device identity
+  std::string target;           // the lane: cpu | cuda
+  std::string device;           // exact device identity
   machine::Descriptor machine;  // what candidates are compiled for (per-arch candidates ask it)
-  std::string toolchain;      // compilers and library versions that candidates depend on
-  std::string timing_domain;  // kernel_wall (CPU) | device_event (CUDA)
+  std::string toolchain;        // compilers and library versions that candidates depend on
+  std::string timing_domain;    // kernel_wall (CPU) | device_event (CUDA)
   struct Measured {
     std::vector<Tensor> outputs;  // of the last run
     double median_ns = 0;         // per run, all of its launches

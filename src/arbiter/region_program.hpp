@@ -24,8 +24,7 @@ std::vector<MatmulRegion> matmul_regions(const ir::Module& graph);
 // rows / cols > 0: M and N become them (the gate's sample of the outputs,
 // region_sample.hpp); E770 if a value has two roles (A is B, or an operand
 // the epilogue also reads), which no consistent resize exists for.
-std::unique_ptr<ir::Module> region_program(const families::fused::FusedRegion& r, int64_t rows = 0,
-                                           int64_t cols = 0);
+std::unique_ptr<ir::Module> region_program(const families::fused::FusedRegion& r, int64_t rows = 0, int64_t cols = 0);
 
 // The dims of `v` (a leaf or the result of region r) that run along M and
 // along N (-1: none; a dim of extent 1 broadcasts and runs along neither).

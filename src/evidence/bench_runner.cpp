@@ -13,23 +13,23 @@
 #include "evidence/ceiling.hpp"
 #include "evidence/packet.hpp"
 #include "evidence/provenance.hpp"
-#include "families/matmul/matmul_schedule.hpp"
 #include "evidence/sampling.hpp"
+#include "families/matmul/matmul_schedule.hpp"
 #include "ir/graph_dialect.hpp"
+#include "ir/ir.hpp"
 #include "ir/parser.hpp"
 #include "ir/printer.hpp"
-#include "oracle/reference.hpp"
 #include "ir/target_dialect.hpp"
+#include "ir/verify.hpp"
+#include "oracle/reference.hpp"
 #include "passes/fusion.hpp"
 #include "passes/graph_to_schedule.hpp"
 #include "passes/pipeline.hpp"
-#include "targets/device_query.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/inputs.hpp"
-#include "support/sha256.hpp"
-#include "ir/ir.hpp"
-#include "ir/verify.hpp"
 #include "runtime/tensor.hpp"
+#include "support/sha256.hpp"
+#include "targets/device_query.hpp"
 #include "targets/lane.hpp"
 #include "tessera/tessera.hpp"
 
@@ -121,7 +121,6 @@ json schedule_summary(const ir::Module& schedule) {
   return passes;
 }
 
-
 // Matmul work of a program: sum over its tessera.matmul ops of batch*m*n*k.
 double matmul_macs(const ir::Module& graph) {
   double macs = 0;
@@ -163,9 +162,10 @@ SampledRegion sampled_region(const CaseProgram& p, const std::string& name, doub
   }
   if (regions.size() != 1 || regions[0].kind != families::fused::FusedRegion::Kind::Matmul ||
       regions[0].ops.size() != body_ops || regions[0].result != returned)
-    fail("E850", "case " + name + ": too big for the full oracle, and the sampled oracle needs a program that is "
-                 "one matmul region (a matmul and its fused epilogue, one result); raise oracle_full_limit_macs or "
-                 "split the program");
+    fail("E850", "case " + name +
+                     ": too big for the full oracle, and the sampled oracle needs a program that is "
+                     "one matmul region (a matmul and its fused epilogue, one result); raise oracle_full_limit_macs or "
+                     "split the program");
   SampledRegion out;
   out.sample = std::make_unique<arbiter::RegionSample>(regions[0], max_macs);
   for (const ir::Value* leaf : regions[0].leaves) {
@@ -210,8 +210,10 @@ json run_bench(const BenchOptions& o) {
   packet["device_descriptor"] = machine.str();  // what every case was compiled for
   packet["date"] = utc_now_iso();
   GitState git = git_state(root);
-  packet["source"] = {{"fingerprint", source_fingerprint(root)}, {"commit", git.available ? git.commit : "unknown"},
-                      {"git", git.available}, {"dirty", git.dirty}};
+  packet["source"] = {{"fingerprint", source_fingerprint(root)},
+                      {"commit", git.available ? git.commit : "unknown"},
+                      {"git", git.available},
+                      {"dirty", git.dirty}};
   packet["environment"] = environment(o.target);
   packet["sampling_requested"] = plan.to_json();
   packet["timing_domains"] = {
@@ -226,7 +228,8 @@ json run_bench(const BenchOptions& o) {
     if (!ceiling_buffer.valid()) ceiling_buffer = generate_input("const:1", DType::F32, {int64_t{1} << 26});
     std::vector<double> secs;
     for (int i = 0; i < 5; ++i)
-      secs.push_back(cpu_read_ceiling_seconds(static_cast<const float*>(ceiling_buffer.data()), ceiling_buffer.numel()));
+      secs.push_back(
+          cpu_read_ceiling_seconds(static_cast<const float*>(ceiling_buffer.data()), ceiling_buffer.numel()));
     std::sort(secs.begin(), secs.end());
     return static_cast<double>(ceiling_buffer.nbytes()) / secs[2] / 1e9;
   };
@@ -243,10 +246,9 @@ json run_bench(const BenchOptions& o) {
     if (c.contains("candidate") && !matmul)
       fail("E850", "case " + name + ": 'candidate' applies to matmul programs only");
     if (candidate != "openblas" && candidate != "cublaslt" && !families::matmul::is_synthesized(candidate))
-      fail("E850", "case " + name + ": unknown candidate '" + candidate + "' (" + families::matmul::candidate_names() +
-                       ")");
-    const passes::Candidates chosen =
-        matmul ? passes::Candidates{{"*", candidate}} : passes::Candidates{};
+      fail("E850",
+           "case " + name + ": unknown candidate '" + candidate + "' (" + families::matmul::candidate_names() + ")");
+    const passes::Candidates chosen = matmul ? passes::Candidates{{"*", candidate}} : passes::Candidates{};
     auto schedule = passes::lower(*prog.graph, ir::Layer::Schedule, machine, chosen);
     auto target_ir = passes::lower(*schedule, ir::Layer::Target, machine, chosen);
     const ir::Op* f = prog.graph->funcs()[0];
@@ -289,19 +291,21 @@ json run_bench(const BenchOptions& o) {
     placement = first.launches.empty() ? "none" : first.launches[0].placement;
     // Inputs bound once (resident on a device); each sample one timed launch.
     std::unique_ptr<runtime::Binding> binding = exe->bind(inputs);
-    sampled = sample([&] {
-      auto t0 = Clock::now();
-      exe->launch(*binding, true);
-      auto recs = exe->finish(*binding);
-      double e2e = ns_since(t0), dev_ns = 0, wall = 0;
-      for (auto& l : recs) {
-        dev_ns += std::max(0.0, l.device_event_ns);
-        wall += std::max(0.0, l.kernel_wall_ns);
-      }
-      std::map<std::string, double> times{{"kernel_wall", wall}, {"end_to_end", e2e}};
-      if (lane.device_clock) times["device_event"] = dev_ns;
-      return times;
-    }, plan);
+    sampled = sample(
+        [&] {
+          auto t0 = Clock::now();
+          exe->launch(*binding, true);
+          auto recs = exe->finish(*binding);
+          double e2e = ns_since(t0), dev_ns = 0, wall = 0;
+          for (auto& l : recs) {
+            dev_ns += std::max(0.0, l.device_event_ns);
+            wall += std::max(0.0, l.kernel_wall_ns);
+          }
+          std::map<std::string, double> times{{"kernel_wall", wall}, {"end_to_end", e2e}};
+          if (lane.device_clock) times["device_event"] = dev_ns;
+          return times;
+        },
+        plan);
     if (!lane.device_clock) row["absent_domains"] = {{"device_event", "the CPU target has no device clock"}};
     row["placement"] = placement;
     row["kernels"] = kernels;
@@ -334,8 +338,10 @@ json run_bench(const BenchOptions& o) {
     json checks = json::array();
     for (size_t i = 0; i < expected.size(); ++i) {
       oracle::Comparison cmp = oracle::compare(expected[i], checked.at(i));
-      checks.push_back({{"max_abs_err", cmp.max_abs_err}, {"tolerance", cmp.tol_at_worst},
-                        {"worst_ratio", cmp.worst_ratio}, {"pass", cmp.pass}});
+      checks.push_back({{"max_abs_err", cmp.max_abs_err},
+                        {"tolerance", cmp.tol_at_worst},
+                        {"worst_ratio", cmp.worst_ratio},
+                        {"pass", cmp.pass}});
       all_pass = all_pass && cmp.pass;
     }
     row["oracle"] = checks;
@@ -368,7 +374,7 @@ json run_bench(const BenchOptions& o) {
   if (anchors.contains("tools")) packet["anchor_tools"] = anchors["tools"];
 
   packet["ceiling"] = {{"kind", lane.device_copy_gbs ? "device-to-device copy of 1 GiB, read + write, per case"
-                                                   : "read of 256 MiB (STREAM-like, every core), per case"}};
+                                                     : "read of 256 MiB (STREAM-like, every core), per case"}};
   packet["all_checks_pass"] = all_pass;
   if (!all_pass) fail("E854", "a case failed its oracle check: no packet is written for wrong results");
   bool clean = git.available && !git.dirty;
@@ -382,7 +388,8 @@ json run_bench(const BenchOptions& o) {
   packet["sealed"] = clean;
   if (!clean && !o.allow_dirty)
     fail("E855", git.available ? "the working tree is dirty; commit first (or pass --unsealed to write an "
-                                 "explicitly unsealed packet):\n" + git.dirty_files
+                                 "explicitly unsealed packet):\n" +
+                                     git.dirty_files
                                : "no git checkout here to prove which commit was measured; pass --unsealed");
   seal(packet);
   return packet;

@@ -14,8 +14,8 @@ typedef float v16 __attribute__((vector_size(64)));
 
 // Built for AVX-512 and for plain x86-64; the loader picks what the CPU has,
 // so the ceiling is as wide as the kernels it judges (built with -march=native).
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void read_range(const float* data, int64_t lo, int64_t len, int streams, float* out16) {
+__attribute__((target_clones("avx512f", "avx2", "default"))) void read_range(const float* data, int64_t lo, int64_t len,
+                                                                             int streams, float* out16) {
   v16 acc[8] = {};
   for (int64_t i = 0; i < len; ++i)
     for (int s = 0; s < streams; ++s) {

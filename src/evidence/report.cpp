@@ -91,7 +91,8 @@ int write_report(const std::string& dir, const std::string& root) {
       r.verdict = verdict_name(v.verdict);
       r.gbs = c.value("achieved_gbs", 0.0);
       r.tflops = c.value("achieved_tflops", -1.0);
-      if (c.contains("candidate") && c["candidate"] != "tessera") r.name += " [" + c["candidate"].get<std::string>() + "]";
+      if (c.contains("candidate") && c["candidate"] != "tessera")
+        r.name += " [" + c["candidate"].get<std::string>() + "]";
       r.ceiling = c.value("ceiling_gbs", p["ceiling"].value("gbs", 0.0));
       r.stable = c.value("stable", false);
       // The tolerance is per element (it scales with each reference value), so
@@ -124,7 +125,8 @@ int write_report(const std::string& dir, const std::string& root) {
         "[candidate] after a case name is a library candidate run through Tessera's runtime; an oracle marked "
         "(sampled RxC) checked R rows by C columns of the measured run's output (every batch) against the oracle "
         "of the same region cut to those rows and columns, the full size being beyond the oracle (older packets: "
-        "(proxy M,N<=256), the same candidate lowered again at M, N <= 256). \"oracle worst err/tol\" is the largest ratio of an element's error to "
+        "(proxy M,N<=256), the same candidate lowered again at M, N <= 256). \"oracle worst err/tol\" is the largest "
+        "ratio of an element's error to "
         "that element's tolerance (1 or more fails), with the largest absolute error beside it. A stale packet "
         "measured sources that have changed since.\n\n"
      << "| packet | target | device | case | GB/s | ceiling GB/s | of ceiling | TFLOP/s | vs anchors | stable "
@@ -143,9 +145,10 @@ int write_report(const std::string& dir, const std::string& root) {
   for (const Row& r : rows) max_v = std::max({max_v, r.gbs, r.ceiling});
   const int height = top + static_cast<int>(rows.size()) * (bar_h + gap) + 30;
   std::ostringstream svg;
-  svg << fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
-                     "font-size=\"11\">\n",
-                     left + width + 90, height);
+  svg << fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
+      "font-size=\"11\">\n",
+      left + width + 90, height);
   svg << "<text x=\"10\" y=\"20\" font-size=\"14\">Achieved GB/s (bar) against the ceiling measured in the same run "
          "(tick)</text>\n";
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -158,8 +161,9 @@ int write_report(const std::string& dir, const std::string& root) {
     svg << fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>\n", left, y, w, bar_h,
                        color);
     if (r.ceiling > 0)
-      svg << fmt::format("<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"black\" stroke-width=\"2\"/>\n",
-                         left + c, y - 2, left + c, y + bar_h + 2);
+      svg << fmt::format(
+          "<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"black\" stroke-width=\"2\"/>\n", left + c,
+          y - 2, left + c, y + bar_h + 2);
     svg << fmt::format("<text x=\"{:.1f}\" y=\"{}\">{:.0f}{}</text>\n", left + std::max(w, c) + 6, y + 13, r.gbs,
                        r.verdict == "fresh" ? "" : " (" + r.verdict + ")");
   }
@@ -171,9 +175,7 @@ int write_report(const std::string& dir, const std::string& root) {
 namespace {
 
 // Three significant figures without exponents: 4.02, 33.4, 156.
-std::string three_figures(double v) {
-  return fmt::format("{:.{}f}", v, v >= 100 ? 0 : v >= 10 ? 1 : 2);
-}
+std::string three_figures(double v) { return fmt::format("{:.{}f}", v, v >= 100 ? 0 : v >= 10 ? 1 : 2); }
 
 std::string duration(double ns) {
   if (ns >= 1e6) return three_figures(ns / 1e6) + " ms";
@@ -258,8 +260,10 @@ std::string headline_table(const std::string& dir, const std::string& root) {
 
   std::string md = "| case | target, device | Tessera | vs anchors and libraries | packet |\n|---|---|---|---|---|\n";
   for (const auto& [packet_name, names] : wanted) {
-    auto lp = std::find_if(packets.begin(), packets.end(), [&](const LoadedPacket& l) { return l.relative == packet_name; });
-    if (lp == packets.end()) fail("E857", "headlines name packet '" + packet_name + "', which is not under '" + dir + "'");
+    auto lp = std::find_if(packets.begin(), packets.end(),
+                           [&](const LoadedPacket& l) { return l.relative == packet_name; });
+    if (lp == packets.end())
+      fail("E857", "headlines name packet '" + packet_name + "', which is not under '" + dir + "'");
     const json& p = lp->body;
     std::string short_name = packet_name;
     if (const size_t dot = short_name.find(".packet.json"); dot != std::string::npos) short_name.resize(dot);

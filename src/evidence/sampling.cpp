@@ -11,7 +11,7 @@ namespace {
 double quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
   if (v.empty()) return 0;
-  size_t i = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size()))) ;
+  size_t i = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
   return v[std::min(v.size() - 1, i == 0 ? 0 : i - 1)];
 }
 double median(std::vector<double> v) {
@@ -36,14 +36,23 @@ SamplingPlan SamplingPlan::from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json SamplingPlan::to_json() const {
-  return {{"warmup", warmup},   {"samples", samples},             {"iterations", iterations},
-          {"cohorts", cohorts}, {"stability_pct", stability_pct}, {"max_samples", max_samples}};
+  return {{"warmup", warmup},
+          {"samples", samples},
+          {"iterations", iterations},
+          {"cohorts", cohorts},
+          {"stability_pct", stability_pct},
+          {"max_samples", max_samples}};
 }
 
 nlohmann::json DomainStats::to_json() const {
-  return {{"median_ns", median_ns},         {"min_ns", min_ns},   {"max_ns", max_ns},
-          {"p90_ns", p90_ns},               {"stable", stable},   {"spread_pct", spread_pct},
-          {"cohort_medians_ns", cohort_medians_ns}, {"samples", samples_ns.size()}};
+  return {{"median_ns", median_ns},
+          {"min_ns", min_ns},
+          {"max_ns", max_ns},
+          {"p90_ns", p90_ns},
+          {"stable", stable},
+          {"spread_pct", spread_pct},
+          {"cohort_medians_ns", cohort_medians_ns},
+          {"samples", samples_ns.size()}};
 }
 
 Sampled sample(const Iteration& run_once, SamplingPlan plan) {

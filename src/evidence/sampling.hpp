@@ -22,7 +22,7 @@ struct SamplingPlan {
 };
 
 struct DomainStats {
-  std::vector<double> samples_ns;        // every sample (mean over its iterations)
+  std::vector<double> samples_ns;  // every sample (mean over its iterations)
   std::vector<double> cohort_medians_ns;
   double median_ns = 0, min_ns = 0, max_ns = 0, p90_ns = 0, spread_pct = 0;
   bool stable = false;
@@ -35,7 +35,7 @@ using Iteration = std::function<std::map<std::string, double>()>;
 
 struct Sampled {
   std::map<std::string, DomainStats> domains;
-  SamplingPlan used;  // after any raise
+  SamplingPlan used;                // after any raise
   std::vector<std::string> raised;  // why sampling was raised, in order
 };
 

@@ -25,8 +25,9 @@ machine::Descriptor read_device(const ir::Op& op) {
 
 void check_threads(const ir::Op& op, const machine::Descriptor& device, int64_t threads) {
   if (threads > device.max_threads)
-    fail("E302", "'" + op.name + "': " + std::to_string(threads) + " threads a program, but a block of " + device.name +
-                     " holds " + std::to_string(device.max_threads),
+    fail("E302",
+         "'" + op.name + "': " + std::to_string(threads) + " threads a program, but a block of " + device.name +
+             " holds " + std::to_string(device.max_threads),
          op.loc);
 }
 

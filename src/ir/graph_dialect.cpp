@@ -15,22 +15,28 @@ const char* reduce_kind_name(ReduceKind k) {
   return "?";
 }
 
-ReduceSpec make_reduce_spec(const std::string& kind, std::vector<int64_t> axes, bool keepdims,
-                            const Type& input, const SourceLoc& loc) {
+ReduceSpec make_reduce_spec(const std::string& kind, std::vector<int64_t> axes, bool keepdims, const Type& input,
+                            const SourceLoc& loc) {
   ReduceSpec spec;
-  static const std::pair<const char*, ReduceKind> kinds[] = {
-      {"sum", ReduceKind::Sum}, {"mean", ReduceKind::Mean}, {"max", ReduceKind::Max},
-      {"min", ReduceKind::Min}, {"prod", ReduceKind::Prod}};
+  static const std::pair<const char*, ReduceKind> kinds[] = {{"sum", ReduceKind::Sum},
+                                                             {"mean", ReduceKind::Mean},
+                                                             {"max", ReduceKind::Max},
+                                                             {"min", ReduceKind::Min},
+                                                             {"prod", ReduceKind::Prod}};
   bool found = false;
   for (auto& [n, k] : kinds)
-    if (kind == n) { spec.kind = k; found = true; }
+    if (kind == n) {
+      spec.kind = k;
+      found = true;
+    }
   if (!found) fail("E202", "unknown reduction kind '" + kind + "' (expected sum, mean, max, min or prod)", loc);
   if (!input.is_tensor()) fail("E207", "tessera.reduce takes a tensor, got " + input.str(), loc);
   const int64_t rank = input.rank();
   for (int64_t& a : axes) {
     if (a < -rank || a >= rank)
-      fail("E203", "axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank) + " input " +
-                       input.str(), loc);
+      fail("E203",
+           "axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank) + " input " + input.str(),
+           loc);
     if (a < 0) a += rank;
   }
   std::vector<int64_t> sorted = axes;
@@ -41,10 +47,11 @@ ReduceSpec make_reduce_spec(const std::string& kind, std::vector<int64_t> axes, 
   spec.keepdims = keepdims;
   int64_t reduced = 1;
   for (int64_t a : spec.axes) reduced *= input.shape[a];
-  if (reduced == 0 && (spec.kind == ReduceKind::Max || spec.kind == ReduceKind::Min ||
-                       spec.kind == ReduceKind::Mean))
-    fail("E206", std::string("'") + reduce_kind_name(spec.kind) +
-                     "' over a zero-size extent has no value (only sum and prod have an identity)", loc);
+  if (reduced == 0 && (spec.kind == ReduceKind::Max || spec.kind == ReduceKind::Min || spec.kind == ReduceKind::Mean))
+    fail("E206",
+         std::string("'") + reduce_kind_name(spec.kind) +
+             "' over a zero-size extent has no value (only sum and prod have an identity)",
+         loc);
   return spec;
 }
 
@@ -90,19 +97,22 @@ void verify_func_return(const Op& func) {
   const Op& ret = *body.ops.back();
   auto results = func_result_types(func);
   if (ret.operands.size() != results.size())
-    fail("E208", "return has " + std::to_string(ret.operands.size()) + " values but func @" + func.sym +
-                     " declares " + std::to_string(results.size()) + " results", ret.loc);
+    fail("E208",
+         "return has " + std::to_string(ret.operands.size()) + " values but func @" + func.sym + " declares " +
+             std::to_string(results.size()) + " results",
+         ret.loc);
   for (size_t i = 0; i < results.size(); ++i)
     if (!(ret.operands[i]->type == results[i]))
-      fail("E208", "return value " + std::to_string(i) + " has type " + ret.operands[i]->type.str() +
-                       " but func @" + func.sym + " declares " + results[i].str(), ret.loc);
+      fail("E208",
+           "return value " + std::to_string(i) + " has type " + ret.operands[i]->type.str() + " but func @" + func.sym +
+               " declares " + results[i].str(),
+           ret.loc);
 }
 
 void verify_graph(const Module& m) {
   if (m.funcs().empty()) fail("E200", "the module has no func");
   for (auto& top : m.ops) {
-    if (top->name != "func")
-      fail("E201", "'" + top->name + "' is not allowed at the top level of Graph IR", top->loc);
+    if (top->name != "func") fail("E201", "'" + top->name + "' is not allowed at the top level of Graph IR", top->loc);
     for (auto& arg : top->regions[0]->args)
       if (!arg->type.is_tensor()) fail("E207", "func arguments must be tensors, got " + arg->type.str(), top->loc);
     const Region& body = *top->regions[0];
@@ -121,16 +131,20 @@ void verify_graph(const Module& m) {
         continue;
       }
       if (op.name != "tessera.reduce")
-        fail("E201", "unknown Graph IR op '" + op.name +
-                         "' (this build knows tessera.reduce, softmax, log_softmax, layer_norm, rms_norm, matmul, cast, "
-                         "constant and the pointwise ops in docs/semantics.md)", op.loc);
+        fail("E201",
+             "unknown Graph IR op '" + op.name +
+                 "' (this build knows tessera.reduce, softmax, log_softmax, layer_norm, rms_norm, matmul, cast, "
+                 "constant and the pointwise ops in docs/semantics.md)",
+             op.loc);
       for (Value* v : op.operands)
         if (!v->type.is_tensor()) fail("E207", "tessera.reduce takes a tensor, got " + v->type.str(), op.loc);
       ReduceSpec spec = reduce_spec(op);
       Type want = reduce_result_type(op.operands[0]->type, spec);
       if (!(op.results[0]->type == want))
-        fail("E205", "tessera.reduce result type is " + op.results[0]->type.str() + " but " + want.str() +
-                         " follows from the input and attributes", op.loc);
+        fail("E205",
+             "tessera.reduce result type is " + op.results[0]->type.str() + " but " + want.str() +
+                 " follows from the input and attributes",
+             op.loc);
     }
     verify_func_return(*top);
   }

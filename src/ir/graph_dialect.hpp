@@ -21,8 +21,8 @@ struct ReduceSpec {
 // Reads and validates the attributes of a tessera.reduce against its input
 // type: negative axes normalized, duplicates/out-of-range rejected (E2xx).
 ReduceSpec reduce_spec(const Op& op);
-ReduceSpec make_reduce_spec(const std::string& kind, std::vector<int64_t> axes, bool keepdims,
-                            const Type& input, const SourceLoc& loc = {});
+ReduceSpec make_reduce_spec(const std::string& kind, std::vector<int64_t> axes, bool keepdims, const Type& input,
+                            const SourceLoc& loc = {});
 Type reduce_result_type(const Type& input, const ReduceSpec& spec);
 
 // ---- pointwise and row ops (graph_pointwise.cpp) ----------------------------
@@ -32,10 +32,10 @@ Type reduce_result_type(const Type& input, const ReduceSpec& spec);
 //   %y = tessera.softmax %x {axis = -1} : tensor<MxNxf32> -> tensor<MxNxf32>
 //   %n = tessera.layer_norm %x, %w, %b {eps = 1.0e-05} : (tensor<MxN..>, tensor<N..>, tensor<N..>) -> tensor<MxN..>
 // Binary ops broadcast numpy-style and need operands of one dtype (E209).
-bool is_unary_op(const std::string& name);     // tessera.neg abs exp log sqrt rsqrt tanh sigmoid relu gelu silu
-bool is_binary_op(const std::string& name);    // tessera.add sub mul div max min pow
-bool is_pointwise_op(const std::string& name); // unary, binary, cast, constant
-bool is_row_op(const std::string& name);       // tessera.softmax log_softmax layer_norm rms_norm
+bool is_unary_op(const std::string& name);      // tessera.neg abs exp log sqrt rsqrt tanh sigmoid relu gelu silu
+bool is_binary_op(const std::string& name);     // tessera.add sub mul div max min pow
+bool is_pointwise_op(const std::string& name);  // unary, binary, cast, constant
+bool is_row_op(const std::string& name);        // tessera.softmax log_softmax layer_norm rms_norm
 // The numpy broadcast of two shapes; E210 names both when they do not broadcast.
 std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
                                       const SourceLoc& loc = {});
@@ -53,8 +53,8 @@ void verify_pointwise_or_row_op(const Op& op);
 struct MatmulSpec {
   int64_t m = 0, n = 0, k = 0;
   bool transpose_a = false, transpose_b = false;
-  std::vector<int64_t> batch_shape;  // the result's batch dims
-  int64_t batch = 1;                 // their product
+  std::vector<int64_t> batch_shape;           // the result's batch dims
+  int64_t batch = 1;                          // their product
   bool a_batched = false, b_batched = false;  // false: one matrix shared by every batch
 };
 // Validates a tessera.matmul (E205, E207, E209, E211, E213, E214) and reads it.

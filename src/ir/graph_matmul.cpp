@@ -33,11 +33,12 @@ MatmulSpec matmul_spec(const Op& op) {
   if (a.rank() < 2 || b.rank() < 2)
     bad(op, "E213", "operands need rank 2 or more (matrices, or batches of them), got " + a.str() + " and " + b.str());
   if (a.dtype != b.dtype)
-    bad(op, "E209", "operands have dtypes " + std::string(dtype_name(a.dtype)) + " and " +
-                        std::string(dtype_name(b.dtype)) + "; insert a tessera.cast (no implicit promotion)");
+    bad(op, "E209",
+        "operands have dtypes " + std::string(dtype_name(a.dtype)) + " and " + std::string(dtype_name(b.dtype)) +
+            "; insert a tessera.cast (no implicit promotion)");
   if (!matmul_dtype(a.dtype) || !matmul_dtype(c.dtype))
-    bad(op, "E214", "supports f32, f16 and bf16 operands and results (f32 accumulation), got " + a.str() +
-                        " -> " + c.str());
+    bad(op, "E214",
+        "supports f32, f16 and bf16 operands and results (f32 accumulation), got " + a.str() + " -> " + c.str());
   MatmulSpec s;
   s.transpose_a = flag(op, "transpose_a");
   s.transpose_b = flag(op, "transpose_b");
@@ -47,8 +48,9 @@ MatmulSpec matmul_spec(const Op& op) {
   const int64_t kb = b.shape[rb - (s.transpose_b ? 1 : 2)];
   s.n = b.shape[rb - (s.transpose_b ? 2 : 1)];
   if (kb != s.k)
-    bad(op, "E213", "contraction sizes differ: a gives K = " + std::to_string(s.k) + ", b gives " +
-                        std::to_string(kb) + " (" + a.str() + " x " + b.str() + ")");
+    bad(op, "E213",
+        "contraction sizes differ: a gives K = " + std::to_string(s.k) + ", b gives " + std::to_string(kb) + " (" +
+            a.str() + " x " + b.str() + ")");
   std::vector<int64_t> ba(a.shape.begin(), a.shape.end() - 2), bb(b.shape.begin(), b.shape.end() - 2);
   s.batch_shape = broadcast_shapes(ba, bb, op.loc);
   // An operand with more than one matrix must have exactly the result's batch
@@ -57,8 +59,8 @@ MatmulSpec matmul_spec(const Op& op) {
     int64_t n = 1;
     for (int64_t d : ob) n *= d;
     if (n != 1 && ob != s.batch_shape)
-      bad(op, "E213", "an operand's batch dims must be the result's whole batch or absent; got " + a.str() +
-                          " x " + b.str());
+      bad(op, "E213",
+          "an operand's batch dims must be the result's whole batch or absent; got " + a.str() + " x " + b.str());
     return n != 1;
   };
   s.a_batched = batched(ba);
@@ -68,8 +70,7 @@ MatmulSpec matmul_spec(const Op& op) {
   shape.push_back(s.m);
   shape.push_back(s.n);
   const Type want = Type::tensor(c.dtype, shape);
-  if (!(c == want))
-    bad(op, "E205", "result type is " + c.str() + " but " + want.str() + " follows from the operands");
+  if (!(c == want)) bad(op, "E205", "result type is " + c.str() + " but " + want.str() + " follows from the operands");
   return s;
 }
 

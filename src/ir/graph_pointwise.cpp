@@ -10,7 +10,7 @@ namespace tessera::ir {
 
 namespace {
 
-const std::set<std::string> kUnary = {"neg", "abs", "exp", "log", "sqrt", "rsqrt",
+const std::set<std::string> kUnary = {"neg",  "abs",     "exp",  "log",  "sqrt", "rsqrt",
                                       "tanh", "sigmoid", "relu", "gelu", "silu"};
 const std::set<std::string> kBinary = {"add", "sub", "mul", "div", "max", "min", "pow"};
 
@@ -30,8 +30,8 @@ std::string shape_str(const std::vector<int64_t>& s) {
 
 void expect_arity(const Op& op, size_t operands) {
   if (op.operands.size() != operands || op.results.size() != 1)
-    bad(op, "E205", "takes " + std::to_string(operands) + " operand" + (operands == 1 ? "" : "s") +
-                        " and has one result");
+    bad(op, "E205",
+        "takes " + std::to_string(operands) + " operand" + (operands == 1 ? "" : "s") + " and has one result");
   for (Value* v : op.operands)
     if (!v->type.is_tensor()) bad(op, "E207", "operands must be tensors, got " + v->type.str());
   if (!op.results[0]->type.is_tensor()) bad(op, "E207", "the result must be a tensor");
@@ -45,8 +45,9 @@ void allow_attrs(const Op& op, std::initializer_list<const char*> keys) {
 
 void expect_result(const Op& op, const Type& want) {
   if (!(op.results[0]->type == want))
-    bad(op, "E205", "result type is " + op.results[0]->type.str() + " but " + want.str() +
-                        " follows from the operands and attributes");
+    bad(op, "E205",
+        "result type is " + op.results[0]->type.str() + " but " + want.str() +
+            " follows from the operands and attributes");
 }
 
 double float_attr(const Op& op, const char* key, double fallback) {
@@ -78,9 +79,10 @@ std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::
     int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
     if (x != y && x != 1 && y != 1)
-      fail("E210", "shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast: dimension " +
-                       std::to_string(i) + " is " + std::to_string(x) + " vs " + std::to_string(y) +
-                       " (numpy rules: equal, or one of them 1)", loc);
+      fail("E210",
+           "shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast: dimension " + std::to_string(i) +
+               " is " + std::to_string(x) + " vs " + std::to_string(y) + " (numpy rules: equal, or one of them 1)",
+           loc);
     out[i] = x == 1 ? y : x;
   }
   return out;
@@ -128,8 +130,7 @@ void verify_pointwise_or_row_op(const Op& op) {
     expect_arity(op, 1);
     allow_attrs(op, {});
     if (op.results[0]->type.shape != op.operands[0]->type.shape)
-      bad(op, "E205", "changes only the dtype: " + op.operands[0]->type.str() + " -> " +
-                          op.results[0]->type.str());
+      bad(op, "E205", "changes only the dtype: " + op.operands[0]->type.str() + " -> " + op.results[0]->type.str());
     return;
   }
   if (is_unary_op(op.name)) {
@@ -150,8 +151,9 @@ void verify_pointwise_or_row_op(const Op& op) {
     allow_attrs(op, {});
     const Type &a = op.operands[0]->type, &b = op.operands[1]->type;
     if (a.dtype != b.dtype)
-      bad(op, "E209", "operands have dtypes " + std::string(dtype_name(a.dtype)) + " and " +
-                          std::string(dtype_name(b.dtype)) + "; insert a tessera.cast (no implicit promotion)");
+      bad(op, "E209",
+          "operands have dtypes " + std::string(dtype_name(a.dtype)) + " and " + std::string(dtype_name(b.dtype)) +
+              "; insert a tessera.cast (no implicit promotion)");
     expect_result(op, Type::tensor(a.dtype, broadcast_shapes(a.shape, b.shape, op.loc)));
     return;
   }
@@ -167,8 +169,9 @@ void verify_pointwise_or_row_op(const Op& op) {
     const Type want = Type::tensor(x.dtype, {x.shape.back()});
     for (size_t i = 1; i < op.operands.size(); ++i)
       if (!(op.operands[i]->type == want))
-        bad(op, "E212", std::string(i == 1 ? "the weight" : "the bias") + " must be " + want.str() +
-                            " (the normalized last axis, in the input's dtype), got " + op.operands[i]->type.str());
+        bad(op, "E212",
+            std::string(i == 1 ? "the weight" : "the bias") + " must be " + want.str() +
+                " (the normalized last axis, in the input's dtype), got " + op.operands[i]->type.str());
   }
   expect_result(op, x);
 }

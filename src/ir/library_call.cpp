@@ -13,8 +13,8 @@ namespace tessera::ir {
 std::string LibraryMatmul::to_text() const {
   std::ostringstream s;
   s << "// Tessera library call: not compiled; the runtime calls " << library << " with buffers (a, b, out).\n"
-    << "library = " << library << "\nop = matmul\noperand = " << dtype_name(operand) << "\nresult = "
-    << dtype_name(result) << "\nbatch = " << batch << "\nm = " << m << "\nn = " << n << "\nk = " << k
+    << "library = " << library << "\nop = matmul\noperand = " << dtype_name(operand)
+    << "\nresult = " << dtype_name(result) << "\nbatch = " << batch << "\nm = " << m << "\nn = " << n << "\nk = " << k
     << "\ntranspose_a = " << transpose_a << "\ntranspose_b = " << transpose_b << "\na_batch_stride = " << a_batch_stride
     << "\nb_batch_stride = " << b_batch_stride << "\n";
   return s.str();
@@ -84,7 +84,8 @@ LibraryMatmul LibraryMatmul::from_kernel(const Op& k) {
   const Region& body = *k.regions.at(0);
   if (body.args.size() != 3) fail("E403", "tile.extern_kernel @" + k.sym + " takes buffers (a, b, out)", k.loc);
   c.operand = body.args[0]->type.dtype;
-  if (body.args[1]->type.dtype != c.operand) fail("E403", "tile.extern_kernel @" + k.sym + ": a and b differ in dtype", k.loc);
+  if (body.args[1]->type.dtype != c.operand)
+    fail("E403", "tile.extern_kernel @" + k.sym + ": a and b differ in dtype", k.loc);
   c.result = body.args[2]->type.dtype;
   c.batch = int_attr(k, "batch"), c.m = int_attr(k, "m"), c.n = int_attr(k, "n"), c.k = int_attr(k, "k");
   auto flag = [&](const char* key) {

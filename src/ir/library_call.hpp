@@ -23,8 +23,8 @@ struct LibraryMatmul {
   bool transpose_a = false, transpose_b = false;
   int64_t a_batch_stride = 0, b_batch_stride = 0;
 
-  std::string to_text() const;                       // deterministic, one "key = value" a line
-  static LibraryMatmul parse(const std::string& text);  // E504 on anything malformed
+  std::string to_text() const;                                // deterministic, one "key = value" a line
+  static LibraryMatmul parse(const std::string& text);        // E504 on anything malformed
   static LibraryMatmul from_kernel(const Op& extern_kernel);  // a tile.extern_kernel's attributes
 };
 

@@ -42,9 +42,18 @@ class Parser {
   // Line/column are counted forward from the last query (positions only grow
   // between queries except on rare backtracks), keeping this linear overall.
   SourceLoc loc() const {
-    if (pos_ < loc_pos_) { loc_pos_ = 0; loc_line_ = 1; loc_col_ = 1; }
+    if (pos_ < loc_pos_) {
+      loc_pos_ = 0;
+      loc_line_ = 1;
+      loc_col_ = 1;
+    }
     for (; loc_pos_ < pos_ && loc_pos_ < s_.size(); ++loc_pos_) {
-      if (s_[loc_pos_] == '\n') { ++loc_line_; loc_col_ = 1; } else { ++loc_col_; }
+      if (s_[loc_pos_] == '\n') {
+        ++loc_line_;
+        loc_col_ = 1;
+      } else {
+        ++loc_col_;
+      }
     }
     return SourceLoc{file_, loc_line_, loc_col_};
   }
@@ -126,8 +135,9 @@ class Parser {
         if (x == std::string::npos) break;
         std::string dim = body.substr(p, x - p);
         if (dim.empty() || dim.size() > 18 || dim.find_first_not_of("0123456789") != std::string::npos)
-          error_at(l, "E103", "bad dimension '" + dim + "' in type '" + head + "<" + body +
-                                  ">' (dimensions are non-negative integers; rank 0 is '" + head + "<f32>')");
+          error_at(l, "E103",
+                   "bad dimension '" + dim + "' in type '" + head + "<" + body +
+                       ">' (dimensions are non-negative integers; rank 0 is '" + head + "<f32>')");
         dims.push_back(std::stoll(dim));
         p = x + 1;
       }
@@ -142,12 +152,14 @@ class Parser {
     std::vector<Type> out;
     if (try_consume("(")) {
       if (try_consume(")")) return out;
-      do out.push_back(type()); while (try_consume(","));
+      do out.push_back(type());
+      while (try_consume(","));
       expect(")");
       return out;
     }
     // MLIR style without parentheses: "t1, t2" (nothing else can follow a comma here)
-    do out.push_back(type()); while (try_consume(","));
+    do out.push_back(type());
+    while (try_consume(","));
     return out;
   }
 
@@ -161,7 +173,8 @@ class Parser {
       ++pos_;
       AttrList l;
       if (try_consume("]")) return Attr(std::move(l));
-      do l.push_back(attr_value(depth + 1)); while (try_consume(","));
+      do l.push_back(attr_value(depth + 1));
+      while (try_consume(","));
       expect("]");
       return Attr(std::move(l));
     }
@@ -192,7 +205,10 @@ class Parser {
     bool is_float = false;
     while (!at_end()) {
       char c = peek();
-      if (std::isdigit(static_cast<unsigned char>(c))) { ++pos_; continue; }
+      if (std::isdigit(static_cast<unsigned char>(c))) {
+        ++pos_;
+        continue;
+      }
       if (c == '.' || c == 'e' || c == 'E') {
         is_float = true;
         ++pos_;
@@ -225,7 +241,10 @@ class Parser {
       char c = s_[pos_++];
       if (c == '"') return out;
       if (c == '\n') error_at(l, "E106", "unterminated string literal (newline in string)");
-      if (c != '\\') { out += c; continue; }
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
       if (at_end()) error_at(l, "E106", "unterminated string literal");
       char e = s_[pos_++];
       switch (e) {
@@ -375,8 +394,9 @@ class Parser {
       std::vector<Type> in = type_list_or_single();
       if (try_consume("->")) result_types = type_list_or_single();
       if (in.size() != o->operands.size())
-        error_at(tl, "E104", "'" + o->name + "' has " + std::to_string(o->operands.size()) +
-                                 " operands but its signature lists " + std::to_string(in.size()) + " types");
+        error_at(tl, "E104",
+                 "'" + o->name + "' has " + std::to_string(o->operands.size()) + " operands but its signature lists " +
+                     std::to_string(in.size()) + " types");
       for (size_t i = 0; i < in.size(); ++i)
         if (!(in[i] == o->operands[i]->type))
           error_at(operand_names[i].second, "E104",
@@ -386,8 +406,9 @@ class Parser {
       error("E100", "expected ':' and a type signature after the operands of '" + o->name + "'");
     }
     if (result_types.size() != result_names.size())
-      error_at(l, "E104", "'" + o->name + "' defines " + std::to_string(result_names.size()) +
-                              " results but its signature lists " + std::to_string(result_types.size()));
+      error_at(l, "E104",
+               "'" + o->name + "' defines " + std::to_string(result_names.size()) +
+                   " results but its signature lists " + std::to_string(result_types.size()));
     while (try_consume("region")) {
       Region& r = o->add_region();
       scopes_.emplace_back();

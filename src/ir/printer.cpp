@@ -15,8 +15,7 @@ void print_region_body(std::string& out, const Region& r, int indent) {
 
 std::string args_decl(const Region& r) {
   std::string s = "(";
-  for (size_t i = 0; i < r.args.size(); ++i)
-    s += (i ? ", %" : "%") + r.args[i]->name + ": " + r.args[i]->type.str();
+  for (size_t i = 0; i < r.args.size(); ++i) s += (i ? ", %" : "%") + r.args[i]->name + ": " + r.args[i]->type.str();
   return s + ")";
 }
 
@@ -37,8 +36,7 @@ std::string print_op(const Op& op, int indent) {
   if (op.name == "func") return print_func(op, indent);
   std::string pad(indent, ' ');
   std::string out = pad;
-  for (size_t i = 0; i < op.results.size(); ++i)
-    out += (i ? ", %" : "%") + op.results[i]->name;
+  for (size_t i = 0; i < op.results.size(); ++i) out += (i ? ", %" : "%") + op.results[i]->name;
   if (!op.results.empty()) out += " = ";
   out += op.name;
   if (!op.sym.empty()) out += " @" + op.sym;

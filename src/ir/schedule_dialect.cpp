@@ -26,8 +26,9 @@ void check_artifact_hash(const Op& op) {
   const Attr* h = op.attr("artifact_hash");
   if (!h || !h->as_string()) fail("E302", "'" + op.name + "' has no artifact_hash", op.loc);
   if (*h->as_string() != compute_artifact_hash(op))
-    fail("E301", "schedule altered after hashing: the attributes of '" + op.name +
-                     "' no longer match its artifact_hash (re-run graph_to_schedule instead of editing)",
+    fail("E301",
+         "schedule altered after hashing: the attributes of '" + op.name +
+             "' no longer match its artifact_hash (re-run graph_to_schedule instead of editing)",
          op.loc);
 }
 
@@ -63,8 +64,7 @@ void verify_schedule(const Module& m) {
       fail("E303", "'" + top->name + "' is not allowed at the top level of Schedule IR", top->loc);
     for (auto& op : top->regions[0]->ops) {
       if (op->name == "return") continue;
-      if (op->dialect() != "schedule")
-        fail("E303", "'" + op->name + "' is not a Schedule IR op", op->loc);
+      if (op->dialect() != "schedule") fail("E303", "'" + op->name + "' is not a Schedule IR op", op->loc);
       const Attr* h = op->attr("artifact_hash");
       if (!h || !h->as_string() || h->as_string()->size() != 64)
         fail("E302", "'" + op->name + "' needs a 64-hex-digit artifact_hash", op->loc);

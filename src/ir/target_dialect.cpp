@@ -94,9 +94,8 @@ void check_tensor_map(const TensorMapDesc& t, size_t index, const KernelDesc& k,
 }  // namespace
 
 std::string TensorMapDesc::str() const {
-  return buffer + " " + std::string(dtype_name(dtype)) + " dims=" + ints_text(dims) + " strides=" +
-         ints_text(strides) + " box=" + ints_text(box) + " swizzle=" + std::to_string(swizzle) +
-         "B param=" + std::to_string(param);
+  return buffer + " " + std::string(dtype_name(dtype)) + " dims=" + ints_text(dims) + " strides=" + ints_text(strides) +
+         " box=" + ints_text(box) + " swizzle=" + std::to_string(swizzle) + "B param=" + std::to_string(param);
 }
 
 TensorMapDesc TensorMapDesc::parse(const std::string& s, const SourceLoc& loc) {
@@ -129,8 +128,9 @@ TensorMapDesc TensorMapDesc::parse(const std::string& s, const SourceLoc& loc) {
     else ok = false;
   }
   if (!ok || !dims || !strides || !box || !swizzle || !param)
-    fail("E504", "malformed tensor map descriptor '" + s +
-                     "' (expected e.g. \"a bf16 dims=[1024,8192] strides=[2048] box=[64,128] swizzle=128B param=3\")",
+    fail("E504",
+         "malformed tensor map descriptor '" + s +
+             "' (expected e.g. \"a bf16 dims=[1024,8192] strides=[2048] box=[64,128] swizzle=128B param=3\")",
          loc);
   return t;
 }
@@ -213,8 +213,10 @@ void verify_target(const Module& m) {
       for (auto& r : op->results) vals.push_back(r.get());
       for (size_t i = 0; i < vals.size(); ++i)
         if (vals[i]->type.numel() != k.buffers[i].elements || vals[i]->type.dtype != k.buffers[i].dtype)
-          fail("E505", "target.launch @" + op->sym + ": " + vals[i]->type.str() + " does not fit buffer '" +
-                           k.buffers[i].str() + "'", op->loc);
+          fail("E505",
+               "target.launch @" + op->sym + ": " + vals[i]->type.str() + " does not fit buffer '" +
+                   k.buffers[i].str() + "'",
+               op->loc);
     }
     verify_func_return(*f);
   }

@@ -45,13 +45,13 @@ struct TensorMapDesc {
 struct KernelDesc {
   std::string sym, target, abi, source, sha256, artifact_hash;
   int64_t grid = 0;
-  int64_t threads = 1;  // per program: a CUDA block's size; 1 on the CPU
+  int64_t threads = 1;       // per program: a CUDA block's size; 1 on the CPU
   int64_t shared_bytes = 0;  // dynamic shared memory per program (CUDA: its one tile.alloca)
   int64_t cluster = 1;       // CUDA: blocks in a program's thread-block cluster (above 8: non-portable)
   // CUDA: the programs loop over the work with a stride of the programs
   // launched, so the runtime launches min(grid, what fits the device at once).
   bool persistent = false;
-  std::string library;       // non-empty: a library call (source is its ir::LibraryMatmul record)
+  std::string library;  // non-empty: a library call (source is its ir::LibraryMatmul record)
   std::vector<BufferDesc> buffers;
   std::vector<TensorMapDesc> tensor_maps;  // CUDA only; empty for most kernels
 };

@@ -50,9 +50,7 @@ Value* TileBuilder::scratch(int64_t size, DType d) {
   return create1("tile.alloca", {}, Type::ptr(d), {{"size", Attr(size)}});
 }
 
-Value* TileBuilder::load(Value* ptr, Value* offset, Type result) {
-  return create1("tile.load", {ptr, offset}, result);
-}
+Value* TileBuilder::load(Value* ptr, Value* offset, Type result) { return create1("tile.load", {ptr, offset}, result); }
 
 Value* TileBuilder::load_masked(Value* ptr, Value* offset, Value* count, Type result, double other) {
   return create1("tile.load_masked", {ptr, offset, count}, result, {{"other", Attr(other)}});
@@ -68,10 +66,10 @@ Value* TileBuilder::load_staged(Value* ptr, Value* stage, Value* row, Value* row
                                 Type result) {
   return create1("tile.load_staged", {ptr, stage, row, rows, iter}, result, {{"row_stride", Attr(row_stride)}});
 }
-void TileBuilder::transpose(Value* in, Value* out, Value* in_base, Value* out_base, Value* r0, Value* c0,
-                            int64_t rows, int64_t cols, int64_t block_rows, int64_t block_cols) {
+void TileBuilder::transpose(Value* in, Value* out, Value* in_base, Value* out_base, Value* r0, Value* c0, int64_t rows,
+                            int64_t cols, int64_t block_rows, int64_t block_cols) {
   create("tile.transpose", {in, out, in_base, out_base, r0, c0},
-            {{"rows", Attr(rows)}, {"cols", Attr(cols)}, {"block", Attr::ints({block_rows, block_cols})}});
+         {{"rows", Attr(rows)}, {"cols", Attr(cols)}, {"block", Attr::ints({block_rows, block_cols})}});
 }
 
 Value* TileBuilder::combine(const std::string& kind, Value* a, Value* b) {
@@ -108,10 +106,10 @@ Value* TileBuilder::mask(Value* t, Value* count, double other) {
   return create1("tile.mask", {t, count}, t->type, {{"other", Attr(other)}});
 }
 
-Value* TileBuilder::load2d(Value* ptr, Value* base, Value* rows, Value* cols, int64_t row_stride,
-                           int64_t col_stride, bool aligned, Type result) {
+Value* TileBuilder::load2d(Value* ptr, Value* base, Value* rows, Value* cols, int64_t row_stride, int64_t col_stride,
+                           bool aligned, Type result) {
   return create1("tile.load2d", {ptr, base, rows, cols}, result,
-                    {{"row_stride", Attr(row_stride)}, {"col_stride", Attr(col_stride)}, {"aligned", Attr(aligned)}});
+                 {{"row_stride", Attr(row_stride)}, {"col_stride", Attr(col_stride)}, {"aligned", Attr(aligned)}});
 }
 
 void TileBuilder::matmul(std::vector<Value*> operands, AttrDict attrs) {
@@ -137,9 +135,9 @@ std::unique_ptr<Op> new_tile_kernel(const std::string& sym, int64_t programs, in
 }
 
 int map_arity(const std::string& fn) {
-  static const std::set<std::string> unary = {"neg",  "abs",  "exp",     "log",       "sqrt",      "rsqrt",
-                                              "tanh", "sigmoid", "relu", "gelu", "gelu_tanh", "silu",
-                                              "round_f16", "round_bf16", "round_f32"};
+  static const std::set<std::string> unary = {"neg",       "abs",  "exp",       "log",        "sqrt",
+                                              "rsqrt",     "tanh", "sigmoid",   "relu",       "gelu",
+                                              "gelu_tanh", "silu", "round_f16", "round_bf16", "round_f32"};
   static const std::set<std::string> binary = {"add", "sub", "mul", "div", "max", "min", "pow"};
   return unary.count(fn) ? 1 : binary.count(fn) ? 2 : 0;
 }

@@ -53,8 +53,8 @@ class TileBuilder {
   Value* map(const std::string& fn, std::vector<Value*> args);
   Value* splat(Value* scalar, Type tile);
   Value* mask(Value* t, Value* count, double other);
-  Value* load2d(Value* ptr, Value* base, Value* rows, Value* cols, int64_t row_stride, int64_t col_stride,
-                bool aligned, Type result);
+  Value* load2d(Value* ptr, Value* base, Value* rows, Value* cols, int64_t row_stride, int64_t col_stride, bool aligned,
+                Type result);
   void store2d(Value* ptr, Value* base, Value* rows, Value* cols, Value* v, int64_t row_stride, bool aligned);
   // tile.matmul: its operands and attributes as the op's table entry lists them.
   void matmul(std::vector<Value*> operands, AttrDict attrs);

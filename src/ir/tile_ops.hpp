@@ -22,9 +22,9 @@
 namespace tessera::ir {
 
 enum class AttrKind {
-  Int,      // 64-bit integer
-  Ints,     // list of integers (of `count` entries where count > 0)
-  Number,   // integer or float (a float constant's value, a masked lane's fill)
+  Int,     // 64-bit integer
+  Ints,    // list of integers (of `count` entries where count > 0)
+  Number,  // integer or float (a float constant's value, a masked lane's fill)
   String,
   Strings,  // list of strings
   Bool,
@@ -57,7 +57,7 @@ struct TileOpSpec {
 // The ops of a kernel body, in the order of the table.
 const std::vector<TileOpSpec>& tile_ops();
 const TileOpSpec* find_tile_op(std::string_view name);  // nullptr: not a kernel body op
-const TileOpSpec& tile_kernel_spec();                     // tile.kernel
+const TileOpSpec& tile_kernel_spec();                   // tile.kernel
 
 // What `op` does not have of its entry (operand and result counts and kinds,
 // regions, a missing, unknown or mistyped attribute), or nullopt.

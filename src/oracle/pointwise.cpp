@@ -25,10 +25,10 @@ const std::map<std::string, Pointwise>& binary_ops() {
 
 const std::map<std::string, Pointwise>& unary_ops() {
   static const std::map<std::string, Pointwise> m = {
-      {"tessera.neg", Pointwise::Neg},       {"tessera.abs", Pointwise::Abs},   {"tessera.exp", Pointwise::Exp},
-      {"tessera.log", Pointwise::Log},       {"tessera.sqrt", Pointwise::Sqrt}, {"tessera.rsqrt", Pointwise::Rsqrt},
-      {"tessera.tanh", Pointwise::Tanh},     {"tessera.sigmoid", Pointwise::Sigmoid},
-      {"tessera.relu", Pointwise::Relu},     {"tessera.gelu", Pointwise::Gelu}, {"tessera.silu", Pointwise::Silu},
+      {"tessera.neg", Pointwise::Neg},   {"tessera.abs", Pointwise::Abs},         {"tessera.exp", Pointwise::Exp},
+      {"tessera.log", Pointwise::Log},   {"tessera.sqrt", Pointwise::Sqrt},       {"tessera.rsqrt", Pointwise::Rsqrt},
+      {"tessera.tanh", Pointwise::Tanh}, {"tessera.sigmoid", Pointwise::Sigmoid}, {"tessera.relu", Pointwise::Relu},
+      {"tessera.gelu", Pointwise::Gelu}, {"tessera.silu", Pointwise::Silu},
   };
   return m;
 }

@@ -68,8 +68,8 @@ Expected result_like(const ir::Op& op) {
 
 namespace {
 
-using detail::Source;
 using detail::product;
+using detail::Source;
 using detail::type_string;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -107,7 +107,8 @@ ReduceAttrs read_reduce(const ir::Op& op, int64_t rank) {
     auto list = axes->as_ints();
     if (!list) bad("'axes' must be a list of integers");
     for (int64_t ax : *list) {
-      if (ax < -rank || ax >= rank) bad("axis " + std::to_string(ax) + " out of range for rank " + std::to_string(rank));
+      if (ax < -rank || ax >= rank)
+        bad("axis " + std::to_string(ax) + " out of range for rank " + std::to_string(rank));
       if (ax < 0) ax += rank;
       if (a.reduced[ax]) bad("axis " + std::to_string(ax) + " appears twice");
       a.reduced[ax] = true;
@@ -147,8 +148,10 @@ Expected reduce(const ir::Op& op, const Source& x) {
 
   const ir::Type& declared = op.results[0]->type;
   if (!declared.is_tensor() || declared.shape != out_shape)
-    fail("E802", "oracle: tessera.reduce result is declared " + declared.str() + " but the attributes give " +
-                     type_string(out_shape, declared.dtype), op.loc);
+    fail("E802",
+         "oracle: tessera.reduce result is declared " + declared.str() + " but the attributes give " +
+             type_string(out_shape, declared.dtype),
+         op.loc);
   const DType in_dt = x.dtype(), out_dt = declared.dtype;
 
   // Per output: acc is the running result; abs_in is sum (or product, for
@@ -170,11 +173,24 @@ Expected reduce(const ir::Op& op, const Source& x) {
     const double v = x.at(i), t = x.tol(i), m = std::fabs(v) + t;
     switch (a.kind) {
       case Kind::Sum:
-      case Kind::Mean: acc[o] += v; abs_in[o] += m; err_in[o] += t; break;
-      case Kind::Prod: acc[o] *= v; abs_in[o] *= m; break;
+      case Kind::Mean:
+        acc[o] += v;
+        abs_in[o] += m;
+        err_in[o] += t;
+        break;
+      case Kind::Prod:
+        acc[o] *= v;
+        abs_in[o] *= m;
+        break;
       // Once NaN, stays NaN: `v > NaN` is false.
-      case Kind::Max: if (std::isnan(v) || v > acc[o]) acc[o] = v; err_in[o] = std::max(err_in[o], t); break;
-      case Kind::Min: if (std::isnan(v) || v < acc[o]) acc[o] = v; err_in[o] = std::max(err_in[o], t); break;
+      case Kind::Max:
+        if (std::isnan(v) || v > acc[o]) acc[o] = v;
+        err_in[o] = std::max(err_in[o], t);
+        break;
+      case Kind::Min:
+        if (std::isnan(v) || v < acc[o]) acc[o] = v;
+        err_in[o] = std::max(err_in[o], t);
+        break;
     }
     for (int64_t d = rank - 1; d >= 0; --d) {
       if (++idx[d] < in_shape[d]) {
@@ -273,8 +289,7 @@ bool element_ok(double v, double tol, double g, DType dt, double& err) {
 
 }  // namespace
 
-std::vector<Expected> evaluate(const ir::Module& graph, const std::string& func,
-                               const std::vector<Tensor>& inputs) {
+std::vector<Expected> evaluate(const ir::Module& graph, const std::string& func, const std::vector<Tensor>& inputs) {
   const ir::Op& f = pick_func(graph, func);
   const ir::Region& body = *f.regions[0];
 
@@ -319,8 +334,9 @@ std::vector<Expected> evaluate(const ir::Module& graph, const std::string& func,
       result = reduce(*op, in[0]);
     } else if (!detail::evaluate_pointwise(*op, in, result) && !detail::evaluate_row_op(*op, in, result) &&
                !detail::evaluate_matmul(*op, in, result)) {
-      fail("E802", "oracle: cannot evaluate op '" + op->name +
-                       "' (it knows tessera.reduce, the pointwise ops, softmax, log_softmax, layer_norm, rms_norm, matmul)",
+      fail("E802",
+           "oracle: cannot evaluate op '" + op->name +
+               "' (it knows tessera.reduce, the pointwise ops, softmax, log_softmax, layer_norm, rms_norm, matmul)",
            op->loc);
     }
     computed[op->result()] = std::move(result);

@@ -29,16 +29,15 @@ struct Expected {
 // Throws tessera::Error E801 when the inputs do not match the func's arguments
 // (count, shape or dtype), E802 for IR it cannot evaluate (an unknown op or
 // reduction kind, bad attributes, a missing func or return).
-std::vector<Expected> evaluate(const ir::Module& graph, const std::string& func,
-                               const std::vector<Tensor>& inputs);
+std::vector<Expected> evaluate(const ir::Module& graph, const std::string& func, const std::vector<Tensor>& inputs);
 
 struct Comparison {
   bool pass = true;
   int64_t failures = 0;
-  int64_t worst_index = -1;  // the element with the largest err/tol; -1 if none
-  double max_abs_err = 0;    // largest |got - value| over all elements
-  double tol_at_worst = 0;   // tolerance of the worst element
-  double worst_ratio = 0;    // err/tol of the worst element (inf if tol is 0 and err is not)
+  int64_t worst_index = -1;   // the element with the largest err/tol; -1 if none
+  double max_abs_err = 0;     // largest |got - value| over all elements
+  double tol_at_worst = 0;    // tolerance of the worst element
+  double worst_ratio = 0;     // err/tol of the worst element (inf if tol is 0 and err is not)
   std::string first_failure;  // "index 5 [1,0,1]: got ..., expected ..., tol ..."; empty on pass
 };
 

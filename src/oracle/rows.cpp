@@ -85,9 +85,8 @@ void eval_norm(const ir::Op& op, bool rms, const std::vector<Source>& in, Expect
   const int64_t n = shape.back();
   for (size_t k = 1; k < in.size(); ++k)
     if (in[k].shape() != std::vector<int64_t>{n} || in[k].dtype() != x.dtype())
-      bad_op(op, std::string(k == 1 ? "the weight" : "the bias") + " is " +
-                     type_string(in[k].shape(), in[k].dtype()) + " but must be " + type_string({n}, x.dtype()) +
-                     " (the last dim and dtype of the input)");
+      bad_op(op, std::string(k == 1 ? "the weight" : "the bias") + " is " + type_string(in[k].shape(), in[k].dtype()) +
+                     " but must be " + type_string({n}, x.dtype()) + " (the last dim and dtype of the input)");
   check_same_type(op, x);
   e = result_like(op);
 
@@ -117,8 +116,8 @@ void eval_norm(const ir::Op& op, bool rms, const std::vector<Source>& in, Expect
     var /= static_cast<double>(n);
     const double denom = std::sqrt(var + eps);
     for (int64_t j = 0; j < n; ++j) ys[j] = (xs[j] - mu) / denom * w[j] + b[j];
-    norm_row_tolerance(rms, xs.data(), ts.data(), w.data(), tw.data(), rms ? nullptr : tb.data(), n, eps,
-                       ys.data(), x.dtype(), e.dtype, tol.data());
+    norm_row_tolerance(rms, xs.data(), ts.data(), w.data(), tw.data(), rms ? nullptr : tb.data(), n, eps, ys.data(),
+                       x.dtype(), e.dtype, tol.data());
     for (int64_t j = 0; j < n; ++j) {
       e.value[base + j] = ys[j];
       e.tolerance[base + j] = tol[j];

@@ -11,7 +11,7 @@ namespace tessera::oracle {
 namespace {
 
 constexpr double kURef = 0x1p-53;  // the reference computes in double
-constexpr double kLambda = 8.0;     // probabilistic bound: P(exceeded) < 2 exp(-lambda^2 / 2) ~ 3e-14
+constexpr double kLambda = 8.0;    // probabilistic bound: P(exceeded) < 2 exp(-lambda^2 / 2) ~ 3e-14
 
 double u_of(DType t) { return dtype_unit_roundoff(t); }
 double u_acc(DType storage) { return u_of(default_accumulation(storage)); }
@@ -66,8 +66,7 @@ double round_to_dtype(double v, DType t) {
   // false tie). Adjacent floats alternate bit parity, so the odd neighbour is
   // one step toward v.
   if (static_cast<double>(f) != v && (float_to_bits(f) & 1u) == 0)
-    f = std::nextafter(f, v > f ? std::numeric_limits<float>::infinity()
-                                : -std::numeric_limits<float>::infinity());
+    f = std::nextafter(f, v > f ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity());
   if (t == DType::F16) return f16_to_float(float_to_f16(f));
   return bf16_to_float(float_to_bf16(f));
 }
@@ -241,8 +240,8 @@ double unary_tolerance(Pointwise op, double x, double t, double value, DType in,
 
 double constant_tolerance(double value, DType out) { return finish(value, rounding_error(value, out)); }
 
-void softmax_row_tolerance(bool log, const double* x, const double* t, const double* y, int64_t n, DType in,
-                           DType out, double* tol) {
+void softmax_row_tolerance(bool log, const double* x, const double* t, const double* y, int64_t n, DType in, DType out,
+                           double* tol) {
   const double u = u_pw(in), tiny = min_normal(acc_of(in));
   double m = -kInf, tmax = 0;
   for (int64_t j = 0; j < n; ++j) {
@@ -282,8 +281,7 @@ void softmax_row_tolerance(bool log, const double* x, const double* t, const dou
 }
 
 void norm_row_tolerance(bool rms, const double* x, const double* tx, const double* w, const double* tw,
-                        const double* tb, int64_t n, double eps, const double* y, DType in,
-                        DType out, double* tol) {
+                        const double* tb, int64_t n, double eps, const double* y, DType in, DType out, double* tol) {
   if (n == 0) return;
   const double u = u_pw(in), nd = static_cast<double>(n), g = accum_gamma(n, in);
   // Row statistics in double: mean (0 for rms_norm), second moment about it,

@@ -204,9 +204,26 @@ double matmul_tolerance(int64_t k, double abs_dot, double carried, double value,
 constexpr double kTranscendentalUlps = 8;
 
 enum class Pointwise {
-  Add, Sub, Mul, Div, Max, Min, Pow,                           // binary
-  Neg, Abs, Relu, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Silu,  // unary
-  Gelu, GeluTanh, Cast,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Max,
+  Min,
+  Pow,  // binary
+  Neg,
+  Abs,
+  Relu,
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Tanh,
+  Sigmoid,
+  Silu,  // unary
+  Gelu,
+  GeluTanh,
+  Cast,
 };
 
 // a, b (x) are the reference operands, ta, tb (t) their carried tolerances,
@@ -218,11 +235,10 @@ double constant_tolerance(double value, DType out);
 
 // One row (n contiguous elements): x, t its inputs and carried tolerances, y
 // the reference results; writes n tolerances to tol.
-void softmax_row_tolerance(bool log, const double* x, const double* t, const double* y, int64_t n, DType in,
-                           DType out, double* tol);
+void softmax_row_tolerance(bool log, const double* x, const double* t, const double* y, int64_t n, DType in, DType out,
+                           double* tol);
 // w, tw, tb (b's carried tolerance) have n elements; rms_norm passes tb = nullptr.
 void norm_row_tolerance(bool rms, const double* x, const double* tx, const double* w, const double* tw,
-                        const double* tb, int64_t n, double eps, const double* y, DType in,
-                        DType out, double* tol);
+                        const double* tb, int64_t n, double eps, const double* y, DType in, DType out, double* tol);
 
 }  // namespace tessera::oracle

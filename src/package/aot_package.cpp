@@ -52,7 +52,7 @@ WriteResult write(const ir::Module& m, const std::string& target, const std::str
     write_file(fs::path(dir) / src_file, k.source);
     json buffers = json::array();
     for (auto& b : k.buffers) buffers.push_back(b.str());
-    json entry = {{"sym", k.sym},   {"sha256", k.sha256}, {"source_file", src_file}, {"grid", k.grid},
+    json entry = {{"sym", k.sym},         {"sha256", k.sha256}, {"source_file", src_file},         {"grid", k.grid},
                   {"threads", k.threads}, {"buffers", buffers}, {"artifact_hash", k.artifact_hash}};
     if (!k.tensor_maps.empty()) {  // CUDA TMA: encoded by the loader over its buffers, passed after them
       json maps = json::array();
@@ -70,9 +70,12 @@ WriteResult write(const ir::Module& m, const std::string& target, const std::str
   const std::string tir = ir::print(*t);
   const std::string tir_file = f->sym + ".target.tsr";
   write_file(fs::path(dir) / tir_file, tir);
-  json manifest = {{"format", kPackageFormat}, {"target", target}, {"func", f->sym},
+  json manifest = {{"format", kPackageFormat},
+                   {"target", target},
+                   {"func", f->sym},
                    {"target_ir", {{"file", tir_file}, {"sha256", sha256_hex(tir)}}},
-                   {"kernels", kernels}, {"compile_check", r.compile_check},
+                   {"kernels", kernels},
+                   {"compile_check", r.compile_check},
                    {"proves", lane.package_proves}};
   manifest["manifest_sha256"] = manifest_digest(manifest);
   write_file(fs::path(dir) / "manifest.json", manifest.dump(1) + "\n");
@@ -88,8 +91,8 @@ Verification verify(const std::string& dir) {
     v.detail = std::string("manifest.json is missing or not JSON: ") + e.what();
     return v;
   }
-  if (!m.is_object() || m.value("format", "") != kPackageFormat || !m.contains("kernels") ||
-      !m.contains("target_ir") || !m.contains("manifest_sha256")) {
+  if (!m.is_object() || m.value("format", "") != kPackageFormat || !m.contains("kernels") || !m.contains("target_ir") ||
+      !m.contains("manifest_sha256")) {
     v.detail = std::string("manifest.json is not a ") + kPackageFormat + " manifest";
     return v;
   }

@@ -95,7 +95,7 @@ std::vector<FusedRegion> partition(const Op& func) {
   };
   for (const Op* op : ops)
     if (!is_pointwise_op(op->name))
-      open(op, is_row_op(op->name)              ? FusedRegion::Kind::Row
+      open(op, is_row_op(op->name)            ? FusedRegion::Kind::Row
                : op->name == "tessera.matmul" ? FusedRegion::Kind::Matmul
                                               : FusedRegion::Kind::Reduce);
 
@@ -137,8 +137,7 @@ std::vector<FusedRegion> partition(const Op& func) {
       const FusedRegion& reg = s.regions[r];
       // into a core only as its input x (not a norm's weight or bias); never into
       // a matmul's operands, which its kernel streams from memory as they are
-      const bool ok_slot =
-          user != reg.core || (reg.kind != FusedRegion::Kind::Matmul && user->operands[0] == v);
+      const bool ok_slot = user != reg.core || (reg.kind != FusedRegion::Kind::Matmul && user->operands[0] == v);
       s.region_of[op] = r;
       if (ok_slot && leaves_fit(s, reg, *op)) {
         s.regions[r].ops.push_back(op);

@@ -41,9 +41,7 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
         case FusedRegion::Kind::Pointwise:
           map[r.result] = families::pointwise::emit_schedule(b, r, map, device, prefix);
           break;
-        case FusedRegion::Kind::Row:
-          map[r.result] = families::rowwise::emit_schedule(b, r, map, device, prefix);
-          break;
+        case FusedRegion::Kind::Row: map[r.result] = families::rowwise::emit_schedule(b, r, map, device, prefix); break;
         case FusedRegion::Kind::Matmul: {
           const std::string candidate = candidate_for(matmul_region_id(f->sym, matmuls++));
           if (families::matmul::is_synthesized(candidate) || r.ops.size() == 1) {

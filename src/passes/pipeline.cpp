@@ -16,9 +16,18 @@ std::unique_ptr<Module> lower(const Module& in, Layer to, const machine::Descrip
   if (static_cast<int>(to) < static_cast<int>(at))
     fail("E111", std::string("cannot raise ") + layer_name(at) + " IR to " + layer_name(to) + " IR");
   std::unique_ptr<Module> m = clone(in);
-  if (at == Layer::Graph && to != Layer::Graph) { m = graph_to_schedule(*m, device, candidates); at = Layer::Schedule; }
-  if (at == Layer::Schedule && to != Layer::Schedule) { m = schedule_to_tile(*m); at = Layer::Tile; }
-  if (at == Layer::Tile && to != Layer::Tile) { m = tile_to_target(*m, target); at = Layer::Target; }
+  if (at == Layer::Graph && to != Layer::Graph) {
+    m = graph_to_schedule(*m, device, candidates);
+    at = Layer::Schedule;
+  }
+  if (at == Layer::Schedule && to != Layer::Schedule) {
+    m = schedule_to_tile(*m);
+    at = Layer::Tile;
+  }
+  if (at == Layer::Tile && to != Layer::Tile) {
+    m = tile_to_target(*m, target);
+    at = Layer::Target;
+  }
   verify(*m, to);
   return m;
 }

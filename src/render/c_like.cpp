@@ -212,14 +212,14 @@ struct CLikeRenderer::OpEmitter {
     def(std::string(shared ? "tsr::load2d_shared<" : "tsr::load2d<") + r.storage(t.dtype) + ", " +
         std::to_string(t.shape[0]) + ", " + std::to_string(t.shape[1]) + ", " +
         std::to_string(tile_int(op, "row_stride")) + ", " + std::to_string(tile_int(op, "col_stride")) + ", " +
-        (tile_bool(op, "aligned") ? "true" : "false") + ">(" + arg(0) + " + " + arg(1) + ", " + arg(2) + ", " +
-        arg(3) + ")");
+        (tile_bool(op, "aligned") ? "true" : "false") + ">(" + arg(0) + " + " + arg(1) + ", " + arg(2) + ", " + arg(3) +
+        ")");
   }
   void store2d() {
     const Type& t = op.operands[4]->type;
     statement("tsr::store2d<" + std::to_string(t.shape[0]) + ", " + std::to_string(t.shape[1]) + ", " +
-              std::to_string(tile_int(op, "row_stride")) + ", " + (tile_bool(op, "aligned") ? "true" : "false") +
-              ">(" + arg(0) + " + " + arg(1) + ", " + arg(2) + ", " + arg(3) + ", " + arg(4) + ")");
+              std::to_string(tile_int(op, "row_stride")) + ", " + (tile_bool(op, "aligned") ? "true" : "false") + ">(" +
+              arg(0) + " + " + arg(1) + ", " + arg(2) + ", " + arg(3) + ", " + arg(4) + ")");
   }
   void for_loop();
   void yield() {}  // printed by the enclosing tile.for, which knows the carried variables

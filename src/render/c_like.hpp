@@ -26,8 +26,8 @@ class CLikeRenderer {
     std::string index = "int64_t";
   };
   virtual const Spelling& spelling() const = 0;
-  virtual std::string prelude() const = 0;                     // tile library etc.
-  virtual std::string kernel_open(const ir::Op& kernel) = 0;    // signature + program loop
+  virtual std::string prelude() const = 0;                    // tile library etc.
+  virtual std::string kernel_open(const ir::Op& kernel) = 0;  // signature + program loop
   virtual std::string kernel_close(const ir::Op& kernel) = 0;
   virtual std::string program_id_expr() const = 0;
   virtual std::string alloca_decl(const std::string& name, const std::string& elem, int64_t size) const = 0;

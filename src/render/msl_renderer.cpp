@@ -80,8 +80,11 @@ void check_expressible(const Op& kernel) {
         if (has_f64(res.get()))
           fail("E501", "kernel @" + kernel.sym + ": MSL has no 64-bit float (f64 values in " + op->name + ")", op->loc);
       if (op->name == "tile.map" && tile_string(*op, "fn") == "gelu")
-        fail("E502", "kernel @" + kernel.sym + ": MSL has no erf/erfc, so gelu (approximate = \"none\") cannot be "
-                     "rendered for Metal; gelu approximate = \"tanh\" can", op->loc);
+        fail("E502",
+             "kernel @" + kernel.sym +
+                 ": MSL has no erf/erfc, so gelu (approximate = \"none\") cannot be "
+                 "rendered for Metal; gelu approximate = \"tanh\" can",
+             op->loc);
       for (auto& inner : op->regions) walk(*inner);
     }
   };

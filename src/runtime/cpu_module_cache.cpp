@@ -72,8 +72,8 @@ CpuModuleCache& CpuModuleCache::global() {
 }
 
 std::string CpuModuleCache::key(const std::string& source_sha256) const {
-  return sha256_hex("tessera-cpu-module-v1\n" + source_sha256 + "\n" + compiler_ + "\n" + compiler_id_ + "\n" +
-                    flags_ + "\n" + cpu_features_);
+  return sha256_hex("tessera-cpu-module-v1\n" + source_sha256 + "\n" + compiler_ + "\n" + compiler_id_ + "\n" + flags_ +
+                    "\n" + cpu_features_);
 }
 
 std::string CpuModuleCache::entry_dir(const ir::KernelDesc& k) const { return disk_.entry_dir(key(k.sha256)); }
@@ -113,19 +113,21 @@ std::string CpuModuleCache::precompiled_header(const std::string& includes) {
   try {
     const std::string key = sha256_hex("tessera-cpu-pch-v2\n" + sha256_hex(preprocessed(includes)) + "\n" + compiler_ +
                                        "\n" + compiler_id_ + "\n" + flags_ + "\n" + cpu_features_);
-    const nlohmann::json meta = {{"compiler", compiler_},
-                                 {"compiler_version", compiler_id_}, {"flags", flags_}};
-    const std::string dir = header_disk_.get(key, meta, [&](const std::string& tmp) {
-      {
-        std::ofstream h(fs::path(tmp) / "prelude.hpp", std::ios::binary);
-        h << includes;
-      }
-      std::vector<std::string> argv = command();
-      argv.insert(argv.end(), {"-x", "c++-header", "-o", (fs::path(tmp) / "prelude.hpp.gch").string(),
-                               (fs::path(tmp) / "prelude.hpp").string()});
-      if (run_process(argv, (fs::path(tmp) / "compile.log").string()) != 0)
-        fail("E703", "the host compiler cannot precompile the kernels' standard headers");
-    }, header_stats_);
+    const nlohmann::json meta = {{"compiler", compiler_}, {"compiler_version", compiler_id_}, {"flags", flags_}};
+    const std::string dir = header_disk_.get(
+        key, meta,
+        [&](const std::string& tmp) {
+          {
+            std::ofstream h(fs::path(tmp) / "prelude.hpp", std::ios::binary);
+            h << includes;
+          }
+          std::vector<std::string> argv = command();
+          argv.insert(argv.end(), {"-x", "c++-header", "-o", (fs::path(tmp) / "prelude.hpp.gch").string(),
+                                   (fs::path(tmp) / "prelude.hpp").string()});
+          if (run_process(argv, (fs::path(tmp) / "compile.log").string()) != 0)
+            fail("E703", "the host compiler cannot precompile the kernels' standard headers");
+        },
+        header_stats_);
     header = (fs::path(dir) / "prelude.hpp").string();
   } catch (const std::exception&) {
     // Only a speed-up: the kernel compiles the same headers from text.
@@ -145,37 +147,42 @@ CpuKernelFn CpuModuleCache::load(const ir::KernelDesc& k) {
     handle = it->second;
     ++stats_.hits;
   } else {
-    nlohmann::json meta = {{"source_sha256", k.sha256}, {"compiler", compiler_},
-                           {"compiler_version", compiler_id_}, {"flags", flags_}};
-    disk_.get(key(k.sha256), meta, [&](const std::string& tmp) {
-      if (compiler_id_.empty())
-        fail("E702", "the host C++ compiler '" + compiler_ + "' cannot be run (set TESSERA_CXX); CPU kernels "
-                     "cannot be built, and Tessera does not fall back to a reference");
-      {
-        std::ofstream src(fs::path(tmp) / "kernel.cpp", std::ios::binary);
-        src << k.source;
-      }
-      const std::string includes = leading_includes(k.source);
-      auto compile = [&](const std::string& pch) {
-        std::vector<std::string> argv = command();
-        // -Winvalid-pch: a header the compiler passes over says so in the log.
-        if (!pch.empty()) argv.insert(argv.end(), {"-Winvalid-pch", "-include", pch});
-        argv.insert(argv.end(), {"-o", (fs::path(tmp) / "kernel.so").string(), (fs::path(tmp) / "kernel.cpp").string()});
-        for (auto& f : split_flags(kLibs)) argv.push_back(f);
-        return run_process(argv, (fs::path(tmp) / "compile.log").string()) == 0;
-      };
-      const std::string pch = precompiled_header(includes);
-      bool ok = compile(pch);
-      if (!ok && !pch.empty()) {
-        // The header may have gone (a cleared cache) or be one this compiler
-        // rejects outright (clang): compile from text, and stop using it.
-        headers_[includes] = "";
-        ok = compile("");
-      }
-      if (!ok)
-        fail("E703", "host compiler failed on kernel @" + k.sym + ":\n" +
-                         read_text_file((fs::path(tmp) / "compile.log").string()).substr(0, 4000));
-    }, stats_);
+    nlohmann::json meta = {
+        {"source_sha256", k.sha256}, {"compiler", compiler_}, {"compiler_version", compiler_id_}, {"flags", flags_}};
+    disk_.get(
+        key(k.sha256), meta,
+        [&](const std::string& tmp) {
+          if (compiler_id_.empty())
+            fail("E702", "the host C++ compiler '" + compiler_ +
+                             "' cannot be run (set TESSERA_CXX); CPU kernels "
+                             "cannot be built, and Tessera does not fall back to a reference");
+          {
+            std::ofstream src(fs::path(tmp) / "kernel.cpp", std::ios::binary);
+            src << k.source;
+          }
+          const std::string includes = leading_includes(k.source);
+          auto compile = [&](const std::string& pch) {
+            std::vector<std::string> argv = command();
+            // -Winvalid-pch: a header the compiler passes over says so in the log.
+            if (!pch.empty()) argv.insert(argv.end(), {"-Winvalid-pch", "-include", pch});
+            argv.insert(argv.end(),
+                        {"-o", (fs::path(tmp) / "kernel.so").string(), (fs::path(tmp) / "kernel.cpp").string()});
+            for (auto& f : split_flags(kLibs)) argv.push_back(f);
+            return run_process(argv, (fs::path(tmp) / "compile.log").string()) == 0;
+          };
+          const std::string pch = precompiled_header(includes);
+          bool ok = compile(pch);
+          if (!ok && !pch.empty()) {
+            // The header may have gone (a cleared cache) or be one this compiler
+            // rejects outright (clang): compile from text, and stop using it.
+            headers_[includes] = "";
+            ok = compile("");
+          }
+          if (!ok)
+            fail("E703", "host compiler failed on kernel @" + k.sym + ":\n" +
+                             read_text_file((fs::path(tmp) / "compile.log").string()).substr(0, 4000));
+        },
+        stats_);
     handle = dlopen((fs::path(dir) / "kernel.so").c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) fail("E706", std::string("cannot load compiled kernel: ") + dlerror());
     loaded_[dir] = handle;

@@ -57,7 +57,7 @@ class CpuModuleCache {
   DiskCache disk_;         // <dir>/cpu: kernel modules
   DiskCache header_disk_;  // <dir>/cpu-headers: precompiled standard headers
   std::string compiler_, compiler_id_, flags_, cpu_features_;
-  std::map<std::string, void*> loaded_;  // entry dir -> dlopen handle
+  std::map<std::string, void*> loaded_;         // entry dir -> dlopen handle
   std::map<std::string, std::string> headers_;  // includes -> precompiled header ("": none)
   std::mutex mu_;
   CacheStats stats_;         // kernel modules

@@ -61,8 +61,8 @@ HostSchedule HostSchedule::from(const Module& m, const std::string& func, const 
 
 void HostSchedule::check_inputs(const std::vector<std::pair<DType, std::vector<int64_t>>>& types) const {
   if (types.size() != input_types.size())
-    fail("E610", "@" + func + " takes " + std::to_string(input_types.size()) + " inputs, got " +
-                     std::to_string(types.size()));
+    fail("E610",
+         "@" + func + " takes " + std::to_string(input_types.size()) + " inputs, got " + std::to_string(types.size()));
   for (size_t i = 0; i < types.size(); ++i)
     if (types[i].first != input_types[i].dtype || types[i].second != input_types[i].shape)
       fail("E611", "input %" + input_names[i] + " is " + Type::tensor(types[i].first, types[i].second).str() +

@@ -52,9 +52,7 @@ uint64_t mix64(uint64_t z) {  // splitmix64 finaliser
 // The i-th output of a splitmix64 generator seeded with `key`, computed
 // directly: element i needs no state from elements before it, which is what
 // makes the output independent of how the index range is split.
-uint64_t counter_random(uint64_t key, uint64_t i) {
-  return mix64(key + (i + 1) * 0x9E3779B97F4A7C15ull);
-}
+uint64_t counter_random(uint64_t key, uint64_t i) { return mix64(key + (i + 1) * 0x9E3779B97F4A7C15ull); }
 
 double unit_interval(uint64_t r) { return static_cast<double>(r >> 11) * 0x1p-53; }  // [0, 1)
 
@@ -80,13 +78,12 @@ Spec parse_spec(const std::string& spec) {
   }
   if (kind == "const") {
     s.kind = Spec::Kind::Const;
-    if (!has_args || !parse_double(args, s.value))
-      bad_spec(spec, "expected const:V with V a number, nan, inf or -inf");
+    if (!has_args || !parse_double(args, s.value)) bad_spec(spec, "expected const:V with V a number, nan, inf or -inf");
     return s;
   }
   if (kind != "random" && kind != "special")
-    bad_spec(spec, "unknown kind '" + std::string(kind) +
-                       "' (expected random, special, nan, inf, -inf, const or iota)");
+    bad_spec(spec,
+             "unknown kind '" + std::string(kind) + "' (expected random, special, nan, inf, -inf, const or iota)");
 
   s.kind = kind == "random" ? Spec::Kind::Random : Spec::Kind::Special;
   bool have_seed = false, have_lo = false, have_hi = false, have_rate = false;
@@ -95,8 +92,7 @@ Spec parse_spec(const std::string& spec) {
     const std::size_t comma = rest.find(',');
     const std::string_view item = rest.substr(0, comma);
     const std::size_t eq = item.find('=');
-    if (eq == std::string_view::npos)
-      bad_spec(spec, "expected key=value, got '" + std::string(item) + "'");
+    if (eq == std::string_view::npos) bad_spec(spec, "expected key=value, got '" + std::string(item) + "'");
     const std::string_view key = item.substr(0, eq), val = item.substr(eq + 1);
     const std::string k(key);
     auto once = [&](bool& seen) {
@@ -109,8 +105,7 @@ Spec parse_spec(const std::string& spec) {
     } else if (key == "lo" || key == "hi") {
       once(key == "lo" ? have_lo : have_hi);
       double& bound = key == "lo" ? s.lo : s.hi;
-      if (!parse_double(val, bound) || !std::isfinite(bound))
-        bad_spec(spec, k + " must be a finite number");
+      if (!parse_double(val, bound) || !std::isfinite(bound)) bad_spec(spec, k + " must be a finite number");
     } else if (key == "rate" && s.kind == Spec::Kind::Special) {
       once(have_rate);
       // Three kinds (NaN, +inf, -inf) share the elements, so each gets at most a third.
@@ -154,20 +149,10 @@ void fill_as(void* data, const Spec& s, int64_t begin, int64_t end, Convert conv
 // Writes elements [begin, end) straight in the storage type.
 void fill_range(void* data, DType dtype, const Spec& s, int64_t begin, int64_t end) {
   switch (dtype) {
-    case DType::F16:
-      fill_as<uint16_t>(data, s, begin, end,
-                        [](double v) { return double_to_f16(v); });
-      break;
-    case DType::BF16:
-      fill_as<uint16_t>(data, s, begin, end,
-                        [](double v) { return double_to_bf16(v); });
-      break;
-    case DType::F32:
-      fill_as<float>(data, s, begin, end, [](double v) { return static_cast<float>(v); });
-      break;
-    case DType::F64:
-      fill_as<double>(data, s, begin, end, [](double v) { return v; });
-      break;
+    case DType::F16: fill_as<uint16_t>(data, s, begin, end, [](double v) { return double_to_f16(v); }); break;
+    case DType::BF16: fill_as<uint16_t>(data, s, begin, end, [](double v) { return double_to_bf16(v); }); break;
+    case DType::F32: fill_as<float>(data, s, begin, end, [](double v) { return static_cast<float>(v); }); break;
+    case DType::F64: fill_as<double>(data, s, begin, end, [](double v) { return v; }); break;
   }
 }
 
@@ -189,8 +174,7 @@ Tensor generate_input(const std::string& spec, DType dtype, const std::vector<in
   return generate_input(spec, dtype, shape, 0);
 }
 
-Tensor generate_input(const std::string& spec, DType dtype, const std::vector<int64_t>& shape,
-                      unsigned num_threads) {
+Tensor generate_input(const std::string& spec, DType dtype, const std::vector<int64_t>& shape, unsigned num_threads) {
   const Spec s = parse_spec(spec);  // before allocating: a typo should not cost a 4 GB allocation
   check_shape_size(shape, dtype);
   Tensor t = Tensor::empty(dtype, shape);

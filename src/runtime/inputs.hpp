@@ -35,7 +35,6 @@ Tensor generate_input(const std::string& spec, DType dtype, const std::vector<in
 
 // Same, with an explicit thread count (0 = hardware concurrency). The result
 // is bit-identical for every thread count; the overload exists to test that.
-Tensor generate_input(const std::string& spec, DType dtype, const std::vector<int64_t>& shape,
-                      unsigned num_threads);
+Tensor generate_input(const std::string& spec, DType dtype, const std::vector<int64_t>& shape, unsigned num_threads);
 
 }  // namespace tessera

@@ -110,12 +110,9 @@ class HeaderParser {
   }
 
  private:
-  [[noreturn]] void error(const std::string& what) {
-    fail_file("E413", path_, "malformed .npy header: " + what);
-  }
+  [[noreturn]] void error(const std::string& what) { fail_file("E413", path_, "malformed .npy header: " + what); }
   [[noreturn]] void syntax_error(const std::string& what) {
-    error(what + (pos_ < text_.size() ? " at header offset " + std::to_string(pos_)
-                                      : " at end of header"));
+    error(what + (pos_ < text_.size() ? " at header offset " + std::to_string(pos_) : " at end of header"));
   }
 
   char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
@@ -227,18 +224,18 @@ class HeaderParser {
 DType descr_to_dtype(const Header& h, const std::string& path) {
   if (h.descr_kind == PyValue::Kind::List)
     fail_file("E418", path, "structured dtypes are not supported (descr is a list)");
-  if (h.descr_kind != PyValue::Kind::Str)
-    fail_file("E413", path, "malformed .npy header: 'descr' must be a string");
+  if (h.descr_kind != PyValue::Kind::Str) fail_file("E413", path, "malformed .npy header: 'descr' must be a string");
   const std::string& d = h.descr;
   if (!d.empty() && d[0] == '>')
-    fail_file("E418", path, "big-endian data ('" + d + "') is not supported; "
-                            "save with arr.astype(arr.dtype.newbyteorder('<'))");
+    fail_file("E418", path,
+              "big-endian data ('" + d +
+                  "') is not supported; "
+                  "save with arr.astype(arr.dtype.newbyteorder('<'))");
   if (d == "<f2" || d == "=f2") return DType::F16;
   if (d == "<f4" || d == "=f4") return DType::F32;
   if (d == "<f8" || d == "=f8") return DType::F64;
   if (d == "<u2" || d == "=u2" || d == "|V2") return DType::BF16;  // raw bf16 bit patterns
-  fail_file("E418", path, "unsupported descr '" + d +
-                              "' (expected '<f2', '<f4', '<f8', or '<u2'/'|V2' for bf16)");
+  fail_file("E418", path, "unsupported descr '" + d + "' (expected '<f2', '<f4', '<f8', or '<u2'/'|V2' for bf16)");
 }
 
 std::string descr_for(DType t) {
@@ -258,7 +255,10 @@ int64_t checked_nbytes(const std::vector<int64_t>& shape, int64_t elem_size) {
   int64_t n = elem_size;
   bool zero = false;
   for (int64_t d : shape) {
-    if (d == 0) { zero = true; continue; }
+    if (d == 0) {
+      zero = true;
+      continue;
+    }
     if (n > std::numeric_limits<int64_t>::max() / d) return -1;
     n *= d;
   }
@@ -276,8 +276,7 @@ uint64_t read_le(const unsigned char* p, int bytes) {
   return v;
 }
 
-Tensor read_impl(const std::string& path, const DType* expected_dtype,
-                 const std::vector<int64_t>* expected_shape) {
+Tensor read_impl(const std::string& path, const DType* expected_dtype, const std::vector<int64_t>* expected_shape) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail_file("E410", path, std::string("cannot open: ") + std::strerror(errno));
   std::error_code ec;  // a directory opens fine on Linux but every read fails
@@ -289,62 +288,62 @@ Tensor read_impl(const std::string& path, const DType* expected_dtype,
 
   // Preamble: magic (6), version (2), header length (2 or 4).
   unsigned char pre[12] = {};
-  if (!read_exact(in, reinterpret_cast<char*>(pre), 6) ||
-      std::string_view(reinterpret_cast<char*>(pre), 6) != kMagic)
+  if (!read_exact(in, reinterpret_cast<char*>(pre), 6) || std::string_view(reinterpret_cast<char*>(pre), 6) != kMagic)
     fail_file("E411", path, "not a .npy file (missing \\x93NUMPY magic)");
   if (!read_exact(in, reinterpret_cast<char*>(pre + 6), 2))
     fail_file("E413", path, "malformed .npy header: file ends inside the preamble");
   const int major = pre[6], minor = pre[7];
   if (!((major == 1 || major == 2 || major == 3) && minor == 0))
-    fail_file("E412", path, "unsupported .npy format version " + std::to_string(major) + "." +
-                                std::to_string(minor) + " (supported: 1.0, 2.0, 3.0)");
+    fail_file("E412", path,
+              "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor) +
+                  " (supported: 1.0, 2.0, 3.0)");
   const int len_bytes = major == 1 ? 2 : 4;
   if (!read_exact(in, reinterpret_cast<char*>(pre + 8), len_bytes))
     fail_file("E413", path, "malformed .npy header: file ends inside the preamble");
   const uint64_t header_len = read_le(pre + 8, len_bytes);
   if (header_len > kMaxHeaderLen)
-    fail_file("E413", path, "malformed .npy header: header length " + std::to_string(header_len) +
-                                " exceeds the " + std::to_string(kMaxHeaderLen) + "-byte limit");
+    fail_file("E413", path,
+              "malformed .npy header: header length " + std::to_string(header_len) + " exceeds the " +
+                  std::to_string(kMaxHeaderLen) + "-byte limit");
   std::string text(header_len, '\0');
   if (!read_exact(in, text.data(), static_cast<std::streamsize>(header_len)))
-    fail_file("E413", path, "malformed .npy header: file ends inside the header (" +
-                                std::to_string(header_len) + " bytes declared)");
+    fail_file("E413", path,
+              "malformed .npy header: file ends inside the header (" + std::to_string(header_len) + " bytes declared)");
 
   const Header h = HeaderParser(text, path).parse();
   const DType dtype = descr_to_dtype(h, path);
   const int64_t nbytes = checked_nbytes(h.shape, static_cast<int64_t>(dtype_size(dtype)));
-  if (nbytes < 0)
-    fail_file("E413", path, "malformed .npy header: shape " + shape_str(h.shape) + " is too large");
+  if (nbytes < 0) fail_file("E413", path, "malformed .npy header: shape " + shape_str(h.shape) + " is too large");
   // Fortran and C order coincide for rank <= 1, so a True flag there is harmless.
   if (h.fortran_order && h.shape.size() >= 2)
     fail_file("E414", path, "Fortran order not supported; save with np.ascontiguousarray");
   if (expected_dtype && dtype != *expected_dtype)
-    fail_file("E415", path, "dtype mismatch: file has " + std::string(dtype_name(dtype)) + " ('" +
-                                h.descr + "'), declared " + std::string(dtype_name(*expected_dtype)));
+    fail_file("E415", path,
+              "dtype mismatch: file has " + std::string(dtype_name(dtype)) + " ('" + h.descr + "'), declared " +
+                  std::string(dtype_name(*expected_dtype)));
   if (expected_shape && h.shape != *expected_shape)
-    fail_file("E416", path, "shape mismatch: file has " + shape_str(h.shape) + ", declared " +
-                                shape_str(*expected_shape));
+    fail_file("E416", path,
+              "shape mismatch: file has " + shape_str(h.shape) + ", declared " + shape_str(*expected_shape));
 
   const int64_t data_offset = (major == 1 ? 10 : 12) + static_cast<int64_t>(header_len);
   const int64_t available = file_size - data_offset;  // >= 0: the header was read
   // Trailing bytes beyond the array are ignored, as numpy does.
   if (available < nbytes)
-    fail_file("E417", path, "truncated data: expected " + std::to_string(nbytes) +
-                                " bytes, file has " + std::to_string(available));
+    fail_file("E417", path,
+              "truncated data: expected " + std::to_string(nbytes) + " bytes, file has " + std::to_string(available));
 
   Tensor t = Tensor::empty(dtype, h.shape);
   // One read straight into the tensor: no staging copy, and libstdc++ loops
   // over the OS's per-call limit, so arrays over 2/4 GiB are fine.
   if (!read_exact(in, static_cast<char*>(t.data()), nbytes))
-    fail_file("E410", path, "read error after " + std::to_string(in.gcount()) + " of " +
-                                std::to_string(nbytes) + " data bytes");
+    fail_file("E410", path,
+              "read error after " + std::to_string(in.gcount()) + " of " + std::to_string(nbytes) + " data bytes");
   return t;
 }
 
 }  // namespace
 
-Tensor read_npy(const std::string& path, DType expected_dtype,
-                const std::vector<int64_t>& expected_shape) {
+Tensor read_npy(const std::string& path, DType expected_dtype, const std::vector<int64_t>& expected_shape) {
   return read_impl(path, &expected_dtype, &expected_shape);
 }
 
@@ -355,11 +354,9 @@ void write_npy(const std::string& path, const Tensor& t) {
 
   // Same dict text numpy writes (keys sorted, repr'd values, trailing ", ").
   std::string shape = "(";
-  for (std::size_t i = 0; i < t.shape().size(); ++i)
-    shape += (i ? ", " : "") + std::to_string(t.shape()[i]);
+  for (std::size_t i = 0; i < t.shape().size(); ++i) shape += (i ? ", " : "") + std::to_string(t.shape()[i]);
   shape += t.shape().size() == 1 ? ",)" : ")";
-  std::string dict = "{'descr': '" + descr_for(t.dtype()) + "', 'fortran_order': False, 'shape': " +
-                     shape + ", }";
+  std::string dict = "{'descr': '" + descr_for(t.dtype()) + "', 'fortran_order': False, 'shape': " + shape + ", }";
 
   // Pad with spaces and end with '\n' so the data starts 64-byte aligned
   // (lets readers mmap the array in place). 1.0 if the length fits 16 bits.
@@ -376,8 +373,7 @@ void write_npy(const std::string& path, const Tensor& t) {
   std::string out(kMagic);
   out += static_cast<char>(major);
   out += '\0';
-  for (int i = 0; i < (major == 1 ? 2 : 4); ++i)
-    out += static_cast<char>((header_len >> (8 * i)) & 0xff);
+  for (int i = 0; i < (major == 1 ? 2 : 4); ++i) out += static_cast<char>((header_len >> (8 * i)) & 0xff);
   out += dict;
   out.append(header_len - dict.size() - 1, ' ');
   out += '\n';

@@ -26,8 +26,7 @@
 namespace tessera {
 
 // Reads `path` and checks it holds `expected_dtype` with `expected_shape`.
-Tensor read_npy(const std::string& path, DType expected_dtype,
-                const std::vector<int64_t>& expected_shape);
+Tensor read_npy(const std::string& path, DType expected_dtype, const std::vector<int64_t>& expected_shape);
 
 // Reads `path` taking dtype and shape from the file ('<u2' / '|V2' read as bf16).
 Tensor read_npy_any(const std::string& path);

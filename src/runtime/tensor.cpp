@@ -89,10 +89,26 @@ Tensor Tensor::empty(DType dtype, std::vector<int64_t> shape) {
 double Tensor::get(int64_t i) const {
   const std::byte* p = data_.get();
   switch (dtype_) {
-    case DType::F16: { uint16_t h; std::memcpy(&h, p + 2 * i, 2); return f16_to_float(h); }
-    case DType::BF16: { uint16_t h; std::memcpy(&h, p + 2 * i, 2); return bf16_to_float(h); }
-    case DType::F32: { float f; std::memcpy(&f, p + 4 * i, 4); return f; }
-    case DType::F64: { double d; std::memcpy(&d, p + 8 * i, 8); return d; }
+    case DType::F16: {
+      uint16_t h;
+      std::memcpy(&h, p + 2 * i, 2);
+      return f16_to_float(h);
+    }
+    case DType::BF16: {
+      uint16_t h;
+      std::memcpy(&h, p + 2 * i, 2);
+      return bf16_to_float(h);
+    }
+    case DType::F32: {
+      float f;
+      std::memcpy(&f, p + 4 * i, 4);
+      return f;
+    }
+    case DType::F64: {
+      double d;
+      std::memcpy(&d, p + 8 * i, 8);
+      return d;
+    }
   }
   return 0;
 }
@@ -100,9 +116,21 @@ double Tensor::get(int64_t i) const {
 void Tensor::set(int64_t i, double v) {
   std::byte* p = data_.get();
   switch (dtype_) {
-    case DType::F16: { uint16_t h = double_to_f16(v); std::memcpy(p + 2 * i, &h, 2); break; }
-    case DType::BF16: { uint16_t h = double_to_bf16(v); std::memcpy(p + 2 * i, &h, 2); break; }
-    case DType::F32: { float f = float(v); std::memcpy(p + 4 * i, &f, 4); break; }
+    case DType::F16: {
+      uint16_t h = double_to_f16(v);
+      std::memcpy(p + 2 * i, &h, 2);
+      break;
+    }
+    case DType::BF16: {
+      uint16_t h = double_to_bf16(v);
+      std::memcpy(p + 2 * i, &h, 2);
+      break;
+    }
+    case DType::F32: {
+      float f = float(v);
+      std::memcpy(p + 4 * i, &f, 4);
+      break;
+    }
     case DType::F64: std::memcpy(p + 8 * i, &v, 8); break;
   }
 }

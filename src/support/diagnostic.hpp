@@ -19,17 +19,17 @@ class Error : public std::runtime_error {
  public:
   Error(std::string code, std::string message, SourceLoc loc = {})
       : std::runtime_error(format(code, message, loc)),
-        code_(std::move(code)), message_(std::move(message)), loc_(std::move(loc)) {}
+        code_(std::move(code)),
+        message_(std::move(message)),
+        loc_(std::move(loc)) {}
   const std::string& code() const { return code_; }
   const std::string& message() const { return message_; }
   const SourceLoc& loc() const { return loc_; }
 
  private:
-  static std::string format(const std::string& code, const std::string& msg,
-                            const SourceLoc& loc) {
+  static std::string format(const std::string& code, const std::string& msg, const SourceLoc& loc) {
     std::string out;
-    if (loc.known())
-      out += loc.file + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col) + ": ";
+    if (loc.known()) out += loc.file + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col) + ": ";
     out += "error[" + code + "]: " + msg;
     return out;
   }
@@ -37,8 +37,7 @@ class Error : public std::runtime_error {
   SourceLoc loc_;
 };
 
-[[noreturn]] inline void fail(const std::string& code, const std::string& msg,
-                              const SourceLoc& loc = {}) {
+[[noreturn]] inline void fail(const std::string& code, const std::string& msg, const SourceLoc& loc = {}) {
   throw Error(code, msg, loc);
 }
 
@@ -65,7 +64,7 @@ class InternalError : public std::logic_error {
 
 // Checks an invariant the compiler relies on (e.g. that a verified op has the
 // attributes its table entry declares). `msg` is only evaluated on failure.
-#define TESSERA_ASSERT(cond, msg)                                        \
-  do {                                                                   \
-    if (!(cond)) ::tessera::internal_error(__FILE__, __LINE__, (msg));   \
+#define TESSERA_ASSERT(cond, msg)                                      \
+  do {                                                                 \
+    if (!(cond)) ::tessera::internal_error(__FILE__, __LINE__, (msg)); \
   } while (0)

@@ -40,8 +40,6 @@ double dtype_unit_roundoff(DType t) {
   return 0;
 }
 
-DType default_accumulation(DType storage) {
-  return storage == DType::F64 ? DType::F64 : DType::F32;
-}
+DType default_accumulation(DType storage) { return storage == DType::F64 ? DType::F64 : DType::F32; }
 
 }  // namespace tessera

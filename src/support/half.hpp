@@ -7,8 +7,16 @@
 
 namespace tessera {
 
-inline float bits_to_float(uint32_t b) { float f; std::memcpy(&f, &b, 4); return f; }
-inline uint32_t float_to_bits(float f) { uint32_t b; std::memcpy(&b, &f, 4); return b; }
+inline float bits_to_float(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+inline uint32_t float_to_bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
 
 inline float bf16_to_float(uint16_t h) { return bits_to_float(uint32_t(h) << 16); }
 inline uint16_t float_to_bf16(float f) {
@@ -33,10 +41,10 @@ inline uint16_t float_to_f16(float f) {
   uint32_t b = float_to_bits(f);
   uint16_t sign = uint16_t((b >> 16) & 0x8000);
   uint32_t abs = b & 0x7fffffffu;
-  if (abs > 0x7f800000u) return uint16_t(sign | 0x7e00);  // NaN
+  if (abs > 0x7f800000u) return uint16_t(sign | 0x7e00);   // NaN
   if (abs >= 0x477ff000u) return uint16_t(sign | 0x7c00);  // rounds to inf
-  if (abs < 0x38800000u) {  // result is subnormal or zero: scale, round as integer
-    float a = bits_to_float(abs) * 0x1p24f;  // exact
+  if (abs < 0x38800000u) {                                 // result is subnormal or zero: scale, round as integer
+    float a = bits_to_float(abs) * 0x1p24f;                // exact
     uint32_t q = uint32_t(a);
     float rem = a - float(q);
     if (rem > 0.5f || (rem == 0.5f && (q & 1u))) ++q;
@@ -61,7 +69,7 @@ inline float to_float_round_odd(double d) {
   const uint32_t inexact = static_cast<double>(f) != d && d == d;  // NaN stays as is
   const uint32_t away = std::fabs(d) > std::fabs(static_cast<double>(f));
   const uint32_t step = inexact & ~b & 1u;  // 1 when inexact and f's last bit is even
-  b += step * (2 * away - 1);  // +1 or -1 (mod 2^32) in magnitude: the neighbour towards d
+  b += step * (2 * away - 1);               // +1 or -1 (mod 2^32) in magnitude: the neighbour towards d
   return bits_to_float(b);
 }
 

@@ -21,8 +21,8 @@ std::string package_code_object(const ir::KernelDesc& k, const std::filesystem::
   std::ofstream o(dir / co_file, std::ios::binary);
   o << bytes;
   if (!o) fail("E120", "cannot write '" + (dir / co_file).string() + "'");
-  entry["code_object"] = {{"file", co_file}, {"arch", co.arch}, {"toolchain", co.toolchain},
-                          {"sha256", sha256_hex(bytes)}};
+  entry["code_object"] = {
+      {"file", co_file}, {"arch", co.arch}, {"toolchain", co.toolchain}, {"sha256", sha256_hex(bytes)}};
   return "hipcc (" + co.toolchain + ") " + co.arch;
 }
 
@@ -36,8 +36,9 @@ Lane make_hip_lane() {
   l.package_proves = "compiles for the arch named; not executed";
   l.package_kernel = package_code_object;
   l.execution = Execution::kCompileCheckOnly;
-  l.refusal = {"E722", "the HIP lane is compile-checked only (hipcc, gfx90a): there is no AMD GPU here and no HIP "
-                       "runtime in this build (see `tessera package --target hip`)"};
+  l.refusal = {"E722",
+               "the HIP lane is compile-checked only (hipcc, gfx90a): there is no AMD GPU here and no HIP "
+               "runtime in this build (see `tessera package --target hip`)"};
   return l;
 }
 

@@ -32,17 +32,18 @@ const Lane* find(const std::string& name) {
 const Lane& renderable(const std::string& name) {
   const Lane* l = find(name);
   if (!l || !l->render)
-    fail("E506", "target '" + name + "' has no renderer in this build (available: " +
-                     names_where([](const Lane& x) { return bool(x.render); }) + ")");
+    fail("E506", "target '" + name + "' has no renderer in this build (available: " + names_where([](const Lane& x) {
+                   return bool(x.render);
+                 }) + ")");
   return *l;
 }
 
 const Lane& runnable(const std::string& name, bool emulate) {
   const Lane* l = find(name);
   if (emulate && (!l || l->execution != Execution::kEmulatedOnly))
-    fail("E723", "--emulate applies to --target " + names_where([](const Lane& x) {
-                   return x.execution == Execution::kEmulatedOnly;
-                 }) + " only (MSL under the host emulation); '" + name + "' runs natively or not at all");
+    fail("E723", "--emulate applies to --target " +
+                     names_where([](const Lane& x) { return x.execution == Execution::kEmulatedOnly; }) +
+                     " only (MSL under the host emulation); '" + name + "' runs natively or not at all");
   if (!l) refuse_not_executable(name);
   if ((l->execution == Execution::kEmulatedOnly && !emulate) || l->execution == Execution::kCompileCheckOnly)
     fail(l->refusal.code, l->refusal.message);

@@ -31,15 +31,17 @@ Lane make_metal_lane() {
     return std::string();
   };
   l.execution = Execution::kEmulatedOnly;
-  l.refusal = {"E720", "native Metal execution needs a Darwin host with an Apple GPU; this is Linux (--emulate runs "
-                       "the MSL on the CPU under the host emulation, labelled emulated_msl)"};
+  l.refusal = {"E720",
+               "native Metal execution needs a Darwin host with an Apple GPU; this is Linux (--emulate runs "
+               "the MSL on the CPU under the host emulation, labelled emulated_msl)"};
   l.load = [](const ir::Module& m, const std::string& func) -> std::unique_ptr<runtime::Executable> {
     return std::make_unique<runtime::CpuExecutable>(runtime::CpuExecutable::load_emulated_msl(m, func));
   };
   l.banner = [](const std::string& func) {
-    return fmt::format("run @{} on target metal, EMULATED: MSL compiled as C++ by the host compiler, {} CPU threads; "
-                       "not an Apple GPU",
-                       func, runtime::ThreadPool::global().size());
+    return fmt::format(
+        "run @{} on target metal, EMULATED: MSL compiled as C++ by the host compiler, {} CPU threads; "
+        "not an Apple GPU",
+        func, runtime::ThreadPool::global().size());
   };
   // Matmul candidates of an emulated run are measured by the CPU's runner, as `tessera run` always has.
   l.arbiter_lane = "cpu";

@@ -12,15 +12,15 @@
 static int g_passed = 0;
 static int g_failed = 0;
 
-#define CHECK(cond)                                                                \
-  do {                                                                             \
-    if (cond) {                                                                    \
-      ++g_passed;                                                                  \
-    } else {                                                                       \
-      ++g_failed;                                                                  \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);     \
+#define CHECK(cond)                                                                     \
+  do {                                                                                  \
+    if (cond) {                                                                         \
+      ++g_passed;                                                                       \
+    } else {                                                                            \
+      ++g_failed;                                                                       \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);          \
       if (tsr_last_error()[0]) fprintf(stderr, "  last error: %s\n", tsr_last_error()); \
-    }                                                                              \
+    }                                                                                   \
   } while (0)
 
 #define ROWS 64
@@ -143,7 +143,7 @@ static void test_bad_buffers(const tsr_program* p) {
   CHECK(tsr_program_run(p, &wrong, 1, &out, 1, &launch, 1, &n) == TSR_ERR_ARGUMENT);
   CHECK(n == 0);
   CHECK(strcmp(tsr_last_error_code(), "E904") == 0);
-  CHECK(strstr(tsr_last_error(), "%x") != NULL);          /* names the input */
+  CHECK(strstr(tsr_last_error(), "%x") != NULL); /* names the input */
   CHECK(strstr(tsr_last_error(), "tensor<64x64xf32>") != NULL);
 
   tsr_buffer wrong_dtype = {TSR_F64, 2, good_shape, x};

@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "oracle/reference.hpp"
-#include "runtime/inputs.hpp"
-#include "runtime/thread_pool.hpp"
 #include "ir/graph_dialect.hpp"
 #include "ir/ir.hpp"
 #include "ir/verify.hpp"
+#include "oracle/reference.hpp"
 #include "runtime/executable.hpp"
+#include "runtime/inputs.hpp"
 #include "runtime/tensor.hpp"
+#include "runtime/thread_pool.hpp"
 #include "tessera/tessera.hpp"
 
 namespace tessera::test {
@@ -42,8 +42,8 @@ inline std::vector<Tensor> run_and_check(const Program& p, const std::vector<Ten
   EXPECT_EQ(expected.size(), r.outputs.size());
   for (size_t i = 0; i < expected.size() && i < r.outputs.size(); ++i) {
     oracle::Comparison c = oracle::compare(expected[i], r.outputs[i]);
-    EXPECT_TRUE(c.pass) << c.failures << " elements out of tolerance; first: " << c.first_failure
-                        << "\n" << p.emit("schedule");
+    EXPECT_TRUE(c.pass) << c.failures << " elements out of tolerance; first: " << c.first_failure << "\n"
+                        << p.emit("schedule");
   }
   return r.outputs;
 }

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "runtime/inputs.hpp"
 #include "ir/graph_dialect.hpp"
 #include "ir/ir.hpp"
 #include "ir/verify.hpp"
 #include "runtime/executable.hpp"
+#include "runtime/inputs.hpp"
 #include "runtime/tensor.hpp"
 #include "sampling.hpp"
 #include "tessera/tessera.hpp"
@@ -100,8 +100,8 @@ std::vector<FusionCase> row_op_cases() {
 std::vector<FusionCase> pointwise_cases() {
   std::vector<FusionCase> out;
   int seed = 5000;
-  const std::vector<std::string> unary = {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh",
-                                          "sigmoid", "relu", "gelu", "gelu_tanh", "silu"};
+  const std::vector<std::string> unary = {"neg",  "abs",     "exp",  "log",  "sqrt",      "rsqrt",
+                                          "tanh", "sigmoid", "relu", "gelu", "gelu_tanh", "silu"};
   for (const auto& fn : unary)
     for (DType dt : {DType::F32, DType::BF16, DType::F64})
       for (bool special : {false, true}) {
@@ -110,7 +110,9 @@ std::vector<FusionCase> pointwise_cases() {
         out.push_back({fn + "_" + std::string(dtype_name(dt)) + (special ? "_special" : "_random"),
                        {(special ? "special:seed=" : "random:seed=") + std::to_string(seed) +
                         (special ? ",rate=0.02" : ",lo=-30,hi=30")},
-                       [=](GraphBuilder& g) { g.output(g.unary(fn, g.input("x", T(dt, {37, 129})))); }});
+                       [=](GraphBuilder& g) {
+                         g.output(g.unary(fn, g.input("x", T(dt, {37, 129}))));
+                       }});
       }
   // binary ops over several broadcasts
   struct Pair {
@@ -234,8 +236,8 @@ std::vector<FusionCase> fused_cases() {
                      ir::Value* x = g.input("x", T(dt, {2, 400000}));
                      g.output(g.reduce(g.binary("mul", x, x), "sum", {1}));
                    }});
-    out.push_back({"rms_norm_scale_silu_" + d, {"special:seed=30,rate=0.001", "random:seed=31,lo=0.5,hi=1.5",
-                                                "random:seed=32"},
+    out.push_back({"rms_norm_scale_silu_" + d,
+                   {"special:seed=30,rate=0.001", "random:seed=31,lo=0.5,hi=1.5", "random:seed=32"},
                    [=](GraphBuilder& g) {
                      ir::Value* x = g.input("x", T(dt, {33, 1000}));
                      ir::Value* w = g.input("w", T(dt, {1000}));
@@ -246,8 +248,8 @@ std::vector<FusionCase> fused_cases() {
                      ir::Value* x = g.input("x", T(dt, {40, 777}));
                      g.output(g.softmax(g.binary("mul", x, g.constant(0.125, T(dt, {}))), -1));
                    }});
-    out.push_back({"layer_norm_residual_" + d, {"random:seed=34", "random:seed=35", "random:seed=36",
-                                                "random:seed=37"},
+    out.push_back({"layer_norm_residual_" + d,
+                   {"random:seed=34", "random:seed=35", "random:seed=36", "random:seed=37"},
                    [=](GraphBuilder& g) {
                      ir::Value* x = g.input("x", T(dt, {24, 520}));
                      ir::Value* r = g.input("r", T(dt, {24, 520}));
@@ -296,7 +298,8 @@ inline CaseAxes case_axes(const std::string& name) {
     return s;
   };
   size_t d = 0;
-  while (d < tokens.size() && tokens[d] != "f16" && tokens[d] != "bf16" && tokens[d] != "f32" && tokens[d] != "f64") ++d;
+  while (d < tokens.size() && tokens[d] != "f16" && tokens[d] != "bf16" && tokens[d] != "f32" && tokens[d] != "f64")
+    ++d;
   if (d == 0 || d == tokens.size()) {
     a.op = join(0, tokens.size());
   } else {

@@ -53,11 +53,11 @@ std::vector<FusionCase> matmul_cases() {
       {{5, 7}, {7, 3}},
       {{100, 70}, {70, 50}},
       {{127, 33}, {33, 255}},
-      {{96, 256}, {256, 256}},    // one exact CPU block
-      {{130, 600}, {600, 300}},   // several K chunks, ragged blocks
-      {{64, 0}, {0, 64}},         // K = 0: zeros
-      {{0, 8}, {8, 4}},           // no rows
-      {{3, 4}, {4, 0}},           // no columns
+      {{96, 256}, {256, 256}},   // one exact CPU block
+      {{130, 600}, {600, 300}},  // several K chunks, ragged blocks
+      {{64, 0}, {0, 64}},        // K = 0: zeros
+      {{0, 8}, {8, 4}},          // no rows
+      {{3, 4}, {4, 0}},          // no columns
       {{40, 33}, {50, 33}, false, true},
       {{33, 40}, {33, 50}, true, false},
       {{33, 40}, {50, 33}, true, true},

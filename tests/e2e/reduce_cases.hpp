@@ -35,14 +35,14 @@ std::vector<Case> all_cases() {
     std::vector<std::vector<int64_t>> axes;
   };
   const std::vector<ShapeAxes> shapes = {
-      {{1000}, {{0}, {-1}}},                                      // to rank 0
-      {{37, 129}, {{0}, {1}, {-1}, {0, 1}}},                      // odd extents, tails
-      {{256, 1024}, {{1}, {0}}},                                  // aligned rows and columns
+      {{1000}, {{0}, {-1}}},                                        // to rank 0
+      {{37, 129}, {{0}, {1}, {-1}, {0, 1}}},                        // odd extents, tails
+      {{256, 1024}, {{1}, {0}}},                                    // aligned rows and columns
       {{3, 5, 7}, {{0}, {1}, {2}, {0, 2}, {1, 2}, {0, 1, 2}, {}}},  // interior axis, non-adjacent, none
       {{2, 3, 4, 5}, {{1, 3}, {0, 2}, {-1, -4}}},
-      {{64, 1, 33}, {{1}, {0, 2}}},                               // unit dims
-      {{4, 300000}, {{1}}},                                       // split long rows
-      {{300000, 3}, {{0}}},                                       // split narrow columns
+      {{64, 1, 33}, {{1}, {0, 2}}},  // unit dims
+      {{4, 300000}, {{1}}},          // split long rows
+      {{300000, 3}, {{0}}},          // split narrow columns
   };
   const std::vector<std::string> kinds = {"sum", "mean", "max", "min", "prod"};
   const std::vector<DType> dtypes = {DType::F32, DType::F64, DType::F16, DType::BF16};

@@ -35,7 +35,8 @@ inline uint64_t fnv1a(std::string_view s) {
   return h;
 }
 
-template <class T> using CaseKey = std::function<std::string(const T&)>;
+template <class T>
+using CaseKey = std::function<std::string(const T&)>;
 
 // The cases of `matrix` to run; says on stderr how many of how many, so a
 // sampled run never passes for a full one.

@@ -50,8 +50,8 @@ ir::Module& small_program(GraphBuilder& g) {
 }
 
 struct TempLedger {
-  std::string path = (std::filesystem::temp_directory_path() /
-                      ("tessera-ledger-" + std::to_string(::getpid()) + ".json")).string();
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("tessera-ledger-" + std::to_string(::getpid()) + ".json")).string();
   ~TempLedger() { std::filesystem::remove(path); }
 };
 
@@ -185,8 +185,8 @@ TEST(Arbiter, SampledGateRejectsAWrongTail) {
 // order), and a real kernel's full-size output passes against it.
 TEST(RegionSample, CutsEveryValueByItsRole) {
   GraphBuilder g("cut");
-  ir::Value* mm = g.matmul(g.input("a", T(DType::F32, {2, 150, 24})), g.input("b", T(DType::F32, {70, 24})),
-                           DType::F32, false, true);
+  ir::Value* mm = g.matmul(g.input("a", T(DType::F32, {2, 150, 24})), g.input("b", T(DType::F32, {70, 24})), DType::F32,
+                           false, true);
   ir::Value* y = g.binary("mul", g.binary("add", mm, g.input("bias", T(DType::F32, {70}))),
                           g.input("scale", T(DType::F32, {150, 1})));
   g.output(g.unary("relu", g.binary("add", y, g.input("res", T(DType::F32, {2, 150, 70})))));

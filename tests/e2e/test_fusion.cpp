@@ -38,7 +38,8 @@ TEST(FusionDecisions, ChainsBecomeOneKernel) {
   ir::Value* x = g.input("x", T(DType::F32, {8, 64}));
   ir::Value* w = g.input("w", T(DType::F32, {64}));
   ir::Value* gate = g.input("g", T(DType::F32, {8, 64}));
-  g.output(g.unary("silu", g.binary("mul", g.rms_norm(g.binary("mul", x, g.constant(2.0, T(DType::F32, {}))), w), gate)));
+  g.output(
+      g.unary("silu", g.binary("mul", g.rms_norm(g.binary("mul", x, g.constant(2.0, T(DType::F32, {}))), w), gate)));
   Program p = Program::compile(g.module(), "cpu");
   EXPECT_EQ(count_schedule_ops(p), 1) << p.emit("schedule");
   EXPECT_NE(p.emit("schedule").find("tessera.silu"), std::string::npos);
@@ -131,9 +132,9 @@ TEST(FusionSemantics, OnlineSoftmaxStatisticsMatchTheOracle) {
     EXPECT_NE(online.emit("tile").find("fn = \"max\""), std::string::npos);
     Tensor in = generate_input("special:seed=4,rate=0.0005,lo=-30,hi=30", DType::F32, {6, 3001});
     const double inf = std::numeric_limits<double>::infinity();
-    for (int64_t j = 0; j < 3001; ++j) in.set(3 * 3001 + j, -inf);          // an all -inf row
+    for (int64_t j = 0; j < 3001; ++j) in.set(3 * 3001 + j, -inf);                    // an all -inf row
     for (int64_t j = 0; j < 3001; ++j) in.set(4 * 3001 + j, j % 7 ? -inf : 1.0 * j);  // mostly -inf, rising
-    for (int64_t j = 0; j < 3001; ++j) in.set(5 * 3001 + j, 0.01 * j);       // sorted: rescales every step
+    for (int64_t j = 0; j < 3001; ++j) in.set(5 * 3001 + j, 0.01 * j);                // sorted: rescales every step
     runtime::RunResult r = online.run({in});
     auto expected = oracle::evaluate(g.module(), "", {in});
     oracle::Comparison c = oracle::compare(expected[0], r.outputs[0]);
@@ -163,8 +164,7 @@ TEST(FusionSchedule, EditedDecisionsAreValidated) {
       if (!sop.attr(key)) continue;
       if (key == "leaf_strides" && which == 1)
         sop.attrs[key] = ir::Attr(ir::AttrList{ir::Attr::ints({-1, 1}), ir::Attr::ints({0, 1})});
-      else
-        sop.attrs[key] = value;
+      else sop.attrs[key] = value;
       ir::stamp_artifact_hash(sop);
       try {
         passes::lower(*schedule, ir::Layer::Target, "cpu");
@@ -185,7 +185,7 @@ TEST(FusionSemantics, SoftmaxRowsWithNaNOrAllMinusInfAreNaN) {
   for (int i = 0; i < 15; ++i) x.set(i, vals[i]);
   Tensor y = run_and_check(p, {x})[0];
   for (int i = 0; i < 10; ++i) EXPECT_TRUE(std::isnan(y.get(i))) << i;  // NaN row; all -inf row
-  EXPECT_EQ(y.get(11), 0.0);                                          // -inf among finite values: 0
+  EXPECT_EQ(y.get(11), 0.0);                                            // -inf among finite values: 0
   double sum = 0;
   for (int i = 10; i < 15; ++i) sum += y.get(i);
   EXPECT_NEAR(sum, 1.0, 1e-6);

@@ -2,10 +2,10 @@
 // oracle, bitwise the same on 1 and 3 threads; epilogues fused into the one
 // kernel; a kernel that drops part of K is caught; bad programs are errors.
 #include "e2e_util.hpp"
-#include "matmul_cases.hpp"
 #include "ir/parser.hpp"
 #include "ir/printer.hpp"
 #include "ir/schedule_dialect.hpp"
+#include "matmul_cases.hpp"
 #include "passes/pipeline.hpp"
 #include "passes/schedule_to_tile.hpp"
 #include "runtime/cpu_executable.hpp"
@@ -110,7 +110,8 @@ TEST(MatmulSchedule, EditedDecisionsAreValidated) {
   EXPECT_EQ(schedule->funcs()[0]->regions[0]->ops.size(), 3u) << ir::print(*schedule);
   // ... and a schedule edited (and re-stamped) to fuse it anyway is refused
   GraphBuilder one("w");
-  ir::Value* c1 = one.matmul(one.input("a", T(DType::F32, {8, 16})), one.input("b", T(DType::F32, {16, 32})), DType::F32);
+  ir::Value* c1 = one.matmul(one.input("a", T(DType::F32, {8, 16})), one.input("b", T(DType::F32, {16, 32})),
+                             DType::F32);
   one.output(one.binary("add", c1, one.input("t", T(DType::F32, {8, 32}))));
   std::string text = ir::print(*passes::lower(one.module(), ir::Layer::Schedule, "cpu"));
   auto replace_all = [&](const std::string& from, const std::string& to) {
@@ -223,11 +224,11 @@ TEST(MatmulErrors, BadProgramsAreCompileErrors) {
               g.output(g.matmul(g.input("a", T(DType::F32, {5})), g.input("b", T(DType::F32, {5, 3})), DType::F32));
             }),
             "E213");
-  EXPECT_EQ(code_of([](GraphBuilder& g) {  // batch 2 vs 3
-              g.output(g.matmul(g.input("a", T(DType::F32, {2, 4, 5})), g.input("b", T(DType::F32, {3, 5, 3})),
-                                DType::F32));
-            }),
-            "E210");
+  EXPECT_EQ(
+      code_of([](GraphBuilder& g) {  // batch 2 vs 3
+        g.output(g.matmul(g.input("a", T(DType::F32, {2, 4, 5})), g.input("b", T(DType::F32, {3, 5, 3})), DType::F32));
+      }),
+      "E210");
   EXPECT_EQ(code_of([](GraphBuilder& g) {  // a partial batch broadcast [2,1] vs [2,3]
               g.output(g.matmul(g.input("a", T(DType::F32, {2, 1, 4, 5})), g.input("b", T(DType::F32, {2, 3, 5, 3})),
                                 DType::F32));

@@ -17,11 +17,11 @@
 #include "oracle/reference.hpp"
 #include "passes/pipeline.hpp"
 #include "reduce_cases.hpp"
-#include "semantics_checks.hpp"
 #include "render/msl_renderer.hpp"
 #include "runtime/cpu_executable.hpp"
 #include "runtime/inputs.hpp"
 #include "runtime/metal/msl_emulation.hpp"
+#include "semantics_checks.hpp"
 #include "support/sha256.hpp"
 
 namespace tessera::test {
@@ -192,11 +192,11 @@ runtime::CpuKernelFn probe(const std::string& sym, const std::string& body, int6
   k.grid = 1;
   k.threads = threads;
   k.buffers = {{"out", DType::F32, 64, true}};
-  k.source = "#define TSR_THREADS " + std::to_string(threads) +
-             "\nusing namespace metal;\nkernel void " + sym +
+  k.source = "#define TSR_THREADS " + std::to_string(threads) + "\nusing namespace metal;\nkernel void " + sym +
              "(device float* out [[buffer(0)]], uint tid [[thread_position_in_threadgroup]],\n"
              "    uint g [[threadgroup_position_in_grid]], uint lane [[thread_index_in_simdgroup]],\n"
-             "    uint simd [[simdgroup_index_in_threadgroup]]) {\n" + body + "}\n";
+             "    uint simd [[simdgroup_index_in_threadgroup]]) {\n" +
+             body + "}\n";
   k.sha256 = sha256_hex(k.source);
   return runtime::CpuModuleCache::global().load(runtime::metal::emulated_host_kernel(k));
 }
@@ -218,7 +218,8 @@ TEST(MetalEmulation, BuiltinsHaveMetalSemantics) {
   if (lane == 0) shared[simd] = float(100 + simd);
   threadgroup_barrier(mem_flags::mem_threadgroup);
   if (lane == 3) { out[8 + simd] = m; out[10 + simd] = s; out[12 + simd] = v; out[14 + simd] = shared[1 - simd]; }
-)", 64);
+)",
+                                  64);
   std::vector<float> out(64, -1.0f);
   void* buffers[] = {out.data()};
   fn(buffers, 0, 1);
@@ -230,8 +231,8 @@ TEST(MetalEmulation, BuiltinsHaveMetalSemantics) {
   EXPECT_EQ(out[9], 63.0f);
   EXPECT_EQ(out[10], 496.0f);
   EXPECT_EQ(out[11], 496.0f);
-  EXPECT_EQ(out[12], 2.0f);   // thread 3 ^ 1
-  EXPECT_EQ(out[13], 34.0f);  // thread 35 ^ 1
+  EXPECT_EQ(out[12], 2.0f);    // thread 3 ^ 1
+  EXPECT_EQ(out[13], 34.0f);   // thread 35 ^ 1
   EXPECT_EQ(out[14], 101.0f);  // simdgroup 0 reads simdgroup 1's threadgroup value after the barrier
   EXPECT_EQ(out[15], 100.0f);
 }
@@ -242,7 +243,8 @@ TEST(MetalEmulationDeathTest, DivergentBarrierStops) {
   runtime::CpuKernelFn fn = probe("probe_divergent", R"(
   if (tid < 16) threadgroup_barrier(mem_flags::mem_threadgroup);
   out[tid] = 1.0f;
-)", 32);
+)",
+                                  32);
   std::vector<float> out(64, 0.0f);
   void* buffers[] = {out.data()};
   EXPECT_DEATH(fn(buffers, 0, 1), "not reached by every thread");

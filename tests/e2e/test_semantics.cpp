@@ -115,9 +115,9 @@ TEST(Huge, SixtyFourBitIndexing) {
   Tensor x = Tensor::empty(DType::F16, {2, cols});
   uint16_t* d = static_cast<uint16_t*>(x.data());
   std::fill(d, d + x.numel(), uint16_t{0x3c00});  // 1.0
-  x.set(x.numel() - 3, 7.0);                           // row 1, past 2^31
-  x.set(cols + 5, -2.0);                               // row 1, early
-  x.set(cols - 1, kNaN);                               // row 0, last
+  x.set(x.numel() - 3, 7.0);                      // row 1, past 2^31
+  x.set(cols + 5, -2.0);                          // row 1, early
+  x.set(cols - 1, kNaN);                          // row 0, last
   Tensor mx = run_and_check(reduce_program({2, cols}, DType::F16, "max", {1}, false), {x})[0];
   EXPECT_TRUE(std::isnan(mx.get(0)));
   EXPECT_EQ(mx.get(1), 7.0);

@@ -17,17 +17,17 @@
 #include "../e2e/semantics_checks.hpp"
 #include "../experimental_env.hpp"
 #include "arbiter/arbiter.hpp"
+#include "ir/graph_dialect.hpp"
+#include "ir/ir.hpp"
 #include "ir/parser.hpp"
+#include "ir/verify.hpp"
 #include "oracle/reference.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/cuda/cuda_executable.hpp"
-#include "targets/device_query.hpp"
-#include "runtime/inputs.hpp"
-#include "ir/graph_dialect.hpp"
-#include "ir/ir.hpp"
-#include "ir/verify.hpp"
 #include "runtime/executable.hpp"
+#include "runtime/inputs.hpp"
 #include "runtime/tensor.hpp"
+#include "targets/device_query.hpp"
 #include "tessera/tessera.hpp"
 
 namespace tessera::test {
@@ -141,26 +141,27 @@ struct RowCase {
   const char* op;
   DType dt;
   std::vector<int64_t> shape;
-  int64_t cluster;  // expected: 1 = streamed
-  bool epilogue;    // silu(op(x) * g)
+  int64_t cluster;      // expected: 1 = streamed
+  bool epilogue;        // silu(op(x) * g)
   bool staged = false;  // expected: persistent clusters of 8, rows staged through shared memory
 };
 void check_cluster_rows(const char* feature, const std::vector<RowCase>& cases);
 
 TEST(CudaRows, ClusterResidentRowsMatchOracleBitwise) {
-  check_cluster_rows("rows_cluster", {
-      {"softmax", DType::F32, {4, 262144}, 8, false},  // the tile exactly: 1024 x 4 x 8 x 8
-      {"softmax", DType::F32, {4, 200003}, 8, false},  // ragged, odd
-      {"log_softmax", DType::BF16, {4, 100003}, 4, false},
-      {"softmax", DType::BF16, {4, 262144}, 8, false},
-      {"layer_norm", DType::BF16, {4, 262144}, 8, false},
-      {"layer_norm", DType::F64, {4, 40000}, 8, false},
-      {"rms_norm", DType::F16, {4, 50001}, 2, false},
-      {"rms_norm", DType::BF16, {4, 262144}, 8, true},
-      {"log_softmax", DType::F32, {4, 20000}, 2, false},
-      {"softmax", DType::F32, {4, 300000}, 1, false},    // past 256K: streamed (online)
-      {"layer_norm", DType::BF16, {4, 600000}, 1, true},  // streamed
-  });
+  check_cluster_rows("rows_cluster",
+                     {
+                         {"softmax", DType::F32, {4, 262144}, 8, false},  // the tile exactly: 1024 x 4 x 8 x 8
+                         {"softmax", DType::F32, {4, 200003}, 8, false},  // ragged, odd
+                         {"log_softmax", DType::BF16, {4, 100003}, 4, false},
+                         {"softmax", DType::BF16, {4, 262144}, 8, false},
+                         {"layer_norm", DType::BF16, {4, 262144}, 8, false},
+                         {"layer_norm", DType::F64, {4, 40000}, 8, false},
+                         {"rms_norm", DType::F16, {4, 50001}, 2, false},
+                         {"rms_norm", DType::BF16, {4, 262144}, 8, true},
+                         {"log_softmax", DType::F32, {4, 20000}, 2, false},
+                         {"softmax", DType::F32, {4, 300000}, 1, false},     // past 256K: streamed (online)
+                         {"layer_norm", DType::BF16, {4, 600000}, 1, true},  // streamed
+                     });
 }
 
 // The default for f32 rows of 128K-256K lanes that are not staged (ragged,
@@ -168,15 +169,16 @@ TEST(CudaRows, ClusterResidentRowsMatchOracleBitwise) {
 // an SM (Hopper's non-portable cluster size, opted into at load); rows that
 // fill a cluster of 8 from one leaf are staged; longer rows stream.
 TEST(CudaRows, SixteenBlockClusterRowsMatchOracleBitwise) {
-  check_cluster_rows("", {
-      {"softmax", DType::F32, {4, 200003}, 16, false},  // ragged, odd
-      {"log_softmax", DType::F32, {4, 131073}, 16, false},  // one lane past 128K
-      {"layer_norm", DType::F32, {4, 262144}, 16, true},  // the tile exactly: 512 x 4 x 8 x 16; two row leaves
-      {"rms_norm", DType::F32, {4, 150001}, 16, true},
-      {"softmax", DType::F32, {4, 262144}, 8, false, true},  // one row leaf: staged
-      {"softmax", DType::BF16, {4, 262144}, 8, false, true},
-      {"softmax", DType::F32, {4, 300000}, 1, false},   // past 256K: streamed (online)
-  });
+  check_cluster_rows(
+      "", {
+              {"softmax", DType::F32, {4, 200003}, 16, false},      // ragged, odd
+              {"log_softmax", DType::F32, {4, 131073}, 16, false},  // one lane past 128K
+              {"layer_norm", DType::F32, {4, 262144}, 16, true},  // the tile exactly: 512 x 4 x 8 x 16; two row leaves
+              {"rms_norm", DType::F32, {4, 150001}, 16, true},
+              {"softmax", DType::F32, {4, 262144}, 8, false, true},  // one row leaf: staged
+              {"softmax", DType::BF16, {4, 262144}, 8, false, true},
+              {"softmax", DType::F32, {4, 300000}, 1, false},  // past 256K: streamed (online)
+          });
 }
 
 // Staged rows (the default where a row fills a cluster of 8 blocks of 512
@@ -187,16 +189,17 @@ TEST(CudaRows, SixteenBlockClusterRowsMatchOracleBitwise) {
 // reduced and written. Every dtype the bulk copy takes whole 16-byte
 // vectors of (f32 x 4, f16/bf16 x 8, f64 x 2), 2 to 16 vectors a thread.
 TEST(CudaRows, StagedPersistentRowsMatchOracleBitwise) {
-  check_cluster_rows("", {
-      {"softmax", DType::F32, {300, 65536}, 8, false, true},
-      {"log_softmax", DType::F32, {4, 32768}, 8, false, true},  // two vectors a thread; 4 clusters
-      {"softmax", DType::F32, {130, 262144}, 8, false, true},   // 16 vectors a thread
-      {"layer_norm", DType::F32, {40, 131072}, 8, false, true},
-      {"rms_norm", DType::BF16, {50, 262144}, 8, false, true},
-      {"softmax", DType::BF16, {70, 131072}, 8, false, true},
-      {"layer_norm", DType::F16, {20, 65536}, 8, false, true},
-      {"log_softmax", DType::F64, {9, 65536}, 8, false, true},
-  });
+  check_cluster_rows("",
+                     {
+                         {"softmax", DType::F32, {300, 65536}, 8, false, true},
+                         {"log_softmax", DType::F32, {4, 32768}, 8, false, true},  // two vectors a thread; 4 clusters
+                         {"softmax", DType::F32, {130, 262144}, 8, false, true},   // 16 vectors a thread
+                         {"layer_norm", DType::F32, {40, 131072}, 8, false, true},
+                         {"rms_norm", DType::BF16, {50, 262144}, 8, false, true},
+                         {"softmax", DType::BF16, {70, 131072}, 8, false, true},
+                         {"layer_norm", DType::F16, {20, 65536}, 8, false, true},
+                         {"log_softmax", DType::F64, {9, 65536}, 8, false, true},
+                     });
 }
 
 // Staged rows start at two rows: 0 and 1 rows take the plain rows schedule
@@ -331,7 +334,7 @@ TEST(CudaSemantics, NarrowingMatchesRoundToNearestEvenBitwise) {
   std::mt19937 rng(11);
   for (int i = 0; i < 200000; ++i) bits.push_back(rng());
   bits.push_back(0x477fefffu), bits.push_back(0x477ff000u), bits.push_back(0x477ff001u);  // f16 overflow edge
-  bits.push_back(0x7f7fffffu), bits.push_back(0x7f7f8000u);                                // bf16 overflow edge
+  bits.push_back(0x7f7fffffu), bits.push_back(0x7f7f8000u);                               // bf16 overflow edge
   const int64_t n = static_cast<int64_t>(bits.size());
   Tensor x = Tensor::empty(DType::F32, {n});
   std::memcpy(x.data(), bits.data(), 4 * bits.size());
@@ -346,7 +349,8 @@ TEST(CudaSemantics, NarrowingMatchesRoundToNearestEvenBitwise) {
   const uint16_t* h = static_cast<const uint16_t*>(out[1].data());
   int bad_b = 0, bad_h = 0;
   for (int64_t i = 0; i < n; ++i) {
-    if (b[i] != ref_bf16(bits[i]) && bad_b++ < 5) ADD_FAILURE() << std::hex << "bf16 of 0x" << bits[i] << ": 0x" << b[i];
+    if (b[i] != ref_bf16(bits[i]) && bad_b++ < 5)
+      ADD_FAILURE() << std::hex << "bf16 of 0x" << bits[i] << ": 0x" << b[i];
     if (h[i] != ref_f16(bits[i]) && bad_h++ < 5) ADD_FAILURE() << std::hex << "f16 of 0x" << bits[i] << ": 0x" << h[i];
   }
   EXPECT_EQ(bad_b, 0);
@@ -408,10 +412,10 @@ std::vector<FusionCase> tma_matmul_cases() {
     bool special;
   };
   const std::vector<Shape> shapes = {
-      {{1300, 200}, {200, 2600}, false, false, DType::BF16, DType::BF16, 1, false},  // ragged M, N; K tail
-      {{1300, 136}, {2600, 136}, false, true, DType::BF16, DType::F32, 0, false},    // B stored N x K
-      {{136, 1304}, {136, 2600}, true, false, DType::F16, DType::F16, 2, false},     // A stored K x M
-      {{136, 1304}, {2600, 136}, true, true, DType::BF16, DType::BF16, 1, false},    // both transposed
+      {{1300, 200}, {200, 2600}, false, false, DType::BF16, DType::BF16, 1, false},     // ragged M, N; K tail
+      {{1300, 136}, {2600, 136}, false, true, DType::BF16, DType::F32, 0, false},       // B stored N x K
+      {{136, 1304}, {136, 2600}, true, false, DType::F16, DType::F16, 2, false},        // A stored K x M
+      {{136, 1304}, {2600, 136}, true, true, DType::BF16, DType::BF16, 1, false},       // both transposed
       {{3, 520, 72}, {3, 72, 2056}, false, false, DType::BF16, DType::BF16, 0, false},  // batched (3-D maps)
       {{4, 700, 264}, {264, 1800}, false, false, DType::F16, DType::F16, 1, false},     // a shared B (2-D map)
       {{640, 128}, {5, 128, 1288}, false, false, DType::BF16, DType::F32, 2, false},    // a shared A
@@ -426,9 +430,12 @@ std::vector<FusionCase> tma_matmul_cases() {
   for (const Shape& s : shapes) {
     FusionCase c;
     seed += 4;
-    c.name = "tma_" + std::string(dtype_name(s.in)) + "_to_" + std::string(dtype_name(s.out)) + "_" +
-             shape_name(s.a) + (s.ta ? "T" : "") + "_x_" + shape_name(s.b) + (s.tb ? "T" : "") +
-             (s.epilogue == 1 ? "_bias_gelu" : s.epilogue == 2 ? "_rowscale_relu" : "") + (s.special ? "_special" : "");
+    c.name = "tma_" + std::string(dtype_name(s.in)) + "_to_" + std::string(dtype_name(s.out)) + "_" + shape_name(s.a) +
+             (s.ta ? "T" : "") + "_x_" + shape_name(s.b) + (s.tb ? "T" : "") +
+             (s.epilogue == 1   ? "_bias_gelu"
+              : s.epilogue == 2 ? "_rowscale_relu"
+                                : "") +
+             (s.special ? "_special" : "");
     c.inputs = {(s.special ? "special:seed=" : "random:seed=") + std::to_string(seed) +
                     (s.special ? ",rate=0.002" : ",lo=-2,hi=2"),
                 "random:seed=" + std::to_string(seed + 1) + ",lo=-2,hi=2"};
@@ -509,10 +516,10 @@ std::vector<FusionCase> stage_a_cases() {
     bool tb;
   };
   const std::vector<Shape> large = {
-      {{2100, 1001}, {1001, 2100}, false},     // ragged blocks, K tail, element loads
-      {{2100, 1024}, {2100, 1024}, true},      // B stored N x K
-      {{4, 1100, 300}, {300, 1100}, false},    // batched A, a shared B (324 blocks)
-      {{2176, 2048}, {2048, 2176}, false},     // whole blocks, 16-byte loads
+      {{2100, 1001}, {1001, 2100}, false},   // ragged blocks, K tail, element loads
+      {{2100, 1024}, {2100, 1024}, true},    // B stored N x K
+      {{4, 1100, 300}, {300, 1100}, false},  // batched A, a shared B (324 blocks)
+      {{2176, 2048}, {2048, 2176}, false},   // whole blocks, 16-byte loads
   };
   int seed = 8000;
   for (const Shape& s : large) {
@@ -522,7 +529,8 @@ std::vector<FusionCase> stage_a_cases() {
     c.inputs = {"random:seed=" + std::to_string(seed) + ",lo=-2,hi=2",
                 "random:seed=" + std::to_string(seed + 1) + ",lo=-2,hi=2", "random:seed=" + std::to_string(seed + 2)};
     c.build = [=](GraphBuilder& g) {
-      ir::Value* mm = g.matmul(g.input("a", T(DType::F32, s.a)), g.input("b", T(DType::F32, s.b)), DType::F32, false, s.tb);
+      ir::Value* mm = g.matmul(g.input("a", T(DType::F32, s.a)), g.input("b", T(DType::F32, s.b)), DType::F32, false,
+                               s.tb);
       g.output(g.unary("gelu", g.binary("add", mm, g.input("bias", T(DType::F32, {mm->type.shape.back()})))));
     };
     out.push_back(std::move(c));
@@ -538,7 +546,7 @@ TEST_P(CudaStageA, MatchesOracleAndTheDefaultBlockBitwise) {
   c.build(g);
   std::vector<Tensor> xs = inputs_for(c, g.module());
   std::vector<Tensor> base = compile_cuda(g.module()).exe->run(xs).outputs;  // feature off: the default block
-  test::ExperimentalEnv on("matmul_f32_stage_a");  // opt-in: no default schedule takes it
+  test::ExperimentalEnv on("matmul_f32_stage_a");                            // opt-in: no default schedule takes it
   const bool row_major_a = c.name.find("T_x_") == std::string::npos;
   int staged = 0, matmuls = 0;
   // The module is held: a range-for over a temporary's member reads freed memory.
@@ -584,8 +592,8 @@ std::vector<CopyCase> transpose_copy_cases() {
       {{2305, 37}, {37, 2311}, false, false, 1, "random"},     // NN, ragged everywhere
       {{2305, 37}, {2311, 37}, false, true, 2, "random"},      // NT: both operands
       {{37, 2305}, {2311, 37}, true, true, 1, "random"},       // TT: B only
-      {{1100, 37}, {3, 37, 2100}, false, false, 1, "random"}, // one A for three batches
-      {{3, 1100, 64}, {64, 2100}, false, false, 1, "random"}, // batched A, shared B
+      {{1100, 37}, {3, 37, 2100}, false, false, 1, "random"},  // one A for three batches
+      {{3, 1100, 64}, {64, 2100}, false, false, 1, "random"},  // batched A, shared B
       {{2048, 256}, {256, 2304}, false, false, 1, "special"},  // whole blocks, NaN/inf
   };
   std::vector<CopyCase> out;
@@ -595,11 +603,12 @@ std::vector<CopyCase> transpose_copy_cases() {
     seed += 3;
     c.name = "copy_f32_" + std::string(s.ta ? "T" : "") + shape_name(s.a) + "_x_" + shape_name(s.b) +
              (s.tb ? "T" : "") + "_" + s.values + "_bias_relu";
-    c.inputs = {s.values + ":seed=" + std::to_string(seed) + ",lo=-2,hi=2" + (s.values == "special" ? ",rate=0.0005" : ""),
-                "random:seed=" + std::to_string(seed + 1) + ",lo=-2,hi=2", "random:seed=" + std::to_string(seed + 2)};
+    c.inputs = {
+        s.values + ":seed=" + std::to_string(seed) + ",lo=-2,hi=2" + (s.values == "special" ? ",rate=0.0005" : ""),
+        "random:seed=" + std::to_string(seed + 1) + ",lo=-2,hi=2", "random:seed=" + std::to_string(seed + 2)};
     c.build = [=](GraphBuilder& g) {
-      ir::Value* mm =
-          g.matmul(g.input("a", T(DType::F32, s.a)), g.input("b", T(DType::F32, s.b)), DType::F32, s.ta, s.tb);
+      ir::Value* mm = g.matmul(g.input("a", T(DType::F32, s.a)), g.input("b", T(DType::F32, s.b)), DType::F32, s.ta,
+                               s.tb);
       g.output(g.unary("relu", g.binary("add", mm, g.input("bias", T(DType::F32, {mm->type.shape.back()})))));
     };
     out.push_back({std::move(c), s.copies});

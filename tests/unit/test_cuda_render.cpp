@@ -5,21 +5,21 @@
 #include <optional>
 #include <set>
 
+#include "../e2e/matmul_cases.hpp"
+#include "../experimental_env.hpp"
+#include "ir/graph_dialect.hpp"
+#include "ir/ir.hpp"
 #include "ir/parser.hpp"
 #include "ir/printer.hpp"
+#include "ir/verify.hpp"
 #include "passes/pipeline.hpp"
 #include "render/cpp_renderer.hpp"
 #include "render/cuda_renderer.hpp"
 #include "render/msl_renderer.hpp"
 #include "runtime/cuda/cuda_module_cache.hpp"
-#include "ir/graph_dialect.hpp"
-#include "ir/ir.hpp"
-#include "ir/verify.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/tensor.hpp"
 #include "tessera/tessera.hpp"
-#include "../e2e/matmul_cases.hpp"
-#include "../experimental_env.hpp"
 
 namespace tessera {
 namespace {
@@ -37,10 +37,10 @@ TEST(CudaRender, EveryStrategyCompilesWithNvrtc) {
     const char* kind;
   };
   const std::vector<Shape> shapes = {
-      {{4096, 1024}, {1}, DType::F32, "sum"},      {{64, 128}, {1}, DType::F32, "max"},
-      {{16384, 300}, {0}, DType::F32, "min"},      {{1 << 22}, {0}, DType::F64, "mean"},
-      {{3, 5, 7}, {0, 2}, DType::F16, "prod"},     {{1000, 70}, {1}, DType::BF16, "max"},
-      {{4, 0}, {1}, DType::F32, "sum"},            {{2, 300000}, {-1}, DType::BF16, "mean"},
+      {{4096, 1024}, {1}, DType::F32, "sum"},  {{64, 128}, {1}, DType::F32, "max"},
+      {{16384, 300}, {0}, DType::F32, "min"},  {{1 << 22}, {0}, DType::F64, "mean"},
+      {{3, 5, 7}, {0, 2}, DType::F16, "prod"}, {{1000, 70}, {1}, DType::BF16, "max"},
+      {{4, 0}, {1}, DType::F32, "sum"},        {{2, 300000}, {-1}, DType::BF16, "mean"},
   };
   int compiled = 0;
   for (const Shape& s : shapes) {
@@ -76,16 +76,16 @@ TEST(CudaRender, FusedStrategiesCompileWithNvrtc) {
     ir::Value* c = g.input("c", T({300, 50}));
     ir::Value* w = g.input("w", T({4096}));
     ir::Value* b = g.input("b", T({4096}));
-    g.output(g.unary("silu", g.rms_norm(x, w)));                  // resident rows + epilogue
-    g.output(g.layer_norm(x, w, b));                               // resident rows
-    g.output(g.log_softmax(l, -1));                                // streamed rows
-    g.output(g.softmax(c, 0));                                     // columns
-    g.output(g.reduce(g.binary("mul", l, l), "sum", {1}));         // prologue, split rows
-    g.output(g.reduce(g.unary("abs", c), "max", {0}));             // prologue, columns
-    g.output(g.unary("gelu_tanh", g.binary("add", x, w)));         // pointwise, broadcast
+    g.output(g.unary("silu", g.rms_norm(x, w)));            // resident rows + epilogue
+    g.output(g.layer_norm(x, w, b));                        // resident rows
+    g.output(g.log_softmax(l, -1));                         // streamed rows
+    g.output(g.softmax(c, 0));                              // columns
+    g.output(g.reduce(g.binary("mul", l, l), "sum", {1}));  // prologue, split rows
+    g.output(g.reduce(g.unary("abs", c), "max", {0}));      // prologue, columns
+    g.output(g.unary("gelu_tanh", g.binary("add", x, w)));  // pointwise, broadcast
     ir::Value* s = g.input("s", T({64, 1}));
-    g.output(g.binary("mul", x, s));                               // pointwise, a splat per row
-    g.output(g.reduce(g.binary("sub", x, s), "sum", {1}));         // prologue, a splat per row
+    g.output(g.binary("mul", x, s));                        // pointwise, a splat per row
+    g.output(g.reduce(g.binary("sub", x, s), "sum", {1}));  // prologue, a splat per row
     auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
     for (auto& op : target->ops) {
       if (op->name != "target.kernel") continue;
@@ -152,10 +152,8 @@ TEST(CudaRender, ClusterResidentRowsCompileWithNvrtc) {
       {"softmax", DType::BF16, 262144, 8, false},    // 1024 x 8 x 4 x 8
       {"softmax", DType::F32, 200003, 8, true},      // ragged, odd
       {"log_softmax", DType::F32, 20000, 2, false},  // ragged
-      {"layer_norm", DType::BF16, 50000, 2, false},
-      {"layer_norm", DType::F32, 50000, 4, true},
-      {"rms_norm", DType::F16, 100000, 4, false},
-      {"rms_norm", DType::F32, 100001, 8, true},
+      {"layer_norm", DType::BF16, 50000, 2, false}, {"layer_norm", DType::F32, 50000, 4, true},
+      {"rms_norm", DType::F16, 100000, 4, false},   {"rms_norm", DType::F32, 100001, 8, true},
   };
   int compiled = 0;
   for (const Case& c : cases) {
@@ -199,7 +197,8 @@ TEST(CudaRender, ClusterResidentRowsCompileWithNvrtc) {
   for (DType dt : {DType::F32, DType::BF16, DType::F64}) {
     GraphBuilder g("c16");
     ir::Value* x = g.input("x", ir::Type::tensor(dt, {3, 200003}));
-    g.output(g.layer_norm(x, g.input("w", ir::Type::tensor(dt, {200003})), g.input("b", ir::Type::tensor(dt, {200003}))));
+    g.output(
+        g.layer_norm(x, g.input("w", ir::Type::tensor(dt, {200003})), g.input("b", ir::Type::tensor(dt, {200003}))));
     auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
     for (auto& k_op : target->ops) {
       if (k_op->name != "target.kernel") continue;
@@ -236,7 +235,7 @@ TEST(CudaRender, StagedRowsCompileWithNvrtc) {
     int64_t extent, unroll;
   };
   const std::vector<Case> cases = {
-      {"softmax", DType::F32, 262144, 16}, {"log_softmax", DType::F32, 32768, 2},
+      {"softmax", DType::F32, 262144, 16},    {"log_softmax", DType::F32, 32768, 2},
       {"layer_norm", DType::BF16, 131072, 4}, {"rms_norm", DType::F16, 262144, 8},
       {"softmax", DType::F64, 65536, 8},
   };
@@ -284,8 +283,10 @@ TEST(CudaRender, MatmulKernelsCompileWithNvrtc) {
       test::FusionCase c;
       c.build = [=](GraphBuilder& g) {
         const bool ta = layout & 1, tb = layout & 2;
-        ir::Value* a = g.input("a", test::T(dt, ta ? std::vector<int64_t>{1024, 8192} : std::vector<int64_t>{8192, 1024}));
-        ir::Value* b = g.input("b", test::T(dt, tb ? std::vector<int64_t>{8192, 1024} : std::vector<int64_t>{1024, 8192}));
+        ir::Value* a = g.input("a",
+                               test::T(dt, ta ? std::vector<int64_t>{1024, 8192} : std::vector<int64_t>{8192, 1024}));
+        ir::Value* b = g.input("b",
+                               test::T(dt, tb ? std::vector<int64_t>{8192, 1024} : std::vector<int64_t>{1024, 8192}));
         g.output(g.unary("gelu", g.matmul(a, b, dt, ta, tb)));
       };
       cases.push_back(c);

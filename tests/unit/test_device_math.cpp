@@ -76,7 +76,8 @@ ld ref_gelu_tanh(ld x) {
 ld ref_pow(ld x, ld y) { return powl(x, y); }
 
 // |got - ref| in units of T's ulp at ref (subnormal quantum below the normals).
-template <class T> double ulp_err(T got, ld ref) {
+template <class T>
+double ulp_err(T got, ld ref) {
   if (std::isnan(ref) || std::isnan(got)) return std::isnan(ref) && std::isnan(got) ? 0 : 1e30;
   if (std::isinf(got) || std::isinf(ref)) return T(ref) == got ? 0 : 1e30;
   typedef std::numeric_limits<T> lim;
@@ -85,10 +86,36 @@ template <class T> double ulp_err(T got, ld ref) {
 }
 
 // ---- inputs --------------------------------------------------------------------
-template <class T> std::vector<T> specials() {
+template <class T>
+std::vector<T> specials() {
   typedef std::numeric_limits<T> lim;
-  std::vector<T> s = {0, 1, 2, 0.5, 1e-3, 3, 10, 20, 30, 37.55, 37.6, 40, 88.72, 87.33, 103.9, 104, 700, 708.4,
-                      709.8, 745, 750, 1000, lim::denorm_min(), lim::min(), lim::max(), lim::infinity(), lim::epsilon()};
+  std::vector<T> s = {0,
+                      1,
+                      2,
+                      0.5,
+                      1e-3,
+                      3,
+                      10,
+                      20,
+                      30,
+                      37.55,
+                      37.6,
+                      40,
+                      88.72,
+                      87.33,
+                      103.9,
+                      104,
+                      700,
+                      708.4,
+                      709.8,
+                      745,
+                      750,
+                      1000,
+                      lim::denorm_min(),
+                      lim::min(),
+                      lim::max(),
+                      lim::infinity(),
+                      lim::epsilon()};
   const size_t n = s.size();
   for (size_t i = 0; i < n; ++i) s.push_back(-s[i]);
   s.push_back(lim::quiet_NaN());
@@ -96,7 +123,8 @@ template <class T> std::vector<T> specials() {
   return s;
 }
 
-template <class T> std::vector<T> unary_inputs() {
+template <class T>
+std::vector<T> unary_inputs() {
   typedef std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t> U;
   std::mt19937_64 rng(sizeof(T) * 1234567);
   std::vector<T> x = specials<T>();
@@ -118,7 +146,8 @@ template <class T> std::vector<T> unary_inputs() {
   return x;
 }
 
-template <class T> void pow_inputs(std::vector<T>& x, std::vector<T>& y) {
+template <class T>
+void pow_inputs(std::vector<T>& x, std::vector<T>& y) {
   std::mt19937_64 rng(99 + sizeof(T));
   const std::vector<T> s = specials<T>();
   for (T a : s)
@@ -140,31 +169,38 @@ template <class T> void pow_inputs(std::vector<T>& x, std::vector<T>& y) {
 }
 
 // ---- the implementations under test ----------------------------------------
-template <class T> struct Impl {
+template <class T>
+struct Impl {
   std::string name;
   std::function<void(const std::string& fn, const T* x, const T* y, T* out, size_t n)> run;
 };
 
-#define TSR_UNARY_LIST(X) X(neg) X(abs) X(exp) X(log) X(sqrt) X(rsqrt) X(tanh) X(sigmoid) X(relu) X(gelu) X(gelu_tanh) X(silu)
+#define TSR_UNARY_LIST(X) \
+  X(neg) X(abs) X(exp) X(log) X(sqrt) X(rsqrt) X(tanh) X(sigmoid) X(relu) X(gelu) X(gelu_tanh) X(silu)
 #define TSR_BINARY_LIST(X) X(add) X(sub) X(mul) X(div) X(max) X(min) X(pow)
 
-template <class T> void header_scalar(const std::string& fn, const T* x, const T* y, T* o, size_t n) {
+template <class T>
+void header_scalar(const std::string& fn, const T* x, const T* y, T* o, size_t n) {
 #define TSR_U(F) \
-  if (fn == #F) for (size_t i = 0; i < n; ++i) o[i] = tsr::fn_##F(x[i]);
+  if (fn == #F)  \
+    for (size_t i = 0; i < n; ++i) o[i] = tsr::fn_##F(x[i]);
 #define TSR_B(F) \
-  if (fn == #F) for (size_t i = 0; i < n; ++i) o[i] = tsr::fn_##F(x[i], y[i]);
+  if (fn == #F)  \
+    for (size_t i = 0; i < n; ++i) o[i] = tsr::fn_##F(x[i], y[i]);
   TSR_UNARY_LIST(TSR_U)
   TSR_BINARY_LIST(TSR_B)
 #undef TSR_U
 #undef TSR_B
 }
-template <class T> void header_tile(const std::string& fn, const T* x, const T* y, T* o, size_t n) {
+template <class T>
+void header_tile(const std::string& fn, const T* x, const T* y, T* o, size_t n) {
   using tsr::load;
 #define TSR_U(F) \
-  if (fn == #F) for (size_t i = 0; i < n; i += kLanes) tsr::store(o + i, tsr::fn_##F(load<T, kLanes>(x + i)));
-#define TSR_B(F)                              \
-  if (fn == #F)                               \
-    for (size_t i = 0; i < n; i += kLanes)    \
+  if (fn == #F)  \
+    for (size_t i = 0; i < n; i += kLanes) tsr::store(o + i, tsr::fn_##F(load<T, kLanes>(x + i)));
+#define TSR_B(F)                           \
+  if (fn == #F)                            \
+    for (size_t i = 0; i < n; i += kLanes) \
       tsr::store(o + i, tsr::fn_##F(load<T, kLanes>(x + i), load<T, kLanes>(y + i)));
   TSR_UNARY_LIST(TSR_U)
   TSR_BINARY_LIST(TSR_B)
@@ -248,8 +284,9 @@ NativeModule& native() {
   static NativeModule m = [] {
     NativeModule n;
     std::string src = runtime::read_text_file(repo_file("device/cpu/tessera_tile.hpp"));
-    src += "#define TSR_UNARY_LIST(X) X(neg) X(abs) X(exp) X(log) X(sqrt) X(rsqrt) X(tanh) X(sigmoid) X(relu) X(gelu) "
-           "X(gelu_tanh) X(silu)\n#define TSR_BINARY_LIST(X) X(add) X(sub) X(mul) X(div) X(max) X(min) X(pow)\n";
+    src +=
+        "#define TSR_UNARY_LIST(X) X(neg) X(abs) X(exp) X(log) X(sqrt) X(rsqrt) X(tanh) X(sigmoid) X(relu) X(gelu) "
+        "X(gelu_tanh) X(silu)\n#define TSR_BINARY_LIST(X) X(add) X(sub) X(mul) X(div) X(max) X(min) X(pow)\n";
     src += kNativeKernels;
     n.desc.source = src;
     n.desc.sha256 = sha256_hex(src);
@@ -260,14 +297,15 @@ NativeModule& native() {
   return m;
 }
 
-template <class T> void native_run(const std::string& prefix, const std::string& fn, const T* x, const T* y, T* o,
-                                   size_t n) {
+template <class T>
+void native_run(const std::string& prefix, const std::string& fn, const T* x, const T* y, T* o, size_t n) {
   const std::string t = sizeof(T) == 4 ? "_f32" : "_f64";
   void* b[4] = {const_cast<T*>(x), const_cast<T*>(y ? y : x), o, nullptr};
   native().fn(prefix + fn + t)(b, 0, int64_t(n / kLanes));
 }
 
-template <class T> std::vector<Impl<T>> impls() {
+template <class T>
+std::vector<Impl<T>> impls() {
   return {{"header scalar", header_scalar<T>},
           {"header tile", header_tile<T>},
           {"native scalar", [](auto& f, auto x, auto y, auto o, size_t n) { native_run<T>("s_", f, x, y, o, n); }},
@@ -279,7 +317,8 @@ struct Worst {
   double at = 0, at2 = 0;
 };
 
-template <class T> void check_unary(const char* fn, ld (*ref)(ld)) {
+template <class T>
+void check_unary(const char* fn, ld (*ref)(ld)) {
   const std::vector<T> x = unary_inputs<T>();
   std::vector<ld> r(x.size());
   for (size_t i = 0; i < x.size(); ++i) r[i] = ref(x[i]);
@@ -311,7 +350,8 @@ template <class T> void check_unary(const char* fn, ld (*ref)(ld)) {
   }
 }
 
-template <class T> void check_binary(const char* fn) {
+template <class T>
+void check_binary(const char* fn) {
   std::vector<T> x, y;
   pow_inputs(x, y);
   std::vector<T> o(x.size());
@@ -324,8 +364,12 @@ template <class T> void check_binary(const char* fn) {
         e = ulp_err<T>(o[i], ref_pow(x[i], y[i]));
       } else {
         const T a = x[i], b = y[i];
-        T want = fn[0] == 'a' ? a + b : fn[0] == 's' ? a - b : fn[1] == 'u' ? a * b : fn[0] == 'd' ? a / b
-                 : fn[1] == 'a' ? (a < b ? b : a) : (b < a ? b : a);
+        T want = fn[0] == 'a'   ? a + b
+                 : fn[0] == 's' ? a - b
+                 : fn[1] == 'u' ? a * b
+                 : fn[0] == 'd' ? a / b
+                 : fn[1] == 'a' ? (a < b ? b : a)
+                                : (b < a ? b : a);
         if (fn[0] == 'm' && fn[1] != 'u' && (a != a || b != b)) want = std::numeric_limits<T>::quiet_NaN();
         e = (want != want) ? (o[i] != o[i] ? 0 : 1e30) : (o[i] == want ? 0 : 1e30);
       }
@@ -337,21 +381,22 @@ template <class T> void check_binary(const char* fn) {
   }
 }
 
-#define TSR_TEST_UNARY(F)                                           \
-  TEST(DeviceMath, Cpu_##F) {                                       \
-    check_unary<float>(#F, ref_##F);                                \
-    check_unary<double>(#F, ref_##F);                               \
+#define TSR_TEST_UNARY(F)             \
+  TEST(DeviceMath, Cpu_##F) {         \
+    check_unary<float>(#F, ref_##F);  \
+    check_unary<double>(#F, ref_##F); \
   }
 TSR_UNARY_LIST(TSR_TEST_UNARY)
-#define TSR_TEST_BINARY(F)        \
-  TEST(DeviceMath, Cpu_##F) {     \
-    check_binary<float>(#F);      \
-    check_binary<double>(#F);     \
+#define TSR_TEST_BINARY(F)    \
+  TEST(DeviceMath, Cpu_##F) { \
+    check_binary<float>(#F);  \
+    check_binary<double>(#F); \
   }
 TSR_BINARY_LIST(TSR_TEST_BINARY)
 
 // The special values the fused kernels rely on, through every implementation.
-template <class T> void check_specials() {
+template <class T>
+void check_specials() {
   typedef std::numeric_limits<T> lim;
   const T nan = lim::quiet_NaN(), inf = lim::infinity();
   struct Want {
@@ -359,28 +404,25 @@ template <class T> void check_specials() {
     T x, y, want;  // want NaN: a NaN result
   };
   const std::vector<Want> wants = {
-      {"relu", nan, 0, nan},        {"relu", -2, 0, 0},          {"relu", 3, 0, 3},
-      {"sigmoid", -1000, 0, 0},     {"sigmoid", 1000, 0, 1},     {"sigmoid", nan, 0, nan},
-      {"sigmoid", -inf, 0, 0},      {"sigmoid", inf, 0, 1},      {"silu", -1000, 0, 0},
-      {"silu", -inf, 0, 0},         {"silu", inf, 0, inf},       {"silu", nan, 0, nan},
-      {"gelu", -inf, 0, 0},         {"gelu", inf, 0, inf},       {"gelu", nan, 0, nan},
-      {"gelu", -1000, 0, 0},        {"gelu_tanh", -inf, 0, 0},   {"gelu_tanh", inf, 0, inf},
-      {"gelu_tanh", -1000, 0, 0},   {"gelu_tanh", nan, 0, nan},  {"rsqrt", 0, 0, inf},
-      {"rsqrt", -1, 0, nan},        {"rsqrt", inf, 0, 0},        {"log", 0, 0, -inf},
-      {"log", -1, 0, nan},          {"sqrt", -1, 0, nan},        {"exp", -inf, 0, 0},
-      {"exp", 1000, 0, inf},        {"tanh", -inf, 0, -1},       {"abs", -0.0, 0, 0},
-      {"max", nan, 1, nan},         {"max", 1, nan, nan},        {"min", nan, 1, nan},
-      {"min", 1, nan, nan},         {"max", -inf, nan, nan},     {"min", inf, nan, nan},
-      {"max", 1, 2, 2},             {"min", 1, 2, 1},            {"pow", 2, 10, 1024},
-      {"pow", -8, 1.0 / 3, nan},    {"pow", -2, 3, -8},          {"pow", nan, 0, 1},
-      {"pow", 1, nan, 1},           {"pow", 0, -1, inf},
+      {"relu", nan, 0, nan},     {"relu", -2, 0, 0},         {"relu", 3, 0, 3},          {"sigmoid", -1000, 0, 0},
+      {"sigmoid", 1000, 0, 1},   {"sigmoid", nan, 0, nan},   {"sigmoid", -inf, 0, 0},    {"sigmoid", inf, 0, 1},
+      {"silu", -1000, 0, 0},     {"silu", -inf, 0, 0},       {"silu", inf, 0, inf},      {"silu", nan, 0, nan},
+      {"gelu", -inf, 0, 0},      {"gelu", inf, 0, inf},      {"gelu", nan, 0, nan},      {"gelu", -1000, 0, 0},
+      {"gelu_tanh", -inf, 0, 0}, {"gelu_tanh", inf, 0, inf}, {"gelu_tanh", -1000, 0, 0}, {"gelu_tanh", nan, 0, nan},
+      {"rsqrt", 0, 0, inf},      {"rsqrt", -1, 0, nan},      {"rsqrt", inf, 0, 0},       {"log", 0, 0, -inf},
+      {"log", -1, 0, nan},       {"sqrt", -1, 0, nan},       {"exp", -inf, 0, 0},        {"exp", 1000, 0, inf},
+      {"tanh", -inf, 0, -1},     {"abs", -0.0, 0, 0},        {"max", nan, 1, nan},       {"max", 1, nan, nan},
+      {"min", nan, 1, nan},      {"min", 1, nan, nan},       {"max", -inf, nan, nan},    {"min", inf, nan, nan},
+      {"max", 1, 2, 2},          {"min", 1, 2, 1},           {"pow", 2, 10, 1024},       {"pow", -8, 1.0 / 3, nan},
+      {"pow", -2, 3, -8},        {"pow", nan, 0, 1},         {"pow", 1, nan, 1},         {"pow", 0, -1, inf},
   };
   for (const Impl<T>& impl : impls<T>())
     for (const Want& w : wants) {
       std::vector<T> x(kLanes, w.x), y(kLanes, w.y), o(kLanes);
       impl.run(w.fn, x.data(), y.data(), o.data(), kLanes);
       for (T v : o) {
-        if (w.want != w.want) EXPECT_TRUE(v != v) << impl.name << " " << w.fn << "(" << w.x << ", " << w.y << ") = " << v;
+        if (w.want != w.want)
+          EXPECT_TRUE(v != v) << impl.name << " " << w.fn << "(" << w.x << ", " << w.y << ") = " << v;
         else EXPECT_EQ(v, w.want) << impl.name << " " << w.fn << "(" << w.x << ", " << w.y << ")";
       }
     }
@@ -413,7 +455,8 @@ TEST(DeviceMath, CpuRoundTo) {
     const uint16_t h = uint16_t(rng() & 0x7bfe);
     const double a = tsr::widen(tsr::f16_t{h}), b = tsr::widen(tsr::f16_t{uint16_t(h + 1)});
     const double mid = (a + b) / 2;
-    for (double v : {mid, std::nextafter(mid, 0.0), std::nextafter(mid, 1e300), mid * (1 + 0x1p-40), mid * (1 - 0x1p-40)})
+    for (double v :
+         {mid, std::nextafter(mid, 0.0), std::nextafter(mid, 1e300), mid * (1 + 0x1p-40), mid * (1 - 0x1p-40)})
       d.push_back(i & 1 ? -v : v);
     const uint16_t g = uint16_t(rng() & 0x7f7e);
     const double c = tsr::widen(tsr::bf16_t{g}), e = tsr::widen(tsr::bf16_t{uint16_t(g + 1)}), m2 = (c + e) / 2;
@@ -449,7 +492,8 @@ TEST(DeviceMath, CpuRoundTo) {
     bad += !same(od[i], want) + !same(tsr::round_to<tsr::bf16_t>(d[i]), want);
   }
   nat.fn("k_round_f32_f64")(bd, 0, tiles);
-  for (size_t i = 0; i < d.size(); ++i) bad += !same(od[i], double(float(d[i]))) + !same(tsr::round_to<float>(d[i]), double(float(d[i])));
+  for (size_t i = 0; i < d.size(); ++i)
+    bad += !same(od[i], double(float(d[i]))) + !same(tsr::round_to<float>(d[i]), double(float(d[i])));
   // f32 lanes, through the header's tiles and the native kernel
   nat.fn("k_round_f16_f32")(bf, 0, tiles);
   for (size_t i = 0; i < f.size(); i += kLanes) {
@@ -470,8 +514,8 @@ TEST(DeviceMath, CpuRoundTo) {
   // storage round trips are identities
   EXPECT_EQ(tsr::round_to<double>(1.0f / 3), 1.0f / 3);
   EXPECT_EQ(tsr::round_to<float>(0.1f), 0.1f);
-  EXPECT_EQ(tsr::round_to<tsr::f16_t>(1.0 + 0x1p-11), 1.0);                       // tie to even
-  EXPECT_EQ(tsr::round_to<tsr::f16_t>(1.0 + 0x1p-11 + 0x1p-40), 1.0 + 0x1p-10);   // not a tie in f64
+  EXPECT_EQ(tsr::round_to<tsr::f16_t>(1.0 + 0x1p-11), 1.0);                      // tie to even
+  EXPECT_EQ(tsr::round_to<tsr::f16_t>(1.0 + 0x1p-11 + 0x1p-40), 1.0 + 0x1p-10);  // not a tie in f64
   EXPECT_EQ(tsr::round_to<tsr::bf16_t>(1.0f + 0x1p-8f), 1.0f);
   EXPECT_EQ(tsr::round_to<tsr::bf16_t>(1.0f + 0x3p-8f), 1.0f + 0x1p-6f);
 }
@@ -570,16 +614,19 @@ TEST(DeviceMath, CpuNativeUsesLibmvec) {
     sym.clear();
     if (size_t j = part.find("\tjmp "); j != std::string::npos) {
       const size_t a = part.find('<', j), b = part.find('>', a);
-      if (a != std::string::npos && b != std::string::npos && part.find('+', a) > b) sym = part.substr(a + 1, b - a - 1);
+      if (a != std::string::npos && b != std::string::npos && part.find('+', a) > b)
+        sym = part.substr(a + 1, b - a - 1);
     }
   }
   __builtin_cpu_init();
-  const char* want = __builtin_cpu_supports("avx512f") ? "_ZGVeN16v_expf" : __builtin_cpu_supports("avx2") ? "_ZGVdN8v_expf"
-                                                                                                        : "_ZGVbN4v_expf";
+  const char* want = __builtin_cpu_supports("avx512f") ? "_ZGVeN16v_expf"
+                     : __builtin_cpu_supports("avx2")  ? "_ZGVdN8v_expf"
+                                                       : "_ZGVbN4v_expf";
   EXPECT_NE(body.find(want), std::string::npos) << body;
   std::printf("  k_exp_f32 calls %s: %s\n", want, body.find(want) != std::string::npos ? "yes" : "no");
   for (size_t i = 0, j; (j = body.find('\n', i)) != std::string::npos; i = j + 1)
-    if (body.compare(i, 1, "<") == 0 || body.find("call", i) < j) std::printf("    %s\n", body.substr(i, j - i).c_str());
+    if (body.compare(i, 1, "<") == 0 || body.find("call", i) < j)
+      std::printf("    %s\n", body.substr(i, j - i).c_str());
 }
 
 // ---- CUDA ----------------------------------------------------------------------

@@ -21,10 +21,12 @@ TEST(Sampling, StatsAndCohorts) {
   plan.iterations = 3;
   plan.cohorts = 2;
   int calls = 0;
-  Sampled s = sample([&] {
-    ++calls;
-    return std::map<std::string, double>{{"kernel_wall", 100.0}, {"end_to_end", 150.0}};
-  }, plan);
+  Sampled s = sample(
+      [&] {
+        ++calls;
+        return std::map<std::string, double>{{"kernel_wall", 100.0}, {"end_to_end", 150.0}};
+      },
+      plan);
   EXPECT_EQ(calls, 2 + 4 * 3 * 2);
   const DomainStats& k = s.domains.at("kernel_wall");
   EXPECT_EQ(k.samples_ns.size(), 8u);
@@ -59,7 +61,9 @@ TEST(Sampling, RejectsBadPlans) {
 }
 
 TEST(Packet, SealDetectsAnyEdit) {
-  nlohmann::json p = {{"format", kPacketFormat}, {"sealed", false}, {"cases", {{{"name", "a"}, {"gbs", 1.5}}}},
+  nlohmann::json p = {{"format", kPacketFormat},
+                      {"sealed", false},
+                      {"cases", {{{"name", "a"}, {"gbs", 1.5}}}},
                       {"source", {{"fingerprint", "x"}, {"commit", "c"}}}};
   seal(p);
   const std::string path = ::testing::TempDir() + "/packet-test.json";

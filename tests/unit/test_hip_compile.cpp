@@ -38,8 +38,8 @@ TEST(HipCompile, ReductionStrategiesCompileForGfx90a) {
     const char* kind;
   };
   const std::vector<Shape> shapes = {
-      {{4096, 1024}, {1}, DType::F32, "sum"}, {{64, 128}, {1}, DType::F32, "max"},
-      {{16384, 300}, {0}, DType::F32, "min"}, {{1 << 22}, {0}, DType::F64, "mean"},
+      {{4096, 1024}, {1}, DType::F32, "sum"},  {{64, 128}, {1}, DType::F32, "max"},
+      {{16384, 300}, {0}, DType::F32, "min"},  {{1 << 22}, {0}, DType::F64, "mean"},
       {{3, 5, 7}, {0, 2}, DType::F16, "prod"}, {{2, 300000}, {-1}, DType::BF16, "mean"},
   };
   int n = 0;
@@ -59,9 +59,8 @@ TEST(HipCompile, FusedFamiliesCompileForGfx90a) {
       [](const test::FusionCase& c) { return test::case_axes(c.name).op; },
       [](const test::FusionCase& c) { return test::case_axes(c.name).dtype; }};
   int n = 0;
-  for (const test::FusionCase& c :
-       test::sample_matrix<test::FusionCase>("HipCompile", test::all_fusion_cases(), test::fusion_case_name, 0,
-                                             ops_and_dtypes)) {
+  for (const test::FusionCase& c : test::sample_matrix<test::FusionCase>("HipCompile", test::all_fusion_cases(),
+                                                                         test::fusion_case_name, 0, ops_and_dtypes)) {
     GraphBuilder g("hip");
     c.build(g);
     n += compile_all(g.module());

@@ -17,8 +17,7 @@ namespace {
 const DType kAllDtypes[] = {DType::F16, DType::BF16, DType::F32, DType::F64};
 
 bool same_bytes(const Tensor& a, const Tensor& b) {
-  return a.dtype() == b.dtype() && a.shape() == b.shape() &&
-         std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
+  return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
 }
 
 TEST(Inputs, SameSpecGivesSameBytes) {
@@ -213,14 +212,41 @@ TEST(Inputs, OversizedShapeIsRejectedBeforeAllocating) {
 
 TEST(Inputs, BadSpecsFailWithE420) {
   const char* bad[] = {
-      "", "rand", "Random:seed=1", "random", "random:", "random:seed=", "random:seed=-1",
-      "random:seed=abc", "random:seed=1x", "random:seed=99999999999999999999", "random:seed=1,",
-      "random:seed=1,lo", "random:seed=1,seed=2", "random:seed=1,foo=2", "random:seed=1,rate=0.1",
-      "random:seed=1,lo=1,hi=0", "random:seed=1,lo=1,hi=1", "random:seed=1,lo=nan",
-      "random:seed=1,hi=inf", "random:seed=1,lo=-1e308,hi=1e308", "random:seed=1,lo=1e999",
-      "special", "special:rate=0.1", "special:seed=1,rate=0.5", "special:seed=1,rate=-0.1",
-      "special:seed=1,rate=nan", "nan:1", "inf:", "iota:3", "const", "const:", "const:abc",
-      "const:1.5x", "const:+-1", " random:seed=1",
+      "",
+      "rand",
+      "Random:seed=1",
+      "random",
+      "random:",
+      "random:seed=",
+      "random:seed=-1",
+      "random:seed=abc",
+      "random:seed=1x",
+      "random:seed=99999999999999999999",
+      "random:seed=1,",
+      "random:seed=1,lo",
+      "random:seed=1,seed=2",
+      "random:seed=1,foo=2",
+      "random:seed=1,rate=0.1",
+      "random:seed=1,lo=1,hi=0",
+      "random:seed=1,lo=1,hi=1",
+      "random:seed=1,lo=nan",
+      "random:seed=1,hi=inf",
+      "random:seed=1,lo=-1e308,hi=1e308",
+      "random:seed=1,lo=1e999",
+      "special",
+      "special:rate=0.1",
+      "special:seed=1,rate=0.5",
+      "special:seed=1,rate=-0.1",
+      "special:seed=1,rate=nan",
+      "nan:1",
+      "inf:",
+      "iota:3",
+      "const",
+      "const:",
+      "const:abc",
+      "const:1.5x",
+      "const:+-1",
+      " random:seed=1",
   };
   for (const char* spec : bad) {
     try {

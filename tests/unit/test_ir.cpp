@@ -5,15 +5,15 @@
 #include <optional>
 #include <random>
 
+#include "../experimental_env.hpp"
+#include "families/matmul/matmul_schedule.hpp"
 #include "ir/parser.hpp"
 #include "ir/printer.hpp"
 #include "ir/schedule_dialect.hpp"
 #include "ir/target_dialect.hpp"
 #include "ir/verify.hpp"
-#include "families/matmul/matmul_schedule.hpp"
 #include "passes/fusion.hpp"
 #include "passes/pipeline.hpp"
-#include "../experimental_env.hpp"
 
 namespace tessera::ir {
 namespace {
@@ -112,8 +112,8 @@ TEST(IrText, EveryLayerRoundTripsByteForByte) {
 }
 
 TEST(IrText, TypesPrintAndParse) {
-  for (const char* t : {"tensor<4x8xf32>", "tensor<f32>", "tensor<0x3xbf16>", "tile<64xf32>", "ptr<f16>", "f64",
-                        "index"})
+  for (const char* t :
+       {"tensor<4x8xf32>", "tensor<f32>", "tensor<0x3xbf16>", "tile<64xf32>", "ptr<f16>", "f64", "index"})
     EXPECT_EQ(parse_type(t).str(), t);
   EXPECT_EQ(parse_type("tensor<f32>").rank(), 0);
   for (const char* bad : {"tensor<xf32>", "tensor<4xf33>", "tile<f32>", "tensor<4x-1xf32>", "tensor<4x8xf32"})
@@ -246,15 +246,17 @@ func @p(%x: tensor<600x4096xbf16>, %w: tensor<4096xbf16>, %f: tensor<600x4096xf3
   EXPECT_EQ(rows[1]->attr("prefetch_rows"), nullptr);  // f32 rows measured slower with it
   const std::string tile = print(*passes::lower(*sched, Layer::Tile, "cuda"));
   size_t prefetches = 0;
-  for (size_t at = tile.find("tile.prefetch"); at != std::string::npos; at = tile.find("tile.prefetch", at + 1)) ++prefetches;
+  for (size_t at = tile.find("tile.prefetch"); at != std::string::npos; at = tile.find("tile.prefetch", at + 1))
+    ++prefetches;
   EXPECT_EQ(prefetches, 1u) << tile;  // x only: w is the same for every row
   for (const char* target : {"cpu", "hip"})
-    EXPECT_EQ(print(*passes::lower(*graph, Layer::Schedule, target)).find("prefetch_rows"), std::string::npos) << target;
+    EXPECT_EQ(print(*passes::lower(*graph, Layer::Schedule, target)).find("prefetch_rows"), std::string::npos)
+        << target;
   Op& op = *rows[0];
   auto refused = [&](const char* key, Attr value) { expect_claim_refused(*sched, op, key, value, "prefetch_rows"); };
-  refused("prefetch_rows", Attr(int64_t{0}));       // recorded only when >= 1
-  refused("prefetch_rows", Attr(std::string("x")));  // an integer
-  refused("prefetch_rows", Attr(int64_t{1} << 31));  // pid + it must not overflow
+  refused("prefetch_rows", Attr(int64_t{0}));                  // recorded only when >= 1
+  refused("prefetch_rows", Attr(std::string("x")));            // an integer
+  refused("prefetch_rows", Attr(int64_t{1} << 31));            // pid + it must not overflow
   machine::Descriptor no_prefetch = machine::profile("h200");  // a device without the L2 prefetch
   no_prefetch.caps &= ~static_cast<uint32_t>(machine::Cap::L2Prefetch);
   refused("device", Attr(no_prefetch.str()));
@@ -278,12 +280,12 @@ func @p(%x: tensor<2x262144xf32>) -> tensor<2x262144xf32> {
   EXPECT_EQ(*op.attr("cluster")->as_int(), 8);
   passes::lower(*sched, Layer::Tile, "cuda");  // as synthesized: accepted
   auto refused = [&](const char* key, std::optional<Attr> value) { expect_claim_refused(*sched, op, key, value); };
-  refused("cluster", Attr(int64_t{17}));         // past Hopper's largest cluster
-  refused("cluster", Attr(int64_t{1}));          // recorded only when > 1
-  refused("cluster", Attr(int64_t{4}));          // the row no longer fits the tile
-  refused("cluster", std::nullopt);              // nor without a cluster
-  refused("target", Attr(std::string("cpu")));   // CUDA-only
-  refused("resident", Attr(false));              // a cluster is for resident rows
+  refused("cluster", Attr(int64_t{17}));                       // past Hopper's largest cluster
+  refused("cluster", Attr(int64_t{1}));                        // recorded only when > 1
+  refused("cluster", Attr(int64_t{4}));                        // the row no longer fits the tile
+  refused("cluster", std::nullopt);                            // nor without a cluster
+  refused("target", Attr(std::string("cpu")));                 // CUDA-only
+  refused("resident", Attr(false));                            // a cluster is for resident rows
   auto target = passes::lower(*sched, Layer::Target, "cuda");  // restored: accepted again
   // Target IR: the grid counts blocks, which the cluster must divide.
   for (auto& k : target->ops)
@@ -407,7 +409,6 @@ func @sq(%a: tensor<2048x1024xbf16>, %b: tensor<1024x2048xbf16>) -> tensor<2048x
   }
 }
 
-
 // The experimental f32 block with row-major A staged through registers
 // (matmul_f32_stage_a): with the feature on, an f32 matmul with row-major A
 // records stage_a = true (two smem stages) on its schedule and its
@@ -428,9 +429,7 @@ TEST(MatmulSchedule, StageAIsOptInAndValidated) {
       if (o->name == "schedule.matmul") return *o;
     throw std::runtime_error("no schedule.matmul");
   };
-  auto tile_has_stage_a = [](const Module& tile) {
-    return print(tile).find("stage_a = true") != std::string::npos;
-  };
+  auto tile_has_stage_a = [](const Module& tile) { return print(tile).find("stage_a = true") != std::string::npos; };
   {  // feature off: no attribute anywhere, three stages as before
     auto sched = passes::lower(*parse(nn), Layer::Schedule, "cuda");
     EXPECT_EQ(schedule_op(*sched).attr("stage_a"), nullptr);

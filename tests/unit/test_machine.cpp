@@ -69,10 +69,9 @@ TEST(Descriptor, EveryProfileRoundTripsThroughItsText) {
 
 TEST(Descriptor, MalformedTextAndUnknownProfilesAreRefused) {
   const std::string good = machine::profile("h200").str();
-  for (const std::string& bad :
-       {std::string(""), good + " extra=1", good.substr(0, good.find(" caps=")), "kind=tpu" + good.substr(9),
-        good + ",warp_magic", std::string("units=132 ") + good, good.substr(0, good.find("units=")) + "units=-4" +
-        good.substr(good.find(" simd="))})
+  for (const std::string& bad : {std::string(""), good + " extra=1", good.substr(0, good.find(" caps=")),
+                                 "kind=tpu" + good.substr(9), good + ",warp_magic", std::string("units=132 ") + good,
+                                 good.substr(0, good.find("units=")) + "units=-4" + good.substr(good.find(" simd="))})
     EXPECT_EQ(error_code([&] { machine::parse(bad); }), "E507") << bad;
   try {
     machine::profile("h100x");
@@ -124,9 +123,9 @@ func @f(%x: tensor<8192x8192xf32>) -> tensor<8192xf32> {
   };
   const int64_t h200 = chunks_on(machine::profile("h200"));
   EXPECT_GT(h200, 1);
-  EXPECT_EQ(chunks_on(h200_with_units(132)), h200);     // the units decide, not the name
-  EXPECT_LT(chunks_on(h200_with_units(16)), h200);      // a smaller GPU wants fewer programs
-  EXPECT_GT(chunks_on(h200_with_units(1000)), h200);    // a larger one more
+  EXPECT_EQ(chunks_on(h200_with_units(132)), h200);   // the units decide, not the name
+  EXPECT_LT(chunks_on(h200_with_units(16)), h200);    // a smaller GPU wants fewer programs
+  EXPECT_GT(chunks_on(h200_with_units(1000)), h200);  // a larger one more
 }
 
 TEST(FamilyChoices, MatmulBlocksFollowTheWaveOfTheDevice) {
@@ -158,7 +157,9 @@ func @f(%a: tensor<4096x1024xbf16>, %b: tensor<1024x4096xbf16>) -> tensor<4096x4
 }
 )");
   EXPECT_NO_THROW(passes::lower(*graph, Layer::Schedule, machine::profile("h200"), {{"*", "tessera_tma"}}));
-  EXPECT_EQ(error_code([&] { passes::lower(*graph, Layer::Schedule, machine::profile("a100"), {{"*", "tessera_tma"}}); }),
+  EXPECT_EQ(error_code([&] {
+              passes::lower(*graph, Layer::Schedule, machine::profile("a100"), {{"*", "tessera_tma"}});
+            }),
             "E304");
   // The TMA claim of an H200 schedule, re-hashed onto an A100, is refused when read.
   auto sched = passes::lower(*graph, Layer::Schedule, machine::profile("h200"), {{"*", "tessera_tma"}});
@@ -176,8 +177,10 @@ func @f(%x: tensor<64x262144xf32>, %h: tensor<600x4096xbf16>, %w: tensor<4096xbf
   return %y, %z : tensor<64x262144xf32>, tensor<600x4096xbf16>
 }
 )");
-  Scheduled h200s = schedule_for(*graph, machine::profile("h200")), a100s = schedule_for(*graph, machine::profile("a100")),
-            mi250xs = schedule_for(*graph, machine::profile("mi250x")), cpus = schedule_for(*graph, machine::profile("x86-64"));
+  Scheduled h200s = schedule_for(*graph, machine::profile("h200")),
+            a100s = schedule_for(*graph, machine::profile("a100")),
+            mi250xs = schedule_for(*graph, machine::profile("mi250x")),
+            cpus = schedule_for(*graph, machine::profile("x86-64"));
   const auto &h200 = h200s.ops, &a100 = a100s.ops, &mi250x = mi250xs.ops, &cpu = cpus.ops;
   ASSERT_EQ(h200.size(), 2u);
   EXPECT_EQ(int_of(*h200[0], "cluster"), 8);  // staged in a cluster of 8

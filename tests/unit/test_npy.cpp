@@ -51,8 +51,7 @@ std::string read_bytes(const std::string& path) {
 
 // A .npy image: preamble for `major`, `dict` padded with spaces and '\n' so
 // the data starts on an `align`-byte boundary (64 today, 16 in old numpy).
-std::string npy_image(const std::string& dict, const std::string& data = "", int major = 1,
-                      std::size_t align = 64) {
+std::string npy_image(const std::string& dict, const std::string& data = "", int major = 1, std::size_t align = 64) {
   const std::size_t preamble = major == 1 ? 10 : 12;
   std::size_t len = dict.size() + 1;
   len += (align - (preamble + len) % align) % align;
@@ -89,8 +88,7 @@ std::string expect_error(const std::string& code, const std::function<void()>& f
 }
 
 // Expects `image` (written to a file) to fail read_npy_any with `code`.
-std::string expect_file_error(const std::string& code, const std::string& image,
-                              const std::string& name = "bad.npy") {
+std::string expect_file_error(const std::string& code, const std::string& image, const std::string& name = "bad.npy") {
   const std::string path = temp_path(name);
   write_bytes(path, image);
   std::string msg = expect_error(code, [&] { read_npy_any(path); });
@@ -160,8 +158,7 @@ TEST(Npy, WritesNumpyHeaderLayout) {
   EXPECT_EQ(bytes[10 + header_len - 1], '\n');
 
   write_npy(path, sample(DType::F64, {5}));
-  EXPECT_NE(read_bytes(path).find("{'descr': '<f8', 'fortran_order': False, 'shape': (5,), }"),
-            std::string::npos);
+  EXPECT_NE(read_bytes(path).find("{'descr': '<f8', 'fortran_order': False, 'shape': (5,), }"), std::string::npos);
   write_npy(path, sample(DType::F16, {1}));
   EXPECT_NE(read_bytes(path).find("'descr': '<f2'"), std::string::npos);
   write_npy(path, sample(DType::BF16, {1}));
@@ -212,10 +209,10 @@ TEST(Npy, ReadsVersions2And3) {
 
 TEST(Npy, AcceptsHeaderSpellingVariants) {
   const std::vector<std::string> dicts = {
-      "{'shape': (2, 3), 'fortran_order': False, 'descr': '<f4'}",       // other order, no trailing comma
-      "{\"descr\": \"<f4\", \"fortran_order\": False, \"shape\": (2,3)}",  // double quotes, no spaces
+      "{'shape': (2, 3), 'fortran_order': False, 'descr': '<f4'}",                  // other order, no trailing comma
+      "{\"descr\": \"<f4\", \"fortran_order\": False, \"shape\": (2,3)}",           // double quotes, no spaces
       "{ 'descr' : '=f4' ,\n\t'fortran_order' : False ,'shape' : ( 2 , 3 , ) , }",  // '=', whitespace, trailing commas
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 3L), }",   // Python 2 longs
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 3L), }",              // Python 2 longs
   };
   for (const std::string& d : dicts) {
     SCOPED_TRACE(d);
@@ -233,8 +230,7 @@ TEST(Npy, ReadsRankZeroAndRankOneFixtures) {
   EXPECT_EQ(s.rank(), 0);
   EXPECT_EQ(s.get(0), 1.5);
   // Rank 1 is both C and Fortran order, so fortran_order True is harmless.
-  write_bytes(path, npy_image("{'descr': '<f4', 'fortran_order': True, 'shape': (6,), }",
-                              floats_bytes(kData23)));
+  write_bytes(path, npy_image("{'descr': '<f4', 'fortran_order': True, 'shape': (6,), }", floats_bytes(kData23)));
   EXPECT_EQ(read_npy(path, DType::F32, {6}).get(5), 5.0);
 }
 
@@ -297,25 +293,25 @@ TEST(NpyErrors, E413MalformedHeaders) {
       "{",
       "{}",
       "not a dict",
-      "{'descr': '<f4', 'fortran_order': False}",                        // missing shape
-      "{'descr': '<f4', 'shape': (2, 3)}",                               // missing fortran_order
-      "{'fortran_order': False, 'shape': (2, 3)}",                       // missing descr
+      "{'descr': '<f4', 'fortran_order': False}",                           // missing shape
+      "{'descr': '<f4', 'shape': (2, 3)}",                                  // missing fortran_order
+      "{'fortran_order': False, 'shape': (2, 3)}",                          // missing descr
       "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'x': 1}",  // extra key
       "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)}",
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (-2, 3)}",      // negative dim
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (6)}",          // int, not a tuple
-      "{'descr': '<f4', 'fortran_order': False, 'shape': [2, 3]}",       // list, not a tuple
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (-2, 3)}",  // negative dim
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (6)}",      // int, not a tuple
+      "{'descr': '<f4', 'fortran_order': False, 'shape': [2, 3]}",   // list, not a tuple
       "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 'a')}",
       "{'descr': '<f4', 'fortran_order': 0, 'shape': (2, 3)}",
       "{'descr': 4, 'fortran_order': False, 'shape': (2, 3)}",
-      "{'descr': '<f4, 'fortran_order': False, 'shape': (2, 3)}",        // unterminated string
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)} x",     // text after the dict
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)",        // no closing brace
+      "{'descr': '<f4, 'fortran_order': False, 'shape': (2, 3)}",     // unterminated string
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)} x",  // text after the dict
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)",     // no closing brace
       "{'descr': '<f4', 'fortran_order': False, 'shape': (2 3)}",
       "{'descr': '<f4', 'fortran_order': Fals, 'shape': (2, 3)}",
       "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,)}",
       "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296)}",  // 2^64 elements
-      "{'descr': '<f8', 'fortran_order': False, 'shape': (2305843009213693952,)}",   // 2^61 * 8 bytes
+      "{'descr': '<f8', 'fortran_order': False, 'shape': (2305843009213693952,)}",    // 2^61 * 8 bytes
       "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::string(10000, '(') + ")}",
   };
   for (const std::string& d : dicts) {
@@ -374,8 +370,8 @@ TEST(NpyErrors, E418UnsupportedDescr) {
     expect_file_error("E418", npy_image("{'descr': '" + descr + "', 'fortran_order': False, 'shape': (2, 3), }",
                                         floats_bytes(kData23)));
   }
-  expect_file_error("E418", npy_image("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }",
-                                      floats_bytes(kData23)));
+  expect_file_error(
+      "E418", npy_image("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }", floats_bytes(kData23)));
 }
 
 // --- robustness ----------------------------------------------------------------
@@ -394,7 +390,7 @@ TEST(NpyFuzz, TruncationsAndByteFlipsOnlyThrowError) {
   for (int iter = 0; iter < 3000; ++iter) {
     std::string bad = good;
     for (int k = 0; k < 1 + iter % 3; ++k) {
-      state = state * 1664525u + 1013904223u;  // LCG: reproducible mutations
+      state = state * 1664525u + 1013904223u;      // LCG: reproducible mutations
       const std::size_t pos = (state >> 8) % 128;  // preamble and header
       bad[pos] = replacements[(state >> 24) % sizeof(replacements)];
     }

@@ -62,8 +62,8 @@ Expected eval_unary(const std::string& name, const std::string& attrs, const std
 
 Expected eval_binary(const std::string& name, const std::string& ta, const std::string& tb, const std::string& tr,
                      const Tensor& a, const Tensor& b) {
-  return eval("%a: " + ta + ", %b: " + tb,
-              "  %r = tessera." + name + " %a, %b : (" + ta + ", " + tb + ") -> " + tr, tr, {a, b});
+  return eval("%a: " + ta + ", %b: " + tb, "  %r = tessera." + name + " %a, %b : (" + ta + ", " + tb + ") -> " + tr, tr,
+              {a, b});
 }
 
 std::string expect_error(const std::string& code, const std::function<void()>& fn) {
@@ -81,7 +81,8 @@ std::string expect_error(const std::string& code, const std::function<void()>& f
 double max_rel_tol(const Expected& e) {
   double r = 0;
   for (size_t i = 0; i < e.value.size(); ++i)
-    if (std::isfinite(e.value[i]) && std::fabs(e.value[i]) > 1e-30) r = std::max(r, e.tolerance[i] / std::fabs(e.value[i]));
+    if (std::isfinite(e.value[i]) && std::fabs(e.value[i]) > 1e-30)
+      r = std::max(r, e.tolerance[i] / std::fabs(e.value[i]));
   return r;
 }
 
@@ -193,8 +194,8 @@ std::vector<double> wide(size_t n, uint64_t seed, bool positive = false) {
   std::uniform_real_distribution<double> e(-6, 6);
   std::vector<double> v(n);
   for (double& x : v) x = std::pow(10.0, e(g)) * ((positive || (g() & 1)) ? 1 : -1);
-  const double extremes[] = {0.0, -0.0, 1e-40, -1e-40, 1e-30, 0.5, 1.0, -1.0, 2.0, 10.0, -10.0, 20.0, -20.0,
-                             80.0, -80.0, 88.5, -88.5, 100.0, -100.0, 1e30, -1e30, 3e38, -3e38, kInf, -kInf};
+  const double extremes[] = {0.0,  -0.0,  1e-40, -1e-40, 1e-30, 0.5,    1.0,  -1.0,  2.0,  10.0,  -10.0, 20.0, -20.0,
+                             80.0, -80.0, 88.5,  -88.5,  100.0, -100.0, 1e30, -1e30, 3e38, -3e38, kInf,  -kInf};
   size_t k = 0;
   for (double x : extremes)
     if (!positive || !std::signbit(x)) v[k++] = x;
@@ -241,7 +242,9 @@ TEST(OraclePointwise, BinaryOpsBroadcastLikeNumpyAndAcceptF32Kernels) {
       EXPECT_TRUE(c.pass) << c.first_failure;
       // Tight: max/min are exact; +-*/ within a few roundings; pow a few ulp.
       const double u = dtype_unit_roundoff(dt);
-      const double limit = std::string(fn) == "max" || std::string(fn) == "min" ? 0.0 : pw ? 18 * kU32 + u : 2 * kU32 + u;
+      const double limit = std::string(fn) == "max" || std::string(fn) == "min" ? 0.0
+                           : pw                                                 ? 18 * kU32 + u
+                                                                                : 2 * kU32 + u;
       EXPECT_LE(max_rel_tol(e), limit * 1.01);
       // A few percent off fails.
       Tensor off = Tensor::empty(dt, {4, 3, 8});
@@ -307,8 +310,7 @@ TEST(OraclePointwise, MaxMinPropagateNaNAndPowFollowsStdPow) {
       dropped.set(i, std::string(fn) == "max" ? std::fmax(a.get(i), b.get(i)) : std::fmin(a.get(i), b.get(i)));
     EXPECT_FALSE(compare(e, dropped).pass);
     Tensor right = Tensor::empty(DType::F32, {4});
-    for (int i = 0; i < 4; ++i)
-      right.set(i, k_binary(fn, static_cast<float>(a.get(i)), static_cast<float>(b.get(i))));
+    for (int i = 0; i < 4; ++i) right.set(i, k_binary(fn, static_cast<float>(a.get(i)), static_cast<float>(b.get(i))));
     EXPECT_TRUE(compare(e, right).pass);
   }
   Tensor base = make(DType::F32, {5}, {-2, -2, 0, 0, kNaN});
@@ -334,12 +336,18 @@ struct UnaryCase {
 };
 
 const UnaryCase kUnary[] = {
-    {"neg", "", "neg", false},          {"abs", "", "abs", false},
-    {"relu", "", "relu", false},        {"exp", "", "exp", false},
-    {"log", "", "log", true},           {"sqrt", "", "sqrt", true},
-    {"rsqrt", "", "rsqrt", true},       {"tanh", "", "tanh", false},
-    {"sigmoid", "", "sigmoid", false},  {"silu", "", "silu", false},
-    {"gelu", "", "gelu", false},        {"gelu", "{approximate = \"none\"}", "gelu", false},
+    {"neg", "", "neg", false},
+    {"abs", "", "abs", false},
+    {"relu", "", "relu", false},
+    {"exp", "", "exp", false},
+    {"log", "", "log", true},
+    {"sqrt", "", "sqrt", true},
+    {"rsqrt", "", "rsqrt", true},
+    {"tanh", "", "tanh", false},
+    {"sigmoid", "", "sigmoid", false},
+    {"silu", "", "silu", false},
+    {"gelu", "", "gelu", false},
+    {"gelu", "{approximate = \"none\"}", "gelu", false},
     {"gelu", "{approximate = \"tanh\"}", "gelu_tanh", false},
 };
 
@@ -358,9 +366,8 @@ TEST(OraclePointwise, UnaryOpsAcceptF32LibmKernelsOnWideInputs) {
       EXPECT_TRUE(c.pass) << c.first_failure << " worst ratio " << c.worst_ratio;
       const std::string op = uc.op;
       if (op == "neg" || op == "abs" || op == "relu")
-        EXPECT_EQ(max_rel_tol(e), 0.0);  // exact ops on exact inputs: tolerance 0
-      else
-        EXPECT_GT(c.worst_ratio, 0.0);  // the kernel's rounding is visible to the check
+        EXPECT_EQ(max_rel_tol(e), 0.0);    // exact ops on exact inputs: tolerance 0
+      else EXPECT_GT(c.worst_ratio, 0.0);  // the kernel's rounding is visible to the check
     }
 }
 
@@ -444,8 +451,8 @@ TEST(OraclePointwise, CastRoundsToNearestEven) {
   Tensor x = make(DType::F32, {4096}, v);
   for (DType to : {DType::BF16, DType::F16}) {
     SCOPED_TRACE(dtype_name(to));
-    Expected e = eval("%x: tensor<4096xf32>",
-                      "  %r = tessera.cast %x : tensor<4096xf32> -> " + ty("4096", to), ty("4096", to), {x});
+    Expected e = eval("%x: tensor<4096xf32>", "  %r = tessera.cast %x : tensor<4096xf32> -> " + ty("4096", to),
+                      ty("4096", to), {x});
     EXPECT_EQ(e.dtype, to);
     EXPECT_TRUE(compare(e, to_tensor(e)).pass);
     // Truncation toward zero is wrong on about half of the values.
@@ -460,7 +467,8 @@ TEST(OraclePointwise, CastRoundsToNearestEven) {
   }
   // Widening is exact.
   Tensor h = make(DType::BF16, {3}, {1.5, -3.25, 1e-20});
-  Expected w = eval("%x: tensor<3xbf16>", "  %r = tessera.cast %x : tensor<3xbf16> -> tensor<3xf64>", "tensor<3xf64>", {h});
+  Expected w = eval("%x: tensor<3xbf16>", "  %r = tessera.cast %x : tensor<3xbf16> -> tensor<3xf64>", "tensor<3xf64>",
+                    {h});
   EXPECT_EQ(w.value, values(h));
   EXPECT_TRUE(compare(w, make(DType::F64, {3}, values(h))).pass);
 }
@@ -544,12 +552,10 @@ TEST(OracleSoftmax, F32KernelsPassOnLargeRowsAndEveryAxis) {
     double lo, hi;
   };
   const Case cases[] = {
-      {{8, 4096}, "8x4096", "", 1, -8, 8},
-      {{2, 100000}, "2x100000", "{axis = -1}", 1, -20, 20},
-      {{3, 5, 7}, "3x5x7", "{axis = 1}", 1, -5, 5},
-      {{3, 5, 7}, "3x5x7", "{axis = -3}", 0, -5, 5},
-      {{4, 512}, "4x512", "", 1, -1e4, 1e4},     // a few elements dominate
-      {{4, 512}, "4x512", "", 1, -3e38, 3e38},   // extreme magnitudes
+      {{8, 4096}, "8x4096", "", 1, -8, 8},          {{2, 100000}, "2x100000", "{axis = -1}", 1, -20, 20},
+      {{3, 5, 7}, "3x5x7", "{axis = 1}", 1, -5, 5}, {{3, 5, 7}, "3x5x7", "{axis = -3}", 0, -5, 5},
+      {{4, 512}, "4x512", "", 1, -1e4, 1e4},    // a few elements dominate
+      {{4, 512}, "4x512", "", 1, -3e38, 3e38},  // extreme magnitudes
   };
   for (const Case& c : cases)
     for (DType dt : kStorage)
@@ -579,7 +585,8 @@ TEST(OracleSoftmax, RowsSumToOneAndMatchHandValues) {
   EXPECT_NEAR(l.value[1], std::log(2.0 / 6), 1e-15);
   EXPECT_NEAR(l.value[5], -std::log(3.0), 1e-15);
   // Axis 0 of the same tensor: columns.
-  Expected c = eval("%x: tensor<2x3xf64>", softmax_body(false, "tensor<2x3xf64>", "{axis = 0}"), "tensor<2x3xf64>", {x});
+  Expected c = eval("%x: tensor<2x3xf64>", softmax_body(false, "tensor<2x3xf64>", "{axis = 0}"), "tensor<2x3xf64>",
+                    {x});
   EXPECT_NEAR(c.value[0] + c.value[3], 1.0, 1e-15);
   EXPECT_NEAR(c.value[0], 1 / (1 + std::exp(1.0)), 1e-15);
 }
@@ -622,8 +629,8 @@ TEST(OracleSoftmax, WrongKernelsFail) {
 
 TEST(OracleSoftmax, NaNAndInfinityRows) {
   // Rows: a NaN; all -inf; a +inf; some -inf among finite values; extreme finite.
-  std::vector<double> v = {1, kNaN, 2, 3, -kInf, -kInf, -kInf, -kInf, 1, kInf, 2, 3,
-                           1, -kInf, 2, -kInf, -3e38, 3e38, 0, 1};
+  std::vector<double> v = {1, kNaN, 2, 3,     -kInf, -kInf, -kInf, -kInf, 1, kInf,
+                           2, 3,    1, -kInf, 2,     -kInf, -3e38, 3e38,  0, 1};
   Tensor x = make(DType::F32, {5, 4}, v);
   Expected s = eval("%x: tensor<5x4xf32>", softmax_body(false, "tensor<5x4xf32>"), "tensor<5x4xf32>", {x});
   Expected l = eval("%x: tensor<5x4xf32>", softmax_body(true, "tensor<5x4xf32>"), "tensor<5x4xf32>", {x});
@@ -673,7 +680,7 @@ TEST(OracleNorm, TwoPassF32KernelsPass) {
     int64_t rows, n;
     double mean, spread;
   };
-  const Case cases[] = {{16, 64, 0, 1}, {4, 4096, 0, 3}, {1, 100000, 0, 1}, {8, 1024, 100, 1},
+  const Case cases[] = {{16, 64, 0, 1},    {4, 4096, 0, 3},   {1, 100000, 0, 1}, {8, 1024, 100, 1},
                         {8, 256, 0, 0.01}, {4, 512, 0, 1e15}, {4, 512, 0, 1e-15}};
   for (const Case& c : cases)
     for (DType dt : kStorage)
@@ -744,8 +751,8 @@ TEST(OracleNorm, WrongKernelsFail) {
 }
 
 TEST(OracleNorm, NaNAndInfinityRows) {
-  NormInputs in{make(DType::F32, {3, 4}, {1, kNaN, 3, 4, 1, kInf, 3, 4, 1, 2, 3, 4}), make(DType::F32, {4}, {1, 1, 1, 1}),
-                make(DType::F32, {4}, {0, 0, 0, 0})};
+  NormInputs in{make(DType::F32, {3, 4}, {1, kNaN, 3, 4, 1, kInf, 3, 4, 1, 2, 3, 4}),
+                make(DType::F32, {4}, {1, 1, 1, 1}), make(DType::F32, {4}, {0, 0, 0, 0})};
   Expected ln = eval_norm(false, in);
   for (int j = 0; j < 8; ++j) EXPECT_TRUE(std::isnan(ln.value[j])) << j;
   for (int j = 8; j < 12; ++j) EXPECT_TRUE(std::isfinite(ln.value[j])) << j;
@@ -766,9 +773,8 @@ TEST(OraclePointwise, MalformedOpsAreE802) {
   Tensor h = make(DType::BF16, {3, 2}, {1, 2, 3, 4, 5, 6});
   Tensor v = make(DType::F32, {2}, {1, 2});
   // Incompatible broadcast shapes.
-  std::string msg = expect_error("E802", [&] {
-    eval_binary("add", "tensor<3x2xf32>", "tensor<4x2xf32>", "tensor<4x2xf32>", a, b);
-  });
+  std::string msg = expect_error(
+      "E802", [&] { eval_binary("add", "tensor<3x2xf32>", "tensor<4x2xf32>", "tensor<4x2xf32>", a, b); });
   EXPECT_NE(msg.find("broadcast"), std::string::npos) << msg;
   // Mismatched dtypes (no implicit promotion).
   expect_error("E802", [&] { eval_binary("mul", "tensor<3x2xf32>", "tensor<3x2xbf16>", "tensor<3x2xf32>", a, h); });
@@ -790,7 +796,8 @@ TEST(OraclePointwise, MalformedOpsAreE802) {
   expect_error("E802", [&] { eval_unary("log_softmax", "{axis = -3}", "tensor<3x2xf32>", a); });
   expect_error("E802", [&] { eval_unary("softmax", "{axis = \"last\"}", "tensor<3x2xf32>", a); });
   expect_error("E802", [&] { eval("", "  %r = tessera.constant : () -> tensor<f32>", "tensor<f32>", {}); });
-  expect_error("E802", [&] { eval("", "  %r = tessera.constant {value = \"two\"} : () -> tensor<f32>", "tensor<f32>", {}); });
+  expect_error("E802",
+               [&] { eval("", "  %r = tessera.constant {value = \"two\"} : () -> tensor<f32>", "tensor<f32>", {}); });
   // Norms: weight of the wrong shape or dtype, unknown attribute, bad eps, missing bias.
   NormInputs in = norm_inputs(DType::F32, 2, 4, 0, 1, 500);
   NormInputs wrong_w = in;

@@ -44,7 +44,10 @@ long minor_faults() {
 // takes no page faults (16384 4-KiB pages the first time).
 TEST(Tensor, ASecondOutputOfTheSameSizeTakesNoPageFaults) {
   const int64_t n = (int64_t{64} << 20) / 4 + 17;  // a size no other test uses
-  { Tensor t = Tensor::empty(DType::F32, {n}); std::memset(t.data(), 1, t.nbytes()); }
+  {
+    Tensor t = Tensor::empty(DType::F32, {n});
+    std::memset(t.data(), 1, t.nbytes());
+  }
   const long before = minor_faults();
   Tensor t = Tensor::empty(DType::F32, {n});
   std::memset(t.data(), 2, t.nbytes());
@@ -60,7 +63,7 @@ TEST(Tensor, RecycledBlocksServeOnlyTheirOwnSize) {
   Tensor smaller = Tensor::empty(DType::F32, {2, 1000033});
   EXPECT_NE(smaller.data(), big);  // a different rounded size: a new block
   Tensor same = Tensor::empty(DType::F32, {3000099});
-  EXPECT_EQ(same.data(), big);     // same bytes, any shape
+  EXPECT_EQ(same.data(), big);  // same bytes, any shape
   EXPECT_EQ(same.numel(), 3000099);
 }
 

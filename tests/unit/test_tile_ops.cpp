@@ -90,13 +90,15 @@ func @f(%x: tensor<64x1000xf32>) -> tensor<64x1000xf32> {
   %y = tessera.softmax %x {axis = -1} : tensor<64x1000xf32> -> tensor<64x1000xf32>
   return %y : tensor<64x1000xf32>
 }
-)", "cpu");
+)",
+                                         "cpu");
   expect_attribute_edits_refused_cleanly(R"(
 func @f(%a: tensor<256x128xbf16>, %b: tensor<128x256xbf16>) -> tensor<256x256xbf16> {
   %c = tessera.matmul %a, %b : (tensor<256x128xbf16>, tensor<128x256xbf16>) -> tensor<256x256xbf16>
   return %c : tensor<256x256xbf16>
 }
-)", "cuda");
+)",
+                                         "cuda");
 }
 
 }  // namespace

@@ -14,13 +14,13 @@
 #include <type_traits>
 #include <vector>
 
-#include "support/diagnostic.hpp"
-#include "support/dtype.hpp"
 #include "ir/graph_dialect.hpp"
 #include "ir/ir.hpp"
 #include "ir/verify.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/tensor.hpp"
+#include "support/diagnostic.hpp"
+#include "support/dtype.hpp"
 #include "tessera/tessera.hpp"
 
 struct tsr_program {
@@ -172,24 +172,21 @@ void fill_info(const std::string& fn, const char* kind, size_t index, const std:
 }
 
 // Checks one caller buffer against the program's type for that slot.
-void check_buffer(const char* kind, size_t index, const std::string& name, const std::string& func,
-                  const tsr_buffer& b, const Type& want) {
-  const std::string who =
-      std::string("tsr_program_run: ") + kind + " " + std::to_string(index) + " (%" + name + ")";
+void check_buffer(const char* kind, size_t index, const std::string& name, const std::string& func, const tsr_buffer& b,
+                  const Type& want) {
+  const std::string who = std::string("tsr_program_run: ") + kind + " " + std::to_string(index) + " (%" + name + ")";
   if (!valid_dtype(b.dtype))
-    throw ApiError{TSR_ERR_ARGUMENT, "E905",
-                   who + " has an invalid dtype value " + std::to_string(raw_enum(b.dtype))};
+    throw ApiError{TSR_ERR_ARGUMENT, "E905", who + " has an invalid dtype value " + std::to_string(raw_enum(b.dtype))};
   if (b.rank < 0) throw ApiError{TSR_ERR_ARGUMENT, "E905", who + " has a negative rank " + std::to_string(b.rank)};
-  if (b.rank > 0 && !b.shape) throw ApiError{TSR_ERR_ARGUMENT, "E905", who + " has rank " +
-                                                                           std::to_string(b.rank) + " but a NULL shape"};
+  if (b.rank > 0 && !b.shape)
+    throw ApiError{TSR_ERR_ARGUMENT, "E905", who + " has rank " + std::to_string(b.rank) + " but a NULL shape"};
   for (int32_t i = 0; i < b.rank; ++i)
     if (b.shape[i] < 0)
       throw ApiError{TSR_ERR_ARGUMENT, "E905",
                      who + " has a negative dimension " + std::to_string(b.shape[i]) + " at axis " + std::to_string(i)};
   bool same = to_dtype(b.dtype) == want.dtype && static_cast<size_t>(b.rank) == want.shape.size();
   for (int32_t i = 0; same && i < b.rank; ++i) same = b.shape[i] == want.shape[i];
-  if (!same)
-    arg_fail("E904", who + " is " + buffer_type_string(b) + " but @" + func + " expects " + want.str());
+  if (!same) arg_fail("E904", who + " is " + buffer_type_string(b) + " but @" + func + " expects " + want.str());
   if (!b.data && want.numel() > 0) arg_fail("E905", who + " has NULL data");
 }
 
@@ -278,8 +275,8 @@ tsr_status tsr_program_input(const tsr_program* program, size_t index, tsr_tenso
     require(info, "tsr_program_input", "info");
     const auto& exe = program->program.executable();
     if (index >= exe.input_types().size())
-      arg_fail("E901", "tsr_program_input: index " + std::to_string(index) + " is out of range; @" +
-                           exe.func_name() + " has " + std::to_string(exe.input_types().size()) + " inputs");
+      arg_fail("E901", "tsr_program_input: index " + std::to_string(index) + " is out of range; @" + exe.func_name() +
+                           " has " + std::to_string(exe.input_types().size()) + " inputs");
     fill_info("tsr_program_input", "input", index, exe.input_names()[index], exe.input_types()[index], info);
   });
 }
@@ -290,15 +287,14 @@ tsr_status tsr_program_output(const tsr_program* program, size_t index, tsr_tens
     require(info, "tsr_program_output", "info");
     const auto& exe = program->program.executable();
     if (index >= exe.output_types().size())
-      arg_fail("E901", "tsr_program_output: index " + std::to_string(index) + " is out of range; @" +
-                           exe.func_name() + " has " + std::to_string(exe.output_types().size()) + " outputs");
+      arg_fail("E901", "tsr_program_output: index " + std::to_string(index) + " is out of range; @" + exe.func_name() +
+                           " has " + std::to_string(exe.output_types().size()) + " outputs");
     fill_info("tsr_program_output", "output", index, exe.output_names()[index], exe.output_types()[index], info);
   });
 }
 
-tsr_status tsr_program_run(const tsr_program* program, const tsr_buffer* inputs, size_t n_inputs,
-                           tsr_buffer* outputs, size_t n_outputs, tsr_launch* launches, size_t launch_capacity,
-                           size_t* n_launches) {
+tsr_status tsr_program_run(const tsr_program* program, const tsr_buffer* inputs, size_t n_inputs, tsr_buffer* outputs,
+                           size_t n_outputs, tsr_launch* launches, size_t launch_capacity, size_t* n_launches) {
   if (n_launches) *n_launches = 0;
   return guard(TSR_ERR_RUNTIME, [&] {
     require(program, "tsr_program_run", "program");

@@ -82,7 +82,8 @@ EvidenceCommands add_evidence_commands(CLI::App& app) {
   c.report = ev->add_subcommand("report", "render every packet under DIR as report.md and report.svg");
   c.report->add_option("dir", report_dir, "directory of packets")->required();
   c.report->add_flag("--table", print_table, "print the headline performance table (DIR/headlines.json) instead");
-  c.report->add_option("--readme", readme_path, "rewrite the headline table between the perf-table markers of this file");
+  c.report->add_option("--readme", readme_path,
+                       "rewrite the headline table between the perf-table markers of this file");
   c.report->add_option("--check-readme", check_readme_path, "exit 12 unless this file's headline table is current");
   c.fingerprint = ev->add_subcommand("fingerprint", "print the source fingerprint and commit of this tree");
   return c;
@@ -95,7 +96,8 @@ int run_evidence_commands(const EvidenceCommands& c) {
     out << packet.dump(1) << "\n";
     if (!out) fail("E120", "cannot write '" + out_path + "'");
     fmt::print("wrote {} packet {} ({} cases, commit {}, {})\n", packet.value("sealed", false) ? "sealed" : "UNSEALED",
-               out_path, packet["cases"].size(), packet["source"].value("commit", "?"), packet["target"].get<std::string>());
+               out_path, packet["cases"].size(), packet["source"].value("commit", "?"),
+               packet["target"].get<std::string>());
     for (auto& r : packet["cases"]) {
       fmt::print("  {:<28} {:>9.1f} GB/s  {}  {}", r["name"].get<std::string>(), r.value("achieved_gbs", 0.0),
                  r.value("stable", false) ? "stable" : "UNSTABLE", r["placement"].get<std::string>());

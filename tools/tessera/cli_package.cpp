@@ -13,10 +13,12 @@ namespace tessera::cli {
 CLI::App* add_package_command(CLI::App& app, PackageOptions& o) {
   auto* pkg = app.add_subcommand("package", "write an AOT package (Target IR, sources, digests) for a target");
   pkg->add_option("file", o.file, "program (.tsr) or lowered IR");
-  pkg->add_option("--target", o.target, "cpu | cuda | hip | metal")->check(CLI::IsMember({"cpu", "cuda", "metal", "hip"}));
+  pkg->add_option("--target", o.target, "cpu | cuda | hip | metal")
+      ->check(CLI::IsMember({"cpu", "cuda", "metal", "hip"}));
   pkg->add_option("--func", o.func, "func to package (default: the first)");
   pkg->add_option("--out", o.out, "package directory");
-  auto* verify = pkg->add_subcommand("verify", "re-derive every digest of a package (exit 0 intact, 20 tampered, 21 invalid)");
+  auto* verify = pkg->add_subcommand("verify",
+                                     "re-derive every digest of a package (exit 0 intact, 20 tampered, 21 invalid)");
   verify->add_option("dir", o.verify_dir)->required();
   return pkg;
 }

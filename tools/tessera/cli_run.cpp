@@ -16,10 +16,10 @@
 #include "ir/verify.hpp"
 #include "oracle/reference.hpp"
 #include "passes/pipeline.hpp"
-#include "targets/device_query.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/inputs.hpp"
 #include "runtime/npy.hpp"
+#include "targets/device_query.hpp"
 #include "targets/lane.hpp"
 
 namespace tessera::cli {
@@ -34,7 +34,8 @@ std::map<std::string, std::string> parse_bindings(const std::vector<std::string>
       fail("E122", std::string("--") + what + " takes NAME=VALUE, got '" + x + "'");
     std::string name = x.substr(0, eq);
     if (name[0] == '%') name = name.substr(1);
-    if (!out.emplace(name, x.substr(eq + 1)).second) fail("E122", std::string("--") + what + " " + name + " given twice");
+    if (!out.emplace(name, x.substr(eq + 1)).second)
+      fail("E122", std::string("--") + what + " " + name + " given twice");
   }
   return out;
 }
@@ -63,11 +64,13 @@ void add_run_options(CLI::App& run, RunOptions& o) {
       ->check(CLI::IsMember(lane_names()));
   run.add_option("--device", o.device, device_help());
   run.add_option("--func", o.func, "func to run (default: the first)");
-  run.add_option("--input", o.inputs, "NAME=file.npy or NAME=random:seed=N | special:seed=N | const:V | iota | nan | inf");
+  run.add_option("--input", o.inputs,
+                 "NAME=file.npy or NAME=random:seed=N | special:seed=N | const:V | iota | nan | inf");
   run.add_option("--output", o.outputs, "NAME=file.npy: write a result");
   run.add_flag("--check", o.check, "compare every result with the oracle");
   run.add_flag("--reference", o.reference, "run the oracle instead of kernels (labelled as such)");
-  run.add_option("--candidate", o.candidate, "implement every matmul with this candidate (tessera, tessera_tma, openblas, cublaslt)");
+  run.add_option("--candidate", o.candidate,
+                 "implement every matmul with this candidate (tessera, tessera_tma, openblas, cublaslt)");
   run.add_flag("--no-tune", o.no_tune, "matmuls: run the synthesized candidate without consulting the arbiter");
   run.add_flag("--emulate", o.emulate,
                "--target metal: run the MSL kernels on the CPU under the host emulation (placement emulated_msl)");
@@ -129,8 +132,9 @@ int run_cmd(const RunOptions& o) {
   if (o.check || o.reference) expected = oracle::evaluate(*m, h.func, inputs);
   if (o.reference) {
     for (auto& e : expected) outputs.push_back(oracle::to_tensor(e));
-    fmt::print("placement=reference: results come from the oracle (plain loops, double accumulation), not from "
-               "kernels\n");
+    fmt::print(
+        "placement=reference: results come from the oracle (plain loops, double accumulation), not from "
+        "kernels\n");
   } else {
     std::vector<std::vector<runtime::LaunchRecord>> runs;
     runtime::RunResult r;
@@ -164,8 +168,9 @@ int run_cmd(const RunOptions& o) {
       oracle::Comparison c = oracle::compare(expected[i], outputs[i]);
       fmt::print("check %{}  max_abs_err={:.3g}  tol={:.3g}  worst_ratio={:.3g}  {}\n", name, c.max_abs_err,
                  c.tol_at_worst, c.worst_ratio, c.pass ? "PASS" : "FAIL");
-      if (!c.pass) fmt::print("  {} of {} elements out of tolerance; first: {}\n", c.failures, outputs[i].numel(),
-                              c.first_failure);
+      if (!c.pass)
+        fmt::print("  {} of {} elements out of tolerance; first: {}\n", c.failures, outputs[i].numel(),
+                   c.first_failure);
       ok = ok && c.pass;
     }
     if (auto it = wanted.find(name); it != wanted.end()) {

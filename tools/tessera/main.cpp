@@ -1,24 +1,24 @@
 // The tessera command line: compile (print any layer), run (execute natively,
 // check against the oracle), verify (parse + verify any layer's text),
 // package (AOT packages), bench and evidence.
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <CLI/CLI.hpp>
 
 #include <fstream>
-#include <map>
 #include <iostream>
+#include <map>
 
+#include "cli_device.hpp"
 #include "cli_evidence.hpp"
 #include "cli_package.hpp"
 #include "cli_run.hpp"
 #include "ir/parser.hpp"
 #include "ir/printer.hpp"
 #include "ir/target_dialect.hpp"
-#include "targets/device_query.hpp"
-#include "cli_device.hpp"
 #include "ir/verify.hpp"
 #include "passes/graph_to_schedule.hpp"
 #include "passes/pipeline.hpp"
+#include "targets/device_query.hpp"
 
 using namespace tessera;
 
@@ -73,12 +73,14 @@ int main(int argc, char** argv) {
   std::string file, target = "cpu", device, emit = "target", out, candidate;
   auto* compile = app.add_subcommand("compile", "lower a program and print one layer");
   compile->add_option("file", file, "program (.tsr), or any layer's IR text")->required();
-  compile->add_option("--target", target, "cpu | cuda | hip | metal")->check(CLI::IsMember({"cpu", "cuda", "metal", "hip"}));
+  compile->add_option("--target", target, "cpu | cuda | hip | metal")
+      ->check(CLI::IsMember({"cpu", "cuda", "metal", "hip"}));
   compile->add_option("--device", device, cli::device_help());
   compile->add_option("--emit", emit, "graph|schedule|tile|target|source")
       ->check(CLI::IsMember({"graph", "schedule", "tile", "target", "source"}));
   compile->add_option("-o,--output", out, "write to a file instead of stdout");
-  compile->add_option("--candidate", candidate, "implement every matmul with this candidate (tessera, tessera_tma, openblas, cublaslt)");
+  compile->add_option("--candidate", candidate,
+                      "implement every matmul with this candidate (tessera, tessera_tma, openblas, cublaslt)");
 
   auto* verify = app.add_subcommand("verify", "parse and verify IR text of any layer");
   verify->add_option("file", file, "IR text")->required();
@@ -105,8 +107,8 @@ int main(int argc, char** argv) {
     return cli::run_evidence_commands(evidence);
   } catch (const Error& e) {
     std::cerr << e.what() << "\n";
-    static const std::map<std::string, int> bench_exit = {
-        {"E850", 5}, {"E851", 5}, {"E852", 6}, {"E854", 7}, {"E855", 8}, {"E853", 5}, {"E856", 5}};
+    static const std::map<std::string, int> bench_exit = {{"E850", 5}, {"E851", 5}, {"E852", 6}, {"E854", 7},
+                                                          {"E855", 8}, {"E853", 5}, {"E856", 5}};
     if (auto it = bench_exit.find(e.code()); it != bench_exit.end()) return it->second;
     return e.code()[1] == '6' || e.code()[1] == '7' ? 4 : 1;
   } catch (const std::exception& e) {

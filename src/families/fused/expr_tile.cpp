@@ -68,19 +68,25 @@ void verify_region(const Op& op) {
   if (op.regions.size() != 1) fail("E302", "'" + op.name + "' needs one region (the fused Graph IR ops)", op.loc);
   const Region& body = *op.regions[0];
   if (body.args.size() != op.operands.size())
-    fail("E302", "'" + op.name + "': the region takes " + std::to_string(body.args.size()) +
-                     " arguments but the op has " + std::to_string(op.operands.size()) + " operands", op.loc);
+    fail("E302",
+         "'" + op.name + "': the region takes " + std::to_string(body.args.size()) + " arguments but the op has " +
+             std::to_string(op.operands.size()) + " operands",
+         op.loc);
   for (size_t i = 0; i < body.args.size(); ++i)
     if (!(body.args[i]->type == op.operands[i]->type))
-      fail("E302", "'" + op.name + "': region argument " + std::to_string(i) + " has type " +
-                       body.args[i]->type.str() + " but the operand is " + op.operands[i]->type.str(), op.loc);
+      fail("E302",
+           "'" + op.name + "': region argument " + std::to_string(i) + " has type " + body.args[i]->type.str() +
+               " but the operand is " + op.operands[i]->type.str(),
+           op.loc);
   if (body.ops.empty() || body.ops.back()->name != "schedule.yield" || body.ops.back()->operands.size() != 1)
     fail("E302", "'" + op.name + "': the region must end in schedule.yield of one value", op.loc);
   if (op.name == "schedule.reduce" && !body.ops.back()->operands[0]->type.is_tensor())
     fail("E302", "'" + op.name + "': the region must yield a tensor", op.loc);
   if (!(body.ops.back()->operands[0]->type == op.result()->type) && op.name != "schedule.reduce")
-    fail("E302", "'" + op.name + "': the region yields " + body.ops.back()->operands[0]->type.str() +
-                     " but the op produces " + op.result()->type.str(), op.loc);
+    fail("E302",
+         "'" + op.name + "': the region yields " + body.ops.back()->operands[0]->type.str() + " but the op produces " +
+             op.result()->type.str(),
+         op.loc);
   for (size_t i = 0; i + 1 < body.ops.size(); ++i) {
     const Op& inner = *body.ops[i];
     if (is_pointwise_op(inner.name) || is_row_op(inner.name)) verify_pointwise_or_row_op(inner);

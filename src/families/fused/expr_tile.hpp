@@ -25,8 +25,8 @@ DType compute_dtype(const ir::Region& body);
 
 // E302 unless a leaf addressed with `strides` over iteration extents `view`
 // stays inside the leaf (strides >= 0, the farthest offset < its size).
-void check_leaf_reach(const std::vector<int64_t>& view, const std::vector<int64_t>& strides,
-                      const ir::Type& leaf, const ir::Op& schedule_op);
+void check_leaf_reach(const std::vector<int64_t>& view, const std::vector<int64_t>& strides, const ir::Type& leaf,
+                      const ir::Op& schedule_op);
 
 // Verifies a fused region body: region arguments are tensors, the ops are
 // pointwise or row Graph IR ops, and it ends in schedule.yield of one value.

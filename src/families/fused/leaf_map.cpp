@@ -21,7 +21,7 @@ namespace {
 std::optional<int64_t> linear_stride(const std::vector<int64_t>& st, const std::vector<int64_t>& space, size_t begin,
                                      size_t end) {
   for (size_t d = begin; d < end; ++d)
-    if (space[d] == 0) return 0;  // an empty group: nothing is read
+    if (space[d] == 0) return 0;    // an empty group: nothing is read
   int64_t inner = -1, expect = -1;  // stride of the innermost non-unit dim; the next dim's required stride
   bool zero = false, nonzero = false;
   for (size_t d = end; d-- > begin;) {

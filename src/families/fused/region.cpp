@@ -58,10 +58,13 @@ int64_t narrowest_storage_bytes(const FusedRegion& region) {
 
 void check_tile_shape(const Op& op, int64_t threads, int64_t vector_width, int64_t unroll) {
   auto pow2 = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
-  if (!pow2(threads) || !pow2(vector_width) || !pow2(unroll) || threads > 1024 || vector_width > 256 ||
-      unroll > 256 || vector_width * unroll > 256)
-    fail("E302", "'" + op.name + "': threads, vector_width and unroll must be powers of two (threads <= 1024, "
-                 "256 lanes a thread)", op.loc);
+  if (!pow2(threads) || !pow2(vector_width) || !pow2(unroll) || threads > 1024 || vector_width > 256 || unroll > 256 ||
+      vector_width * unroll > 256)
+    fail("E302",
+         "'" + op.name +
+             "': threads, vector_width and unroll must be powers of two (threads <= 1024, "
+             "256 lanes a thread)",
+         op.loc);
 }
 
 }  // namespace tessera::families::fused

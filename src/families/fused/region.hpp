@@ -14,10 +14,10 @@ namespace tessera::families::fused {
 struct FusedRegion {
   enum class Kind { Pointwise, Reduce, Row, Matmul };
   Kind kind = Kind::Pointwise;
-  const ir::Op* core = nullptr;           // the tessera.reduce, row op or matmul; null for pointwise
-  std::vector<const ir::Op*> ops;         // every op of the region, in program order (core included)
-  std::vector<const ir::Value*> leaves;   // values read from memory, in first-use order
-  const ir::Value* result = nullptr;      // the value the region writes
+  const ir::Op* core = nullptr;          // the tessera.reduce, row op or matmul; null for pointwise
+  std::vector<const ir::Op*> ops;        // every op of the region, in program order (core included)
+  std::vector<const ir::Value*> leaves;  // values read from memory, in first-use order
+  const ir::Value* result = nullptr;     // the value the region writes
 };
 
 // Creates `name` with operands `leaves` (mapped through `outer`) and a region

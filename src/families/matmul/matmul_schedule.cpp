@@ -32,7 +32,8 @@ int64_t per_vector(DType d) { return 16 / static_cast<int64_t>(dtype_size(d)); }
 // A transposed, B not) the block size are whole vectors.
 bool vec_aligned(const Plan& p, bool a) {
   const int64_t epv = per_vector(p.operand);
-  if (a) return (p.transpose_a ? p.m : p.k) % epv == 0 && p.a_batch_stride % epv == 0 && (!p.transpose_a || p.bm % epv == 0);
+  if (a)
+    return (p.transpose_a ? p.m : p.k) % epv == 0 && p.a_batch_stride % epv == 0 && (!p.transpose_a || p.bm % epv == 0);
   return (p.transpose_b ? p.k : p.n) % epv == 0 && p.b_batch_stride % epv == 0 && (p.transpose_b || p.bn % epv == 0);
 }
 
@@ -132,7 +133,8 @@ void choose(Plan& p, const machine::Descriptor& d, bool tma) {
       if (!p.transpose_a && experimental("matmul_f32_stage_a")) p.stage_a = true, p.stages = 2;
     } else {
       if (!d.has(machine::Cap::TensorCores))
-        fail("E506", "device " + d.name + " has no tensor cores for " + std::string(dtype_name(p.operand)) + " operands");
+        fail("E506",
+             "device " + d.name + " has no tensor cores for " + std::string(dtype_name(p.operand)) + " operands");
       // Tensor cores (device/gpu/tessera_matmul_mma.cuh): 128x256x64 blocks
       // with 4 stages take the warpgroup-MMA (wgmma) path; below ~100 such
       // blocks (a partial wave) 64x128x32 blocks on mma.sync, two an SM, keep
@@ -141,7 +143,8 @@ void choose(Plan& p, const machine::Descriptor& d, bool tma) {
       // bench/evidence/cuda/matmul.packet.json and docs/journal.md.
       p.strategy = Strategy::Mma;
       const int64_t big = p.batch * ((p.m + 127) / 128) * ((p.n + 255) / 256);
-      if (tma || 4 * big > 3 * d.compute_units) p.bm = 128, p.bn = 256, p.bk = 64, p.wm = 2, p.wn = 4, p.stages = 4, p.min_blocks = 1;
+      if (tma || 4 * big > 3 * d.compute_units)
+        p.bm = 128, p.bn = 256, p.bk = 64, p.wm = 2, p.wn = 4, p.stages = 4, p.min_blocks = 1;
       else p.bm = 64, p.bn = 128, p.bk = 32, p.wm = 2, p.wn = 4, p.stages = 4, p.min_blocks = 2;
     }
     p.threads = p.wm * p.wn * 32;
@@ -317,7 +320,8 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
     for (auto [copy, leaf] : {std::pair{copy_a, p.a_leaf}, std::pair{copy_b, p.b_leaf}})
       if (copy) {
         const Value* v = region.leaves[leaf];
-        copies.push_back({leaf, transpose::emit_schedule(b, map.at(v), device, prefix + "." + v->name + "_t", core.loc)});
+        copies.push_back(
+            {leaf, transpose::emit_schedule(b, map.at(v), device, prefix + "." + v->name + "_t", core.loc)});
       }
     if (!copies.empty()) {
       p.transpose_a = p.transpose_a != copy_a;
@@ -368,8 +372,10 @@ Plan read_plan(const Op& op) {
   Plan p = facts(*core, leaves);
   // The kernel writes batch*m*n elements: an epilogue may not broadcast the result wider.
   if (op.result()->type.shape != core->result()->type.shape)
-    fail("E302", "schedule.matmul: the result " + op.result()->type.str() + " is not the matmul's shape " +
-                     core->result()->type.str(), op.loc);
+    fail("E302",
+         "schedule.matmul: the result " + op.result()->type.str() + " is not the matmul's shape " +
+             core->result()->type.str(),
+         op.loc);
   const machine::Descriptor device = read_device(op);
   // The recorded facts must be the region's.
   Plan recorded;
@@ -382,7 +388,8 @@ Plan read_plan(const Op& op) {
   p.candidate = string_attr(op, "candidate");
   if (!is_synthesized(p.candidate)) {
     if (p.candidate != device.blas)
-      fail("E302", "schedule.matmul: candidate '" + p.candidate + "' is not a library of device " + device.name, op.loc);
+      fail("E302", "schedule.matmul: candidate '" + p.candidate + "' is not a library of device " + device.name,
+           op.loc);
     if (region.ops.size() != 2 || leaves.size() != 2 || p.a_leaf != 0 || p.b_leaf != 1 ||
         region.ops.back()->operands[0] != core->result())
       fail("E302", "schedule.matmul: a library call's region holds the matmul alone, on two distinct operands", op.loc);
@@ -397,30 +404,34 @@ Plan read_plan(const Op& op) {
   read_fields(decision_fields(), op, p);
   const bool cpu = !device.gpu();
   if (!device.has(machine::Cap::BlockMatmul) ||
-      (cpu ? p.strategy != Strategy::Packed
-           : p.strategy != (p.operand == DType::F32 ? Strategy::Simt : Strategy::Mma)))
-    fail("E302", std::string("schedule.matmul: strategy '") + enum_name(p.strategy) + "' does not fit device " +
-                     device.name + " and " + std::string(dtype_name(p.operand)) + " operands",
+      (cpu ? p.strategy != Strategy::Packed : p.strategy != (p.operand == DType::F32 ? Strategy::Simt : Strategy::Mma)))
+    fail("E302",
+         std::string("schedule.matmul: strategy '") + enum_name(p.strategy) + "' does not fit device " + device.name +
+             " and " + std::string(dtype_name(p.operand)) + " operands",
          op.loc);
   if (p.min_blocks < 1 || p.min_blocks > 32) fail("E302", "schedule.matmul: min_blocks must be in [1, 32]", op.loc);
   if (p.strategy != Strategy::Mma && op.attr("tma"))
     fail("E302", "schedule.matmul: 'tma' is for the mma strategy only", op.loc);
   for (int64_t v : {p.bm, p.bn, p.bk, p.wm, p.wn, p.stages, p.group_m})
-    if (v < 1 || v > 1024) fail("E302", "schedule.matmul: block, warps, stages and group_m must be in [1, 1024]", op.loc);
+    if (v < 1 || v > 1024)
+      fail("E302", "schedule.matmul: block, warps, stages and group_m must be in [1, 1024]", op.loc);
   if (!pow2(p.bn) || !pow2(p.slab_rows) || p.slab_rows * p.bn > (1 << 16))
     fail("E302", "schedule.matmul: the block's columns and slab rows must be powers of two (slabs up to 2^16 lanes)",
          op.loc);
   if (cpu ? (p.bm % 12 != 0 || p.bn % 32 != 0 || p.threads != 1)
           : (p.threads != p.wm * p.wn * 32 || p.threads > 1024 || (p.slab_rows * p.bn) % (p.threads * p.vector_width)))
-    fail("E302", "schedule.matmul: block, warps, threads or slab do not fit the " + std::string(device.target()) +
-                     " block library",
+    fail("E302",
+         "schedule.matmul: block, warps, threads or slab do not fit the " + std::string(device.target()) +
+             " block library",
          op.loc);
   fused::check_tile_shape(op, p.threads, p.vector_width, 1);
   if ((p.vec_a && !vec_aligned(p, true)) || (p.vec_b && !vec_aligned(p, false)))
     fail("E302", "schedule.matmul: 'vec' claims aligned 16-byte loads the layout does not give", op.loc);
   if (p.programs != p.batch * p.tiles_m() * p.tiles_n())
-    fail("E302", "schedule.matmul records " + std::to_string(p.programs) + " programs but its blocks give " +
-                     std::to_string(p.batch * p.tiles_m() * p.tiles_n()), op.loc);
+    fail("E302",
+         "schedule.matmul records " + std::to_string(p.programs) + " programs but its blocks give " +
+             std::to_string(p.batch * p.tiles_m() * p.tiles_n()),
+         op.loc);
   check_threads(op, device, p.threads + (p.tma ? Plan::kTmaProducerThreads : 0));
   if (p.scratch < scratch_elements(p, device) || p.scratch > (1 << 20))
     fail("E302", "schedule.matmul: scratch is smaller than the block library needs (or over 2^20)", op.loc);

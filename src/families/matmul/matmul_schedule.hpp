@@ -40,9 +40,9 @@ struct Plan {
   Strategy strategy = Strategy::Packed;
   int64_t bm = 0, bn = 0, bk = 0, wm = 1, wn = 1, stages = 1;
   int64_t threads = 1, vector_width = 16, slab_rows = 8, group_m = 8;
-  int64_t min_blocks = 1;  // GPU: blocks an SM must fit (the register budget, __launch_bounds__)
+  int64_t min_blocks = 1;             // GPU: blocks an SM must fit (the register budget, __launch_bounds__)
   int64_t programs = 0, scratch = 0;  // scratch: f32 elements of the block's buffer
-  bool vec_a = false, vec_b = false;   // 16-byte loads along A's/B's contiguous dim are aligned
+  bool vec_a = false, vec_b = false;  // 16-byte loads along A's/B's contiguous dim are aligned
   // cuda "mma": A and B arrive by TMA (tensor maps) into a warp-specialized
   // block with one more warpgroup (the copy producer) beyond `threads`.
   bool tma = false;
@@ -81,8 +81,7 @@ bool is_synthesized(const std::string& candidate);
 // A library candidate's region holds the matmul alone (graph_to_schedule
 // splits the epilogue off); E304 if `candidate` does not apply.
 ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
-                         const std::unordered_map<const ir::Value*, ir::Value*>& map,
-                         const machine::Descriptor& device,
+                         const std::unordered_map<const ir::Value*, ir::Value*>& map, const machine::Descriptor& device,
                          const std::string& prefix, const std::string& candidate = "tessera");
 
 Plan read_plan(const ir::Op& schedule_op);

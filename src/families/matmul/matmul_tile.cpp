@@ -105,9 +105,9 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
     // copied by a producer warpgroup launched beyond `threads`.
     const int64_t first = static_cast<int64_t>(body.args.size());
     const bool a_km = !p.transpose_a, b_km = p.transpose_b;
-    k->attrs["tensor_maps"] = Attr(AttrList{
-        Attr(operand_map(p, leaves[p.a_leaf], a_km, p.m, p.bm, p.a_batch_stride, first).str()),
-        Attr(operand_map(p, leaves[p.b_leaf], b_km, p.n, p.bn, p.b_batch_stride, first + 1).str())});
+    k->attrs["tensor_maps"] = Attr(
+        AttrList{Attr(operand_map(p, leaves[p.a_leaf], a_km, p.m, p.bm, p.a_batch_stride, first).str()),
+                 Attr(operand_map(p, leaves[p.b_leaf], b_km, p.n, p.bn, p.b_batch_stride, first + 1).str())});
     k->attrs["producer_threads"] = Plan::kTmaProducerThreads;
     k->attrs["min_blocks"] = p.min_blocks;  // the register cap setmaxnreg needs
     mm["tma"] = Attr::ints({a_km, b_km, p.a_batch_stride != 0, p.b_batch_stride != 0});
@@ -147,8 +147,8 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
     Value* row = tb.add(m0, r0);
     fused::Env env;
     // The TMA block's C rows are padded (Plan::c_stride): a strided read.
-    env[core->result()] = p.tma ? tb.load2d(scratch, tb.mul(r0, idx(p.c_stride())), rows, ncols, p.c_stride(), 1,
-                                            true, slab_t)
+    env[core->result()] = p.tma ? tb.load2d(scratch, tb.mul(r0, idx(p.c_stride())), rows, ncols, p.c_stride(), 1, true,
+                                            slab_t)
                                 : tb.load(scratch, tb.mul(r0, idx(p.bn)), slab_t);
     Value* y = fused::eval(tb, region, yielded, slab_t, env, [&](size_t l) {
       if (row_invariant[l]) return row_invariant[l];

@@ -104,8 +104,10 @@ Plan read_plan(const Op& op) {
     fused::check_leaf_reach(p.view, p.leaf_strides[l], op.operands[l]->type, op);
   const int64_t want = (p.rows() + p.rows_per_program - 1) / p.rows_per_program * p.chunks_per_row();
   if (p.programs != want)
-    fail("E302", "schedule.pointwise records " + std::to_string(p.programs) + " programs but its split gives " +
-                     std::to_string(want), op.loc);
+    fail("E302",
+         "schedule.pointwise records " + std::to_string(p.programs) + " programs but its split gives " +
+             std::to_string(want),
+         op.loc);
   return p;
 }
 

@@ -33,8 +33,7 @@ struct Plan {
 };
 
 ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
-                         const std::unordered_map<const ir::Value*, ir::Value*>& map,
-                         const machine::Descriptor& device,
+                         const std::unordered_map<const ir::Value*, ir::Value*>& map, const machine::Descriptor& device,
                          const std::string& prefix);
 
 // The plan recorded on a schedule.pointwise (validated, E302).

@@ -31,14 +31,14 @@ std::vector<Group> coalesce(const ir::Type& input, const ir::ReduceSpec& spec) {
 // per thread.
 struct Assumptions {
   bool gpu;
-  int64_t vector_bytes;         // one vector load
-  int64_t min_programs;         // fewer than this leaves the machine idle: split
-  int64_t want_programs;        // a split aims at about this many programs
-  int64_t split_work;           // elements; smaller passes are never split
-  int64_t min_work_per_program; // CPU: elements a program should have
-  int64_t column_block;         // CPU: accumulator columns held in L1 per program
-  int64_t rows_in_flight;       // CPU: rows read in lockstep
-  int64_t row_unroll;           // input rows in flight per step (columns)
+  int64_t vector_bytes;          // one vector load
+  int64_t min_programs;          // fewer than this leaves the machine idle: split
+  int64_t want_programs;         // a split aims at about this many programs
+  int64_t split_work;            // elements; smaller passes are never split
+  int64_t min_work_per_program;  // CPU: elements a program should have
+  int64_t column_block;          // CPU: accumulator columns held in L1 per program
+  int64_t rows_in_flight;        // CPU: rows read in lockstep
+  int64_t row_unroll;            // input rows in flight per step (columns)
 };
 
 Assumptions assumptions_for(const machine::Descriptor& d) {
@@ -121,10 +121,11 @@ std::vector<Pass> plan_passes(const ir::Type& input, const ir::ReduceSpec& spec,
   std::vector<Pass> passes;
   auto base_pass = [&]() {
     Pass p;
-    p.combine = mean ? Combine::Sum : spec.kind == ir::ReduceKind::Max ? Combine::Max
-                                    : spec.kind == ir::ReduceKind::Min ? Combine::Min
-                                    : spec.kind == ir::ReduceKind::Prod ? Combine::Prod
-                                                                        : Combine::Sum;
+    p.combine = mean                                ? Combine::Sum
+                : spec.kind == ir::ReduceKind::Max  ? Combine::Max
+                : spec.kind == ir::ReduceKind::Min  ? Combine::Min
+                : spec.kind == ir::ReduceKind::Prod ? Combine::Prod
+                                                    : Combine::Sum;
     p.finalize = Finalize::None;
     p.accum = accum;
     p.nan_mode = (p.combine == Combine::Max || p.combine == Combine::Min) ? NanMode::Propagate : NanMode::Ieee;

@@ -30,12 +30,12 @@ struct Pass {
   int64_t outer = 1, extent = 1, inner = 1, chunks = 1;
   DType in_dtype = DType::F32, out_dtype = DType::F32, accum = DType::F32;
   Strategy strategy = Strategy::Rows;
-  int64_t threads = 1;                    // threads per program (a CUDA block); 1 on the CPU
-  int64_t vector_width = 16, unroll = 4;  // tile = threads * vector_width * unroll lanes
-  int64_t rows_per_program = 1;           // rows
-  int64_t rows_in_flight = 1;             // rows: rows reduced in lockstep
-  int64_t columns_per_program = 0;        // columns
-  int64_t row_unroll = 1;                 // columns: input rows combined per step
+  int64_t threads = 1;                             // threads per program (a CUDA block); 1 on the CPU
+  int64_t vector_width = 16, unroll = 4;           // tile = threads * vector_width * unroll lanes
+  int64_t rows_per_program = 1;                    // rows
+  int64_t rows_in_flight = 1;                      // rows: rows reduced in lockstep
+  int64_t columns_per_program = 0;                 // columns
+  int64_t row_unroll = 1;                          // columns: input rows combined per step
   Accumulator accumulator = Accumulator::Scratch;  // columns
   int64_t programs = 1;
   NanMode nan_mode = NanMode::Ieee;
@@ -57,9 +57,10 @@ const std::vector<Field<Pass>>& pass_fields();
 namespace tessera::families {
 template <>
 struct EnumNames<reduce::Combine> {
-  static constexpr std::array<std::pair<reduce::Combine, const char*>, 4> names = {
-      {{reduce::Combine::Sum, "sum"}, {reduce::Combine::Max, "max"}, {reduce::Combine::Min, "min"},
-       {reduce::Combine::Prod, "prod"}}};
+  static constexpr std::array<std::pair<reduce::Combine, const char*>, 4> names = {{{reduce::Combine::Sum, "sum"},
+                                                                                    {reduce::Combine::Max, "max"},
+                                                                                    {reduce::Combine::Min, "min"},
+                                                                                    {reduce::Combine::Prod, "prod"}}};
 };
 template <>
 struct EnumNames<reduce::Finalize> {

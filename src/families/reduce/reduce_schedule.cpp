@@ -62,7 +62,7 @@ ir::Value* emit_schedule(Builder& b, const fused::FusedRegion& region,
     // the decisions
     write_fields(pass_fields(), p, a);
     a["storage"] = std::string(dtype_name(p.in_dtype));  // what the pass reads (derived again when read)
-    if (i == 0 && prologue) {  // the fused pointwise ops, read through their leaves
+    if (i == 0 && prologue) {                            // the fused pointwise ops, read through their leaves
       const int64_t first = spec.axes.front(), last = spec.axes.back();
       const std::vector<int> groups = {static_cast<int>(first), static_cast<int>(last - first + 1),
                                        static_cast<int>(input->type.rank() - 1 - last)};
@@ -73,8 +73,8 @@ ir::Value* emit_schedule(Builder& b, const fused::FusedRegion& region,
     }
     Op& op = i == 0 && prologue
                  ? fused::create_region_op(b, "schedule.reduce", region.leaves,
-                                           std::vector<const Op*>(region.ops.begin(), region.ops.end() - 1), input,
-                                           map, prefix)
+                                           std::vector<const Op*>(region.ops.begin(), region.ops.end() - 1), input, map,
+                                           prefix)
                  : b.create("schedule.reduce", {current});
     op.attrs = std::move(a);
     op.loc = graph_op.loc;
@@ -107,8 +107,7 @@ Pass read_pass(const Op& op) {
     positive(p.rows_in_flight, "rows_in_flight");
     if (p.rows_in_flight > 16 || (p.chunks > 1 && p.rows_in_flight > 1))
       fail("E302", "rows_in_flight must be at most 16, and 1 for chunked rows", op.loc);
-  }
-  else {
+  } else {
     positive(p.columns_per_program, "columns_per_program");
     positive(p.row_unroll, "row_unroll");
     if (p.row_unroll > 64) fail("E302", "row_unroll must be at most 64", op.loc);
@@ -120,7 +119,8 @@ Pass read_pass(const Op& op) {
       p.threads > 1024 || p.vector_width * p.unroll > 256)
     fail("E302", "threads, vector_width and unroll must be powers of two (threads <= 1024, 256 lanes a thread)",
          op.loc);
-  if (p.strategy == Strategy::Columns && p.accumulator == Accumulator::Registers && p.columns_per_program != p.tile_lanes())
+  if (p.strategy == Strategy::Columns && p.accumulator == Accumulator::Registers &&
+      p.columns_per_program != p.tile_lanes())
     fail("E302", "a registers accumulator holds exactly one tile of columns", op.loc);
   if (p.strategy == Strategy::Rows && p.threads > 1 && p.rows_in_flight != 1)
     fail("E302", "rows_in_flight must be 1 when a program has several threads", op.loc);

@@ -13,8 +13,7 @@ namespace tessera::families::reduce {
 // the region has a pointwise prologue, the first pass carries it as a region
 // and reads its leaves (strides in `leaf_strides`, per [outer, extent, inner]).
 ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
-                         const std::unordered_map<const ir::Value*, ir::Value*>& map,
-                         const machine::Descriptor& device,
+                         const std::unordered_map<const ir::Value*, ir::Value*>& map, const machine::Descriptor& device,
                          const std::string& prefix);
 
 // The pass recorded on a schedule.reduce (validated, E302 on a missing or bad attribute).

@@ -15,7 +15,7 @@ struct Kernel {
   Value* in;
   Value* out;
   double identity;
-  Type lanes_t;  // tile<lanes x accum>
+  Type lanes_t;                      // tile<lanes x accum>
   const Region* prologue = nullptr;  // fused pointwise ops; `in` is unused then
   std::vector<Value*> leaves;        // their inputs
 
@@ -37,7 +37,11 @@ struct Kernel {
 
   // Row `row` of the [outer, chunks] output grid reads extent range [k0, k1)
   // of outer index o.
-  struct Span { Value* o; Value* k0; Value* k1; };
+  struct Span {
+    Value* o;
+    Value* k0;
+    Value* k1;
+  };
   Span span(Value* row) {
     if (p.chunks == 1) return {row, tb.index(0), tb.index(p.extent)};
     Value* chunks = tb.index(p.chunks);
@@ -96,7 +100,9 @@ struct Kernel {
         tb.index(0), main_len, lanes, init, [&](Value* k, const std::vector<Value*>& c) -> std::vector<Value*> {
           std::vector<Value*> next;
           for (int64_t g = 0; g < count; ++g)
-            next.push_back(tb.combine(enum_name(p.combine), c[g], input(tb.add(starts[g], k), os[g], prologue ? tb.add(k0s[g], k) : nullptr, zero, nullptr)));
+            next.push_back(
+                tb.combine(enum_name(p.combine), c[g],
+                           input(tb.add(starts[g], k), os[g], prologue ? tb.add(k0s[g], k) : nullptr, zero, nullptr)));
           return next;
         });
     for (int64_t g = 0; g < count; ++g) {
@@ -152,7 +158,7 @@ struct Kernel {
       for (int64_t u = 0; u < rows; ++u) {
         Value* at = tb.add(tb.add(base, tb.index(u * p.inner)), j);
         vs.push_back(input(at, s.o, prologue ? tb.add(k, tb.index(u)) : nullptr, prologue ? tb.add(col0, j) : nullptr,
-                          masked ? tb.sub(ncols, j) : nullptr));
+                           masked ? tb.sub(ncols, j) : nullptr));
       }
       return vs;
     };
@@ -162,7 +168,7 @@ struct Kernel {
     Value* out_base = tb.add(tb.mul(row, inner), col0);
 
     if (p.accumulator == Accumulator::Registers) {  // one tile, carried through the row loops
-      const bool masked = p.inner % cpp != 0;  // only a ragged last block needs masks
+      const bool masked = p.inner % cpp != 0;       // only a ragged last block needs masks
       auto step_rows = [&](int64_t rows) {
         return [&, rows](Value* k, const std::vector<Value*>& c) -> std::vector<Value*> {
           return {fold(c[0], load_rows(k, rows, zero, masked))};
@@ -226,7 +232,8 @@ void build_kernel(Module& m, const std::string& sym, const Pass& p, const std::s
   else in = body.add_arg("in", Type::ptr(p.in_dtype));
   Value* out = body.add_arg("out", Type::ptr(p.out_dtype));
   TileBuilder tb(body);
-  Kernel kern{p, tb, in, out, combine_identity(enum_name(p.combine)), Type::tile(p.accum, {p.tile_lanes()}), prologue, leaves};
+  Kernel kern{p,        tb,    in, out, combine_identity(enum_name(p.combine)), Type::tile(p.accum, {p.tile_lanes()}),
+              prologue, leaves};
   if (p.strategy == Strategy::Rows) kern.rows();
   else kern.columns();
   m.ops.push_back(std::move(k));

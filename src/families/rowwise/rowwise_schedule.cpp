@@ -107,7 +107,8 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
       const int64_t per_unroll = 512 * p.vector_width * 8;
       const int64_t unroll = want / per_unroll;
       const int64_t share_bytes = want / 8 * staged_leaf_bytes;  // a block's shared memory
-      if (want % per_unroll == 0 && unroll >= 2 && unroll * p.vector_width <= 64 && share_bytes <= std::min<int64_t>(160 * 1024, d.shared_bytes)) {
+      if (want % per_unroll == 0 && unroll >= 2 && unroll * p.vector_width <= 64 &&
+          share_bytes <= std::min<int64_t>(160 * 1024, d.shared_bytes)) {
         p.threads = 512, p.unroll = unroll, p.cluster = 8, p.resident = true, p.staged = true;
       }
     }
@@ -162,7 +163,8 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   const Op& core = *region.core;
   const Type& x = core.operands[0]->type;
   Plan p;
-  if (!parse_enum(core.name.substr(8), p.op)) fail("E303", "'" + core.name + "' is not a row op (a fusion bug)", core.loc);
+  if (!parse_enum(core.name.substr(8), p.op))
+    fail("E303", "'" + core.name + "' is not a row op (a fusion bug)", core.loc);
   const int64_t axis = row_op_axis(core);
   p.eps = p.norm() ? row_op_eps(core) : 0.0;
   for (int64_t d = 0; d < x.rank(); ++d) (d < axis ? p.outer : d == axis ? p.extent : p.inner) *= x.shape[d];
@@ -231,7 +233,8 @@ Plan read_plan(const Op& op) {
     const int64_t l = p.strategy == Strategy::Rows ? p.staged_leaf() : -1;
     const int64_t bytes = l >= 0 ? static_cast<int64_t>(dtype_size(op.operands[l]->type.dtype)) : 0;
     if (!device.has(Cap::BulkCopy) || !device.has(Cap::Clusters) || !p.resident || p.cluster < 2 ||
-        p.extent != p.tile_lanes() || l < 0 || bytes * p.vector_width != 16 || (p.leaf_strides[l][0] * bytes) % 16 != 0 ||
+        p.extent != p.tile_lanes() || l < 0 || bytes * p.vector_width != 16 ||
+        (p.leaf_strides[l][0] * bytes) % 16 != 0 ||
         p.extent / p.cluster * bytes > std::min<int64_t>(200 * 1024, device.shared_bytes))
       fail("E302",
            "'staged' applies to rows resident in a cluster (a device with bulk copies), filling the tile, read from "
@@ -248,8 +251,10 @@ Plan read_plan(const Op& op) {
     fail("E302", "a resident row must fit in one tile", op.loc);
   const int64_t want = p.strategy == Strategy::Rows ? p.outer : p.outer * p.column_blocks();
   if (p.programs != want)
-    fail("E302", "schedule.rowwise records " + std::to_string(p.programs) + " programs but its view gives " +
-                     std::to_string(want), op.loc);
+    fail("E302",
+         "schedule.rowwise records " + std::to_string(p.programs) + " programs but its view gives " +
+             std::to_string(want),
+         op.loc);
   return p;
 }
 

@@ -84,8 +84,7 @@ struct Plan {
 const std::vector<Field<Plan>>& plan_fields();
 
 ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
-                         const std::unordered_map<const ir::Value*, ir::Value*>& map,
-                         const machine::Descriptor& device,
+                         const std::unordered_map<const ir::Value*, ir::Value*>& map, const machine::Descriptor& device,
                          const std::string& prefix);
 
 Plan read_plan(const ir::Op& schedule_op);
@@ -95,10 +94,11 @@ Plan read_plan(const ir::Op& schedule_op);
 namespace tessera::families {
 template <>
 struct EnumNames<rowwise::RowOp> {
-  static constexpr std::array<std::pair<rowwise::RowOp, const char*>, 4> names = {{{rowwise::RowOp::Softmax, "softmax"},
-                                                                                 {rowwise::RowOp::LogSoftmax, "log_softmax"},
-                                                                                 {rowwise::RowOp::LayerNorm, "layer_norm"},
-                                                                                 {rowwise::RowOp::RmsNorm, "rms_norm"}}};
+  static constexpr std::array<std::pair<rowwise::RowOp, const char*>, 4> names = {
+      {{rowwise::RowOp::Softmax, "softmax"},
+       {rowwise::RowOp::LogSoftmax, "log_softmax"},
+       {rowwise::RowOp::LayerNorm, "layer_norm"},
+       {rowwise::RowOp::RmsNorm, "rms_norm"}}};
 };
 template <>
 struct EnumNames<rowwise::Strategy> {

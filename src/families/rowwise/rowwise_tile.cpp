@@ -19,11 +19,11 @@ struct RowKernel {
   std::vector<Value*> leaves;
   Value* out;
   Type lanes_t;
-  bool rows;      // rows strategy: lanes along the extent; else along inner (columns)
-  Value* o;       // outer index of this program
-  Value* col0 = nullptr, *ncols = nullptr;  // columns: first column and how many are real
+  bool rows;                                // rows strategy: lanes along the extent; else along inner (columns)
+  Value* o;                                 // outer index of this program
+  Value *col0 = nullptr, *ncols = nullptr;  // columns: first column and how many are real
   // staged rows: the row leaf's shared-memory stage and this program's row count so far
-  Value* stage = nullptr, *iter = nullptr;
+  Value *stage = nullptr, *iter = nullptr;
 
   // A statistic is a scalar (rows) or a tile of per-column values (columns).
   Value* lift(Value* stat) { return stat->type.kind == TypeKind::Scalar ? tb.splat(stat, lanes_t) : stat; }
@@ -110,13 +110,12 @@ struct RowKernel {
     Value* n = tb.index(p.extent);
     Value* lanes = tb.index(p.tile_lanes());
     Value* main_end = tb.sub(n, tb.rem(n, lanes));
-    std::vector<Value*> ms = tb.for_loop(
-        tb.index(0), main_end, lanes, {tb.full(-inf, lanes_t), tb.full(0.0, lanes_t)},
-        [&](Value* k, const std::vector<Value*>& c) -> std::vector<Value*> {
-          fused::Env env;
-          auto [m, s] = step(c[0], c[1], x_at(k, nullptr, env));
-          return {m, s};
-        });
+    std::vector<Value*> ms = tb.for_loop(tb.index(0), main_end, lanes, {tb.full(-inf, lanes_t), tb.full(0.0, lanes_t)},
+                                         [&](Value* k, const std::vector<Value*>& c) -> std::vector<Value*> {
+                                           fused::Env env;
+                                           auto [m, s] = step(c[0], c[1], x_at(k, nullptr, env));
+                                           return {m, s};
+                                         });
     fused::Env env;
     Value* count = tb.sub(n, main_end);
     auto [m, s] = step(ms[0], ms[1], tb.mask(x_at(main_end, count, env), count, -inf));
@@ -172,20 +171,24 @@ struct RowKernel {
         output = [&, ls, mt](Value* x, fused::Env&, Value*, Value*) { return sub(sub(x, mt), ls); };
       }
     } else if (p.softmax_like()) {
-      Value* m = stat("max", [&](Value* x, fused::Env&) { return x; }, res);
+      Value* m = stat(
+          "max", [&](Value* x, fused::Env&) { return x; }, res);
       Value* mt = lift(m);
       Value* e_res = nullptr;  // resident: exp(x - m) once, for the sum and the output
       Value* row_base = tb.mul(o, tb.index(p.extent));
-      Value* s = stat("sum", [&](Value* x, fused::Env&) {
-        Value* e = tb.map("exp", {sub(x, mt)});
-        if (resident) e_res = e;
-        if (p.stash_exp) {  // keep exp(x - m) in the output row; the write pass scales it
-          Value* at_k = tb.add(row_base, term_k);
-          if (term_count) tb.store_masked(out, at_k, term_count, e);
-          else tb.store(out, at_k, e);
-        }
-        return e;
-      }, res);
+      Value* s = stat(
+          "sum",
+          [&](Value* x, fused::Env&) {
+            Value* e = tb.map("exp", {sub(x, mt)});
+            if (resident) e_res = e;
+            if (p.stash_exp) {  // keep exp(x - m) in the output row; the write pass scales it
+              Value* at_k = tb.add(row_base, term_k);
+              if (term_count) tb.store_masked(out, at_k, term_count, e);
+              else tb.store(out, at_k, e);
+            }
+            return e;
+          },
+          res);
       if (p.op == RowOp::Softmax) {  // times 1/s: one division a row, not one an element
         Value* rs = lift(tb.map("div", {constant(1.0, s), s}));
         output = [&, rs, mt, e_res, row_base](Value* x, fused::Env&, Value* k, Value* count) {
@@ -201,13 +204,17 @@ struct RowKernel {
         output = [&, ls, mt](Value* x, fused::Env&, Value*, Value*) { return sub(sub(x, mt), ls); };
       }
     } else if (p.op == RowOp::LayerNorm) {
-      Value* probe = stat("sum", [&](Value* x, fused::Env&) { return x; }, res);
+      Value* probe = stat(
+          "sum", [&](Value* x, fused::Env&) { return x; }, res);
       Value* mean = div(probe, constant(static_cast<double>(p.extent), probe));
       Value* mt = lift(mean);
-      Value* var_sum = stat("sum", [&](Value* x, fused::Env&) {
-        Value* d = sub(x, mt);
-        return mul(d, d);
-      }, res);
+      Value* var_sum = stat(
+          "sum",
+          [&](Value* x, fused::Env&) {
+            Value* d = sub(x, mt);
+            return mul(d, d);
+          },
+          res);
       Value* var = div(var_sum, constant(static_cast<double>(p.extent), var_sum));
       Value* r = lift(tb.map("rsqrt", {tb.map("add", {var, constant(p.eps, var)})}));
       output = [&, mt, r](Value* x, fused::Env& env, Value* k, Value* count) {
@@ -215,7 +222,8 @@ struct RowKernel {
         return tb.map("add", {y, at(bias, k, count, env)});
       };
     } else {  // rms_norm
-      Value* ss = stat("sum", [&](Value* x, fused::Env&) { return mul(x, x); }, res);
+      Value* ss = stat(
+          "sum", [&](Value* x, fused::Env&) { return mul(x, x); }, res);
       Value* ms = div(ss, constant(static_cast<double>(p.extent), ss));
       Value* r = lift(tb.map("rsqrt", {tb.map("add", {ms, constant(p.eps, ms)})}));
       output = [&, r](Value* x, fused::Env& env, Value* k, Value* count) {
@@ -282,8 +290,9 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   std::vector<Value*> leaves = fused::add_leaf_args(body, region);
   Value* out = body.add_arg("out", Type::ptr(sop.result()->type.dtype));
   TileBuilder tb(body);
-  RowKernel kern{p, tb, region, *core, leaves, out, Type::tile(p.compute, {p.tile_lanes()}), p.strategy == Strategy::Rows,
-                 nullptr};
+  RowKernel kern{
+      p,      tb, region, *core, leaves, out, Type::tile(p.compute, {p.tile_lanes()}), p.strategy == Strategy::Rows,
+      nullptr};
   Value* pid = tb.program_id();
   if (p.staged) {
     // Rows pid, pid + programs, ... (the runtime launches at most p.outer

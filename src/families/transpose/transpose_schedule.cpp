@@ -23,15 +23,16 @@ Plan view(const Type& x) {
 }  // namespace
 
 Type transposed_type(const Type& x) {
-  if (x.kind != TypeKind::Tensor || x.rank() < 2) fail("E303", "a transpose needs a tensor of rank >= 2, not " + x.str());
+  if (x.kind != TypeKind::Tensor || x.rank() < 2)
+    fail("E303", "a transpose needs a tensor of rank >= 2, not " + x.str());
   Type t = x;
   std::swap(t.shape[x.rank() - 2], t.shape[x.rank() - 1]);
   return t;
 }
 
 const std::vector<Field<Plan>>& fact_fields() {
-  static const std::vector<Field<Plan>> fields = {
-      field("batch", &Plan::batch), field("rows", &Plan::rows), field("cols", &Plan::cols)};
+  static const std::vector<Field<Plan>> fields = {field("batch", &Plan::batch), field("rows", &Plan::rows),
+                                                  field("cols", &Plan::cols)};
   return fields;
 }
 
@@ -48,7 +49,8 @@ Value* emit_schedule(Builder& b, Value* x, const machine::Descriptor& device, co
                      const SourceLoc& loc) {
   // 64 x 64 blocks of 256 threads: 16 elements a thread in flight each way.
   if (!device.has(machine::Cap::TransposeBlock))
-    fail("E506", std::string("device ") + device.name + " (target " + device.target() + ") has no transpose block", loc);
+    fail("E506", std::string("device ") + device.name + " (target " + device.target() + ") has no transpose block",
+         loc);
   const Type out = transposed_type(x->type);
   Plan p = view(x->type);
   p.programs = p.batch * p.row_blocks() * p.col_blocks();
@@ -81,11 +83,15 @@ Plan read_plan(const Op& op) {
   read_fields(decision_fields(), op, p);
   if (!pow2(p.block_rows) || !pow2(p.block_cols) || p.block_rows > 128 || p.block_cols > 128 || !pow2(p.threads) ||
       p.threads > 1024 || p.threads % p.block_rows != 0 || p.threads % p.block_cols != 0)
-    fail("E302", "schedule.transpose: 'block' must be powers of two up to 128 that divide 'threads' (a power of "
-                 "two up to 1024)", op.loc);
+    fail("E302",
+         "schedule.transpose: 'block' must be powers of two up to 128 that divide 'threads' (a power of "
+         "two up to 1024)",
+         op.loc);
   if (p.programs != p.batch * p.row_blocks() * p.col_blocks())
-    fail("E302", "schedule.transpose records " + std::to_string(p.programs) + " programs but its blocks give " +
-                     std::to_string(p.batch * p.row_blocks() * p.col_blocks()), op.loc);
+    fail("E302",
+         "schedule.transpose records " + std::to_string(p.programs) + " programs but its blocks give " +
+             std::to_string(p.batch * p.row_blocks() * p.col_blocks()),
+         op.loc);
   return p;
 }
 

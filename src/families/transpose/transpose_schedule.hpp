@@ -33,8 +33,8 @@ ir::Type transposed_type(const ir::Type& x);
 
 // Appends `schedule.transpose %x` (a device with a transpose block; E506
 // elsewhere) and returns its result.
-ir::Value* emit_schedule(ir::Builder& b, ir::Value* x, const machine::Descriptor& device, const std::string& result_name,
-                         const SourceLoc& loc);
+ir::Value* emit_schedule(ir::Builder& b, ir::Value* x, const machine::Descriptor& device,
+                         const std::string& result_name, const SourceLoc& loc);
 
 Plan read_plan(const ir::Op& schedule_op);
 

@@ -35,9 +35,9 @@ struct Lt {
   Lt() {
     std::string cuda_home = std::getenv("CUDA_HOME") ? std::getenv("CUDA_HOME") : "/usr/local/cuda";
     void* lib = nullptr;
-    for (const std::string& n : {std::string("libcublasLt.so.13"), std::string("libcublasLt.so.12"),
-                                 std::string("libcublasLt.so"), cuda_home + "/lib64/libcublasLt.so.13",
-                                 cuda_home + "/lib64/libcublasLt.so"})
+    for (const std::string& n :
+         {std::string("libcublasLt.so.13"), std::string("libcublasLt.so.12"), std::string("libcublasLt.so"),
+          cuda_home + "/lib64/libcublasLt.so.13", cuda_home + "/lib64/libcublasLt.so"})
       if ((lib = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
     if (!lib) {
       error = "cuBLASLt is not installed (libcublasLt.so.13 not found; it comes with the CUDA toolkit)";
@@ -73,7 +73,8 @@ const Lt& lt() {
 }
 
 void ok(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) fail("E763", std::string("cuBLASLt: ") + what + " failed (status " + std::to_string(int(s)) + ")");
+  if (s != CUBLAS_STATUS_SUCCESS)
+    fail("E763", std::string("cuBLASLt: ") + what + " failed (status " + std::to_string(int(s)) + ")");
 }
 
 cudaDataType_t data_type(DType d) {
@@ -105,15 +106,18 @@ CublasLtMatmul::CublasLtMatmul(const ir::LibraryMatmul& c) : plan_(std::make_uni
   p.call = c;
   if (c.m == 0 || c.n == 0 || c.k == 0) return;  // no call: nothing, or zeros (enqueue)
   ok(l.cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "matmul descriptor");
-  const cublasOperation_t ta = c.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, tb = c.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t ta = c.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                          tb = c.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   ok(l.cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "transa");
   ok(l.cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "transb");
   const uint64_t m = c.m, n = c.n, k = c.k;
   // our B, stored KxN (NxK transposed), column-major NxK (KxN)
   ok(l.cublasLtMatrixLayoutCreate(&p.la, data_type(c.operand), c.transpose_b ? k : n, c.transpose_b ? n : k,
-                                  c.transpose_b ? k : n), "layout of b");
+                                  c.transpose_b ? k : n),
+     "layout of b");
   ok(l.cublasLtMatrixLayoutCreate(&p.lb, data_type(c.operand), c.transpose_a ? m : k, c.transpose_a ? k : m,
-                                  c.transpose_a ? m : k), "layout of a");
+                                  c.transpose_a ? m : k),
+     "layout of a");
   ok(l.cublasLtMatrixLayoutCreate(&p.lc, data_type(c.result), n, m, n), "layout of out");
   if (c.batch > 1) {
     const int32_t count = static_cast<int32_t>(c.batch);
@@ -121,7 +125,8 @@ CublasLtMatmul::CublasLtMatmul(const ir::LibraryMatmul& c) : plan_(std::make_uni
     for (auto [layout, stride] : {std::pair{p.la, sa}, std::pair{p.lb, sb}, std::pair{p.lc, sc}}) {
       ok(l.cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count), "batch");
       ok(l.cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
-                                            sizeof stride), "batch stride");
+                                            sizeof stride),
+         "batch stride");
     }
   }
   cublasLtMatmulPreference_t pref = nullptr;
@@ -131,7 +136,8 @@ CublasLtMatmul::CublasLtMatmul(const ir::LibraryMatmul& c) : plan_(std::make_uni
      "workspace size");
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  cublasStatus_t s = l.cublasLtMatmulAlgoGetHeuristic(l.handle, p.desc, p.la, p.lb, p.lc, p.lc, pref, 1, &result, &found);
+  cublasStatus_t s = l.cublasLtMatmulAlgoGetHeuristic(l.handle, p.desc, p.la, p.lb, p.lc, p.lc, pref, 1, &result,
+                                                      &found);
   l.cublasLtMatmulPreferenceDestroy(pref);
   if (s != CUBLAS_STATUS_SUCCESS || found == 0)
     fail("E761", "cuBLASLt has no algorithm for this matmul (" + std::string(dtype_name(c.operand)) + " -> " +
@@ -164,7 +170,7 @@ void CublasLtMatmul::enqueue(void* const* params, CUstream stream) const {
   void* out = reinterpret_cast<void*>(buffer(2));
   const Lt& l = lt();
   ok(l.cublasLtMatmul(l.handle, p.desc, &alpha, b, p.la, a, p.lb, &beta, out, p.lc, out, p.lc, &p.algo,
-                         reinterpret_cast<void*>(p.workspace), kWorkspace, reinterpret_cast<cudaStream_t>(stream)),
+                      reinterpret_cast<void*>(p.workspace), kWorkspace, reinterpret_cast<cudaStream_t>(stream)),
      "cublasLtMatmul");
 }
 

@@ -51,7 +51,7 @@ struct CudaExecutable::DeviceBinding : Binding {
   using Binding::Binding;
   std::vector<DeviceTensor> slots;
   std::vector<CUdeviceptr> ptrs;
-  std::vector<std::vector<void*>> params;  // per step: pointers into ptrs, then into tensor_maps
+  std::vector<std::vector<void*>> params;                 // per step: pointers into ptrs, then into tensor_maps
   std::vector<std::shared_ptr<CUtensorMap>> tensor_maps;  // encoded once here; the graph copies them
   std::shared_ptr<CUgraphExec_st> graph;
 };
@@ -86,7 +86,7 @@ CudaExecutable CudaExecutable::load(const ir::Module& m, const std::string& func
   e.h_ = HostSchedule::from(m, func, "cuda");
   for (ir::KernelDesc& k : e.h_.kernels) {
     if (k.library.empty()) {
-      e.fns_.push_back(cache.load(k));  // digest verified here, once
+      e.fns_.push_back(cache.load(k));                                             // digest verified here, once
       if (k.persistent && k.grid > 0) k.grid = persistent_grid(k, e.fns_.back());  // 0 rows: nothing to launch
       e.libraries_.emplace_back();
       e.implementations_.push_back("tessera");
@@ -104,8 +104,12 @@ CudaExecutable CudaExecutable::load(const ir::Module& m, const std::string& func
 }
 
 CudaExecutable::CudaExecutable(CudaExecutable&& o) noexcept
-    : Executable(std::move(o)), fns_(std::move(o.fns_)), libraries_(std::move(o.libraries_)),
-      implementations_(std::move(o.implementations_)), stream_(o.stream_), events_(std::move(o.events_)),
+    : Executable(std::move(o)),
+      fns_(std::move(o.fns_)),
+      libraries_(std::move(o.libraries_)),
+      implementations_(std::move(o.implementations_)),
+      stream_(o.stream_),
+      events_(std::move(o.events_)),
       timed_(o.timed_) {
   o.stream_ = nullptr;
   o.events_.clear();
@@ -176,13 +180,12 @@ void CudaExecutable::launch_each(const DeviceBinding& b, bool timed) const {
     if (k.grid == 0) continue;
     auto t0 = std::chrono::steady_clock::now();
     if (timed) check(cu.cuEventRecord(events_[2 * i], stream_), "cuEventRecord");
-    if (const auto& lib = libraries_[h_.steps[i].kernel])
-      lib->enqueue(b.params[i].data(), stream_);
+    if (const auto& lib = libraries_[h_.steps[i].kernel]) lib->enqueue(b.params[i].data(), stream_);
     else
       check(cu.cuLaunchKernel(fns_[h_.steps[i].kernel], static_cast<unsigned>(k.grid), 1, 1,
-                            static_cast<unsigned>(k.threads), 1, 1, static_cast<unsigned>(k.shared_bytes), stream_,
-                            const_cast<void**>(b.params[i].data()), nullptr),
-          "cuLaunchKernel");
+                              static_cast<unsigned>(k.threads), 1, 1, static_cast<unsigned>(k.shared_bytes), stream_,
+                              const_cast<void**>(b.params[i].data()), nullptr),
+            "cuLaunchKernel");
     if (timed) {
       check(cu.cuEventRecord(events_[2 * i + 1], stream_), "cuEventRecord");
       enqueue_ns_[i] = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();

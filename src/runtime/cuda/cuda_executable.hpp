@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/cuda/cuda_api.hpp"
 #include "runtime/cuda/cublaslt.hpp"
+#include "runtime/cuda/cuda_api.hpp"
 #include "runtime/cuda/cuda_module_cache.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/host_schedule.hpp"
@@ -68,7 +68,7 @@ class CudaExecutable final : public Executable {
   RunResult run_on(const std::vector<Tensor>& inputs, ThreadPool* pool) const override;
   void launch_each(const DeviceBinding& b, bool timed) const;
 
-  std::vector<CUfunction> fns_;  // null for library kernels
+  std::vector<CUfunction> fns_;                             // null for library kernels
   std::vector<std::shared_ptr<CublasLtMatmul>> libraries_;  // per kernel; null for synthesized ones
   std::vector<std::string> implementations_;
   CUstream stream_ = nullptr;

@@ -65,21 +65,23 @@ CUfunction CudaModuleCache::load(const ir::KernelDesc& k) {
   if (sha256_hex(k.source) != k.sha256)
     fail("E701", "kernel @" + k.sym + " refused: its source does not match its recorded sha256 " + k.sha256);
   std::lock_guard<std::mutex> lock(mu_);
-  const std::string key =
-      sha256_hex("tessera-cuda-module-v1\n" + k.sha256 + "\n" + toolchain() + "\n" + options_);
+  const std::string key = sha256_hex("tessera-cuda-module-v1\n" + k.sha256 + "\n" + toolchain() + "\n" + options_);
   CUmodule module = nullptr;
   if (auto it = loaded_.find(key); it != loaded_.end()) {
     module = it->second;
     ++stats_.hits;
   } else {
     nlohmann::json meta = {{"source_sha256", k.sha256}, {"toolchain", toolchain()}, {"options", options_}};
-    std::string dir = disk_.get(key, meta, [&](const std::string& tmp) {
-      std::ofstream(fs::path(tmp) / "kernel.cu", std::ios::binary) << k.source;
-      std::string log;
-      std::string cubin = nvrtc_compile(k.source, k.sym, arch_, &log);
-      std::ofstream(fs::path(tmp) / "compile.log") << log;
-      std::ofstream(fs::path(tmp) / "kernel.cubin", std::ios::binary) << cubin;
-    }, stats_);
+    std::string dir = disk_.get(
+        key, meta,
+        [&](const std::string& tmp) {
+          std::ofstream(fs::path(tmp) / "kernel.cu", std::ios::binary) << k.source;
+          std::string log;
+          std::string cubin = nvrtc_compile(k.source, k.sym, arch_, &log);
+          std::ofstream(fs::path(tmp) / "compile.log") << log;
+          std::ofstream(fs::path(tmp) / "kernel.cubin", std::ios::binary) << cubin;
+        },
+        stats_);
     std::string image = read_text_file((fs::path(dir) / "kernel.cubin").string());
     check(driver().cuModuleLoadData(&module, image.data()), "cuModuleLoadData");
     loaded_[key] = module;

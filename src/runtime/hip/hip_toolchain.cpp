@@ -43,23 +43,28 @@ CodeObject compile(const ir::KernelDesc& k, const std::string& arch) {
   co.arch = arch;
   co.toolchain = toolchain_id(cc);
   if (co.toolchain.empty())
-    fail("E740", "hipcc ('" + cc + "') cannot be run: the HIP lane's compile check needs it (apt-get install "
-                 "hipcc, or set TESSERA_HIPCC)");
+    fail("E740", "hipcc ('" + cc +
+                     "') cannot be run: the HIP lane's compile check needs it (apt-get install "
+                     "hipcc, or set TESSERA_HIPCC)");
   static DiskCache disk((fs::path(default_cache_root()) / "hip").string());
   CacheStats stats;
-  const nlohmann::json meta = {{"source_sha256", k.sha256}, {"toolchain", co.toolchain}, {"arch", arch},
-                               {"flags", kFlags}};
+  const nlohmann::json meta = {
+      {"source_sha256", k.sha256}, {"toolchain", co.toolchain}, {"arch", arch}, {"flags", kFlags}};
   const std::string key = sha256_hex("tessera-hip-code-object-v1\n" + meta.dump());
-  const std::string dir = disk.get(key, meta, [&](const std::string& tmp) {
-    const std::string src = (fs::path(tmp) / "kernel.hip").string();
-    std::ofstream(src, std::ios::binary) << k.source;
-    std::vector<std::string> argv = {cc, "--offload-arch=" + arch};
-    for (auto& f : split_flags(kFlags)) argv.push_back(f);
-    argv.insert(argv.end(), {"-o", (fs::path(tmp) / "kernel.co").string(), src});
-    const std::string log = (fs::path(tmp) / "compile.log").string();
-    if (run_process(argv, log) != 0)
-      fail("E741", "hipcc rejected kernel @" + k.sym + " for " + arch + ":\n" + read_text_file(log).substr(0, 4000));
-  }, stats);
+  const std::string dir = disk.get(
+      key, meta,
+      [&](const std::string& tmp) {
+        const std::string src = (fs::path(tmp) / "kernel.hip").string();
+        std::ofstream(src, std::ios::binary) << k.source;
+        std::vector<std::string> argv = {cc, "--offload-arch=" + arch};
+        for (auto& f : split_flags(kFlags)) argv.push_back(f);
+        argv.insert(argv.end(), {"-o", (fs::path(tmp) / "kernel.co").string(), src});
+        const std::string log = (fs::path(tmp) / "compile.log").string();
+        if (run_process(argv, log) != 0)
+          fail("E741",
+               "hipcc rejected kernel @" + k.sym + " for " + arch + ":\n" + read_text_file(log).substr(0, 4000));
+      },
+      stats);
   co.path = (fs::path(dir) / "kernel.co").string();
   co.bytes = fs::file_size(co.path);
   return co;

@@ -44,9 +44,8 @@ ir::KernelDesc emulated_host_kernel(const ir::KernelDesc& msl) {
              msl.source + "\n// ---- CPU entry: program g is threadgroup g of TSR_THREADS emulated threads\n" +
              "extern \"C\" void " + k.sym + "(void* const* b, int64_t begin, int64_t end) {\n" +
              "  for (int64_t g = begin; g < end; ++g)\n" +
-             "    msl_emu::run_threadgroup(TSR_THREADS, [&](const msl_emu::ThreadIds& id) {\n" +
-             "      " + msl.sym + "(" + args + (args.empty() ? "" : ", ") +
-             "id.tid, uint(g), id.simd_lane, id.simd);\n    });\n}\n";
+             "    msl_emu::run_threadgroup(TSR_THREADS, [&](const msl_emu::ThreadIds& id) {\n" + "      " + msl.sym +
+             "(" + args + (args.empty() ? "" : ", ") + "id.tid, uint(g), id.simd_lane, id.simd);\n    });\n}\n";
   k.sha256 = sha256_hex(k.source);
   return k;
 }
