@@ -19,6 +19,8 @@ check: build
 test: build
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	@scripts/verify_evidence.sh $(BUILD)
+	@scripts/check_format.sh
+	@scripts/check_commits.sh
 test-full: build
 	@TESSERA_TEST_FULL=1 ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	@scripts/verify_evidence.sh $(BUILD)
