@@ -97,8 +97,10 @@ nlohmann::json environment(const std::string& target) {
                 {"features_sha256", sha256_hex(flags)}};
   env["os"] = std::string(u.sysname) + " " + u.release;
   env["host_compiler"] = runtime::CpuModuleCache::global().compiler_identity();
-  if (const targets::Lane* lane = targets::find(target); lane && lane->environment)  // a device's identity
-    for (auto& [key, value] : lane->environment().items()) env[key] = value;
+  if (const targets::Lane* lane = targets::find(target); lane && lane->environment) {  // a device's identity
+    const nlohmann::json device = lane->environment();  // named: items() would dangle on a temporary
+    for (auto& [key, value] : device.items()) env[key] = value;
+  }
   return env;
 }
 

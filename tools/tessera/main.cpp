@@ -4,6 +4,10 @@
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
+#include <execinfo.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -66,7 +70,20 @@ int verify_cmd(const std::string& file) {
 
 }  // namespace
 
+// A crash is a bug in Tessera: say so, with the frames (offsets into this
+// binary: `addr2line -e tessera` names them), and exit 70 like any internal
+// error, instead of dying silently.
+void on_fatal_signal(int sig) {
+  const char msg[] = "error[E999]: internal error: Tessera crashed (a bug in Tessera); frames:\n";
+  [[maybe_unused]] ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+  void* frames[64];
+  backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
+  std::signal(sig, SIG_DFL);
+  _exit(70);
+}
+
 int main(int argc, char** argv) {
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, on_fatal_signal);
   CLI::App app{"tessera: a tile-centric kernel compiler and runtime"};
   app.require_subcommand(1);
 
