@@ -5,7 +5,7 @@
 #   scripts/check_commits.sh [BASE] [HEAD]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-base=${1:-3731335f810a036e6d22d47aa6c17374ff49d5d1}
+base=${1:-607abcb38bda84a21f479b6629f69148b7770cf9}
 head=${2:-HEAD}
 if ! git cat-file -e "$base^{commit}" 2>/dev/null; then
   echo "check_commits: base $base is not in this clone (shallow?); skipped"
