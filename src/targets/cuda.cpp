@@ -14,7 +14,6 @@ MeasuringIdentity cuda_identity() {
   const runtime::cuda::DeviceInfo& d = runtime::cuda::device_info();
   MeasuringIdentity id;
   id.device = d.name + " " + d.arch() + " driver " + std::to_string(d.driver_version);
-  id.arch = d.arch();
   std::string lt = "no cublaslt";
   try {
     lt = runtime::cuda::cublaslt_version();

@@ -38,7 +38,6 @@ struct Refusal {
 // What a measurement on a lane depends on; the arbiter's tuning ledger keys on it.
 struct MeasuringIdentity {
   std::string device;     // exact device identity
-  std::string arch;       // the device's arch where candidates depend on it (CUDA: sm_XX); else empty
   std::string toolchain;  // compilers and library versions that candidates depend on
 };
 
