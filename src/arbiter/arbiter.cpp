@@ -161,7 +161,21 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
     Row* best = nullptr;
     for (Row& r : d.rows)
       if (r.status == "survivor" && (!best || r.median_ns < best->median_ns)) best = &r;
-    if (!best) fail("E770", "matmul " + mr.id + ": no candidate passed the oracle:\n" + describe(d));
+    if (!best) fail("E770", "matmul " + mr.id + ": no candidate passed the oracle:\n" + describe(d, true));
+    // Within the measurement's noise a library is no faster than a fused
+    // kernel, and picking it would flip run to run: keep the fused one.
+    if (best->tier == "library") {
+      Row* fused = nullptr;
+      for (Row& r : d.rows)
+        if (r.status == "survivor" && r.tier != "library" && r.median_ns <= best->median_ns * (1 + kNoiseMargin) &&
+            (!fused || r.median_ns < fused->median_ns))
+          fused = &r;
+      if (fused) {
+        fused->detail += fmt::format("; within {:.0f}% of {}: the fused kernel is kept", kNoiseMargin * 100,
+                                     best->candidate);
+        best = fused;
+      }
+    }
     best->status = "winner";
     d.candidate = best->candidate;
     d.why = "measured now (" + runner.timing_domain + ", median of " + std::to_string(o.reps) + ")";
@@ -193,7 +207,17 @@ passes::Candidates choices(const std::vector<Decision>& decisions) {
   return c;
 }
 
-std::string describe(const Decision& d) {
+std::string describe(const Decision& d, bool table) {
+  if (!table) {
+    std::string s = fmt::format("matmul {}: candidate {}", d.region, d.candidate);
+    for (const Row& r : d.rows)
+      if (r.candidate == d.candidate && r.median_ns >= 0) s += fmt::format(" {:.3f} ms", r.median_ns / 1e6);
+    const Row* next = nullptr;
+    for (const Row& r : d.rows)
+      if (r.candidate != d.candidate && r.median_ns >= 0 && (!next || r.median_ns < next->median_ns)) next = &r;
+    if (next) s += fmt::format(", next {} {:.3f} ms", next->candidate, next->median_ns / 1e6);
+    return s + " (" + d.why + ")\n";
+  }
   std::string s = fmt::format("matmul {}: candidate {} ({})\n", d.region, d.candidate, d.why);
   for (const Row& r : d.rows) {
     const std::string t = r.median_ns >= 0 ? fmt::format("{:10.3f} ms", r.median_ns / 1e6) : std::string(13, ' ');

@@ -8,7 +8,9 @@
 //      and the table says so), then survivors are timed (median of `reps`
 //      runs after one warm-up, in the runner's timing domain; a library
 //      candidate's time includes its separate epilogue kernel);
-//   4. pick the fastest survivor and record it.
+//   4. pick the fastest survivor and record it; a fused candidate within the
+//      noise margin of a faster library is kept (the choice must not flip on
+//      noise).
 // A forced candidate (--candidate) skips measuring and says so.
 #pragma once
 #include <functional>
@@ -67,7 +69,11 @@ struct Options {
 
 std::vector<Decision> arbitrate(const ir::Module& graph, const Runner& runner, const Options& o);
 passes::Candidates choices(const std::vector<Decision>& decisions);
-// A human-readable table of one decision (what the CLI prints).
-std::string describe(const Decision& d);
+// One decision in one line (what `tessera run` prints), or as the table of
+// every candidate (`--explain`).
+std::string describe(const Decision& d, bool table = false);
+
+// Survivors this close to the fastest (relative) count as equally fast.
+constexpr double kNoiseMargin = 0.03;
 
 }  // namespace tessera::arbiter

@@ -6,31 +6,13 @@
 
 #include "arbiter/region_program.hpp"
 #include "ir/graph_dialect.hpp"
+#include "oracle/sample.hpp"
 
 namespace tessera::arbiter {
 
 using namespace tessera::ir;
 
 namespace {
-
-// `want` of [0, n): all when n <= want; else the first and last want/4 and
-// want - 2*(want/4) spread between them, each offset into its stride by a
-// different amount so that the sample meets many positions within a block.
-std::vector<int64_t> spread(int64_t n, int64_t want) {
-  std::vector<int64_t> out;
-  if (n <= want) {
-    for (int64_t i = 0; i < n; ++i) out.push_back(i);
-    return out;
-  }
-  const int64_t edge = want / 4, middle = want - 2 * edge, span = n - 2 * edge;
-  for (int64_t i = 0; i < edge; ++i) out.push_back(i);
-  for (int64_t i = 0; i < middle; ++i) {
-    const int64_t lo = edge + i * span / middle, hi = edge + (i + 1) * span / middle;  // hi > lo: span >= middle
-    out.push_back(lo + (i * 37) % (hi - lo));
-  }
-  for (int64_t i = n - edge; i < n; ++i) out.push_back(i);
-  return out;
-}
 
 // x[..., index_d, ...] along every dim d whose index list is non-empty.
 Tensor gather(const Tensor& x, const std::vector<std::vector<int64_t>>& index) {
@@ -67,8 +49,8 @@ RegionSample::RegionSample(const families::fused::FusedRegion& r, double max_mac
   // The largest square count within the budget, 16 to 128 of each.
   const double per = std::max(1.0, double(s.batch) * double(std::max<int64_t>(s.k, 1)));
   const int64_t want = std::clamp<int64_t>(static_cast<int64_t>(std::sqrt(max_macs / per)), 16, 128);
-  rows_ = spread(s.m, want);
-  cols_ = spread(s.n, want);
+  rows_ = oracle::spread_indices(s.m, want);
+  cols_ = oracle::spread_indices(s.n, want);
   program_ = region_program(region_, static_cast<int64_t>(rows_.size()), static_cast<int64_t>(cols_.size()));
 }
 

@@ -6,6 +6,7 @@
 
 #include "oracle/ops.hpp"
 #include "oracle/tolerance.hpp"
+#include "runtime/thread_pool.hpp"
 
 namespace tessera::oracle::detail {
 
@@ -29,52 +30,150 @@ int64_t matrix_offset(const std::vector<int64_t>& shape, int64_t b) {
 
 }  // namespace
 
-bool evaluate_matmul(const ir::Op& op, const std::vector<Source>& in, Expected& out) {
-  if (op.name != "tessera.matmul") return false;
-  expect_arity(op, 2);
+namespace {
+
+struct Dims {
+  bool ta = false, tb = false;
+  int64_t m = 0, n = 0, k = 0, batches = 0;
+};
+
+// Reads and checks the op's attributes and shapes; the result must be declared.
+Dims read_dims(const ir::Op& op, const std::vector<int64_t>& sa, const std::vector<int64_t>& sb) {
   only_attrs(op, {"transpose_a", "transpose_b"});
-  const bool ta = bool_attr(op, "transpose_a"), tb = bool_attr(op, "transpose_b");
-  const std::vector<int64_t>&sa = in[0].shape(), &sb = in[1].shape();
+  Dims d;
+  d.ta = bool_attr(op, "transpose_a");
+  d.tb = bool_attr(op, "transpose_b");
   if (sa.size() < 2 || sb.size() < 2) bad_op(op, "operands need rank >= 2");
   const size_t ra = sa.size(), rb = sb.size();
-  const int64_t m = sa[ra - (ta ? 1 : 2)], k = sa[ra - (ta ? 2 : 1)];
-  const int64_t kb = sb[rb - (tb ? 1 : 2)], n = sb[rb - (tb ? 2 : 1)];
-  if (k != kb) bad_op(op, "contraction sizes differ");
-  out = result_like(op);
-  const std::vector<int64_t>& sc = out.shape;
-  if (sc.size() < 2 || sc[sc.size() - 2] != m || sc[sc.size() - 1] != n) bad_op(op, "result shape does not match");
-  const int64_t batches = product(sc) / std::max<int64_t>(m * n, 1);
+  d.m = sa[ra - (d.ta ? 1 : 2)];
+  d.k = sa[ra - (d.ta ? 2 : 1)];
+  const int64_t kb = sb[rb - (d.tb ? 1 : 2)];
+  d.n = sb[rb - (d.tb ? 2 : 1)];
+  if (d.k != kb) bad_op(op, "contraction sizes differ");
+  const std::vector<int64_t>& sc = op.results[0]->type.shape;
+  if (sc.size() < 2 || sc[sc.size() - 2] != d.m || sc[sc.size() - 1] != d.n) bad_op(op, "result shape does not match");
+  d.batches = product(sc) / std::max<int64_t>(d.m * d.n, 1);
   for (const auto* s : {&sa, &sb}) {
     int64_t mats = 1;
-    for (size_t d = 0; d + 2 < s->size(); ++d) mats *= (*s)[d];
-    if (mats != 1 && m * n > 0 && mats != batches) bad_op(op, "an operand's batch is neither 1 nor the result's");
+    for (size_t i = 0; i + 2 < s->size(); ++i) mats *= (*s)[i];
+    if (mats != 1 && d.m * d.n > 0 && mats != d.batches) bad_op(op, "an operand's batch is neither 1 nor the result's");
   }
+  return d;
+}
+
+// Matrix b of B as rows of kk: its values, and |value| + tolerance, in double.
+struct RowsOfB {
+  std::vector<double> value, abs, wide;  // k x n each
+};
+
+RowsOfB gather_b(const Source& b, const Dims& d, int64_t offset) {
+  RowsOfB r;
+  const size_t size = static_cast<size_t>(d.k * d.n);
+  r.value.resize(size);
+  r.abs.resize(size);
+  r.wide.resize(size);
+  for (int64_t kk = 0; kk < d.k; ++kk)
+    for (int64_t j = 0; j < d.n; ++j) {
+      const int64_t at = offset + (d.tb ? j * d.k + kk : kk * d.n + j), here = kk * d.n + j;
+      const double y = b.at(at);
+      r.value[here] = y;
+      r.abs[here] = std::fabs(y);
+      r.wide[here] = std::fabs(y) + b.tol(at);
+    }
+  return r;
+}
+
+// value += x*bv, abs_dot += wx*bw, plain += ax*ba over n contiguous columns:
+// the oracle's inner loop, written so that the compiler vectorizes it.
+void accumulate_row(int64_t n, double x, double wx, double ax, const double* __restrict bv, const double* __restrict bw,
+                    const double* __restrict ba, double* __restrict value, double* __restrict abs_dot,
+                    double* __restrict plain) {
+  for (int64_t j = 0; j < n; ++j) {
+    value[j] += x * bv[j];
+    abs_dot[j] += wx * bw[j];
+    plain[j] += ax * ba[j];
+  }
+}
+
+}  // namespace
+
+bool evaluate_matmul(const ir::Op& op, const std::vector<Source>& in, Need need, Expected& out) {
+  if (op.name != "tessera.matmul") return false;
+  expect_arity(op, 2);
+  const Dims d = read_dims(op, in[0].shape(), in[1].shape());
+  out = result_like(op);
+  const std::vector<int64_t>&sa = in[0].shape(), &sb = in[1].shape();
+  const int64_t m = d.m, n = d.n, k = d.k;
   const DType dt = in[0].dtype();
-  // Row i of C accumulates over kk with j innermost (B's rows are contiguous
-  // unless transposed): the value, S and C of the policy per element.
-  std::vector<double> value(n), abs_dot(n), carried(n);
-  for (int64_t b = 0; b < batches; ++b) {
-    const int64_t oa = matrix_offset(sa, b), ob = matrix_offset(sb, b);
-    for (int64_t i = 0; i < m; ++i) {
-      std::fill(value.begin(), value.end(), 0.0);
-      std::fill(abs_dot.begin(), abs_dot.end(), 0.0);
-      std::fill(carried.begin(), carried.end(), 0.0);
-      for (int64_t kk = 0; kk < k; ++kk) {
-        const int64_t ia = oa + (ta ? kk * m + i : i * k + kk);
-        const double x = in[0].at(ia), tx = in[0].tol(ia), ax = std::fabs(x);
-        for (int64_t j = 0; j < n; ++j) {
-          const int64_t ib = ob + (tb ? j * k + kk : kk * n + j);
-          const double y = in[1].at(ib), ty = in[1].tol(ib), ay = std::fabs(y);
-          value[j] += x * y;
-          abs_dot[j] += (ax + tx) * (ay + ty);
-          carried[j] += ax * ty + ay * tx + tx * ty;
+  // Per element the policy's value, S = sum (|a|+ta)(|b|+tb) and the carried
+  // error C = S - sum |a||b|. Row i of C accumulates over kk with j innermost
+  // on B's rows gathered once into doubles; rows are independent, so threads
+  // take rows (each element's sum stays in one order).
+  const bool shared_b = matrix_offset(sb, 1) == 0;
+  RowsOfB rows_b;
+  for (int64_t b = 0; b < d.batches; ++b) {
+    if (b == 0 || !shared_b) rows_b = gather_b(in[1], d, matrix_offset(sb, b));
+    const int64_t oa = matrix_offset(sa, b);
+    runtime::ThreadPool::global().parallel_for(m, [&](int64_t begin, int64_t end) {
+      std::vector<double> value(n), abs_dot(n), plain(n);
+      std::vector<int64_t> cols;
+      for (int64_t i = begin; i < end; ++i) {
+        const int64_t row = (b * m + i) * n;
+        cols.clear();
+        for (int64_t j = 0; j < n; ++j)
+          if (needed(need, row + j)) cols.push_back(j);
+        if (cols.empty()) continue;
+        const bool all = static_cast<int64_t>(cols.size()) == n;
+        std::fill(value.begin(), value.end(), 0.0);
+        std::fill(abs_dot.begin(), abs_dot.end(), 0.0);
+        std::fill(plain.begin(), plain.end(), 0.0);
+        for (int64_t kk = 0; kk < k; ++kk) {
+          const int64_t ia = oa + (d.ta ? kk * m + i : i * k + kk);
+          const double x = in[0].at(ia), ax = std::fabs(x), wx = ax + in[0].tol(ia);
+          const double *bv = &rows_b.value[kk * n], *ba = &rows_b.abs[kk * n], *bw = &rows_b.wide[kk * n];
+          if (all) {
+            accumulate_row(n, x, wx, ax, bv, bw, ba, value.data(), abs_dot.data(), plain.data());
+          } else {
+            for (int64_t j : cols) {
+              value[j] += x * bv[j];
+              abs_dot[j] += wx * bw[j];
+              plain[j] += ax * ba[j];
+            }
+          }
+        }
+        for (int64_t j : cols) {
+          out.value[row + j] = value[j];
+          const double carried = std::max(abs_dot[j] - plain[j], 0.0);
+          out.tolerance[row + j] = matmul_tolerance(k, abs_dot[j], carried, value[j], dt, out.dtype);
         }
       }
-      for (int64_t j = 0; j < n; ++j) {
-        const int64_t o = (b * m + i) * n + j;
-        out.value[o] = value[j];
-        out.tolerance[o] = matmul_tolerance(k, abs_dot[j], carried[j], value[j], dt, out.dtype);
-      }
+    });
+  }
+  return true;
+}
+
+bool demand_matmul(const ir::Op& op, const std::vector<std::vector<int64_t>>& in_shapes, const uint8_t* need,
+                   std::vector<std::vector<uint8_t>>& in_need) {
+  if (op.name != "tessera.matmul") return false;
+  expect_arity(op, 2);
+  const std::vector<int64_t>&sa = in_shapes[0], &sb = in_shapes[1];
+  const Dims d = read_dims(op, sa, sb);
+  // Element (b, i, j) reads row i of A's matrix b and column j of B's.
+  std::vector<uint8_t> rows(static_cast<size_t>(d.m)), cols(static_cast<size_t>(d.n));
+  for (int64_t b = 0; b < d.batches; ++b) {
+    std::fill(rows.begin(), rows.end(), uint8_t{0});
+    std::fill(cols.begin(), cols.end(), uint8_t{0});
+    bool any = false;
+    for (int64_t i = 0; i < d.m; ++i)
+      for (int64_t j = 0; j < d.n; ++j)
+        if (need[(b * d.m + i) * d.n + j]) rows[i] = cols[j] = 1, any = true;
+    if (!any) continue;
+    const int64_t oa = matrix_offset(sa, b), ob = matrix_offset(sb, b);
+    for (int64_t kk = 0; kk < d.k; ++kk) {
+      for (int64_t i = 0; i < d.m; ++i)
+        if (rows[i]) in_need[0][oa + (d.ta ? kk * d.m + i : i * d.k + kk)] = 1;
+      for (int64_t j = 0; j < d.n; ++j)
+        if (cols[j]) in_need[1][ob + (d.tb ? j * d.k + kk : kk * d.n + j)] = 1;
     }
   }
   return true;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/ir.hpp"
@@ -43,12 +44,38 @@ double float_attr(const ir::Op& op, const char* key, double fallback);
 // An empty Expected of the declared result type (shape, dtype, sized arrays).
 Expected result_like(const ir::Op& op);
 
+// Which elements of a result an evaluation must compute: one flag per element,
+// or nullptr for all of them. Elements not needed are left 0 with tolerance 0;
+// a sampled check reads only the needed ones (reference.hpp, `Sample`).
+using Need = const uint8_t*;
+inline bool needed(Need need, int64_t i) { return !need || need[i] != 0; }
+
 // tessera.{add,...,pow}, {neg,...,silu}, cast, constant; false if `op` is none
 // of them (then `out` is untouched).
-bool evaluate_pointwise(const ir::Op& op, const std::vector<Source>& in, Expected& out);
+bool evaluate_pointwise(const ir::Op& op, const std::vector<Source>& in, Need need, Expected& out);
 // tessera.softmax, log_softmax, layer_norm, rms_norm; false if none of them.
+bool evaluate_row_op(const ir::Op& op, const std::vector<Source>& in, Need need, Expected& out);
 // tessera.matmul; false if `op` is not one.
-bool evaluate_matmul(const ir::Op& op, const std::vector<Source>& in, Expected& out);
-bool evaluate_row_op(const ir::Op& op, const std::vector<Source>& in, Expected& out);
+bool evaluate_matmul(const ir::Op& op, const std::vector<Source>& in, Need need, Expected& out);
+
+// Evaluates `ops` (in program order) with `args` bound to tensors and returns
+// `results` (sampled: reference.hpp). The core of evaluate(), also used on the
+// region of one kernel (kernel_check.cpp).
+std::vector<Expected> evaluate_ops(const std::vector<const ir::Op*>& ops,
+                                   const std::unordered_map<const ir::Value*, const Tensor*>& args,
+                                   const std::vector<const ir::Value*>& results,
+                                   const std::vector<std::vector<uint8_t>>* sample);
+
+// Demand, the backward half of a sampled evaluation: given which elements of
+// the op's result are needed (`need`, one flag per element), sets the flags of
+// the operand elements it reads (`in_need[k]`, sized to operand k and
+// zero-initialized by the caller). False if `op` is not of the family; E802
+// for shapes the op cannot have.
+bool demand_pointwise(const ir::Op& op, const std::vector<std::vector<int64_t>>& in_shapes, const uint8_t* need,
+                      std::vector<std::vector<uint8_t>>& in_need);
+bool demand_row_op(const ir::Op& op, const std::vector<std::vector<int64_t>>& in_shapes, const uint8_t* need,
+                   std::vector<std::vector<uint8_t>>& in_need);
+bool demand_matmul(const ir::Op& op, const std::vector<std::vector<int64_t>>& in_shapes, const uint8_t* need,
+                   std::vector<std::vector<uint8_t>>& in_need);
 
 }  // namespace tessera::oracle::detail

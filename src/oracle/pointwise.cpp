@@ -1,6 +1,7 @@
 // The oracle's pointwise ops: binary ops with numpy broadcasting, unary
 // functions, cast and constant. Values in double with the plainest formula
 // that is accurate in double; tolerances from tolerance.cpp.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -113,7 +114,7 @@ std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in, size_t ou
   return st;
 }
 
-void eval_binary(const ir::Op& op, Pointwise fn, const Source& a, const Source& b, Expected& e) {
+void eval_binary(const ir::Op& op, Pointwise fn, const Source& a, const Source& b, Need need, Expected& e) {
   only_attrs(op, {});
   if (a.dtype() != b.dtype())
     bad_op(op, "operands have dtypes " + std::string(dtype_name(a.dtype())) + " and " +
@@ -127,9 +128,11 @@ void eval_binary(const ir::Op& op, Pointwise fn, const Source& a, const Source& 
   int64_t ia = 0, ib = 0;
   const int64_t n = product(shape);
   for (int64_t i = 0; i < n; ++i) {
-    const double x = a.at(ia), y = b.at(ib), v = binary_value(fn, x, y);
-    e.value[i] = v;
-    e.tolerance[i] = binary_tolerance(fn, x, a.tol(ia), y, b.tol(ib), v, a.dtype(), e.dtype);
+    if (needed(need, i)) {
+      const double x = a.at(ia), y = b.at(ib), v = binary_value(fn, x, y);
+      e.value[i] = v;
+      e.tolerance[i] = binary_tolerance(fn, x, a.tol(ia), y, b.tol(ib), v, a.dtype(), e.dtype);
+    }
     for (size_t d = rank; d-- > 0;) {  // odometer over the output, operand offsets follow
       ia += sa[d];
       ib += sb[d];
@@ -141,7 +144,7 @@ void eval_binary(const ir::Op& op, Pointwise fn, const Source& a, const Source& 
   }
 }
 
-void eval_unary(const ir::Op& op, Pointwise fn, const Source& x, Expected& e) {
+void eval_unary(const ir::Op& op, Pointwise fn, const Source& x, Need need, Expected& e) {
   if (fn == Pointwise::Gelu) {
     only_attrs(op, {"approximate"});
     if (const ir::Attr* a = op.attr("approximate")) {
@@ -157,6 +160,7 @@ void eval_unary(const ir::Op& op, Pointwise fn, const Source& x, Expected& e) {
   e = result_like(op);
   const int64_t n = product(x.shape());
   for (int64_t i = 0; i < n; ++i) {
+    if (!needed(need, i)) continue;
     const double v = x.at(i), val = fn == Pointwise::Cast ? v : unary_value(fn, v);
     e.value[i] = val;
     e.tolerance[i] = unary_tolerance(fn, v, x.tol(i), val, x.dtype(), e.dtype);
@@ -180,20 +184,20 @@ void eval_constant(const ir::Op& op, Expected& e) {
 
 }  // namespace
 
-bool evaluate_pointwise(const ir::Op& op, const std::vector<Source>& in, Expected& out) {
+bool evaluate_pointwise(const ir::Op& op, const std::vector<Source>& in, Need need, Expected& out) {
   if (auto it = binary_ops().find(op.name); it != binary_ops().end()) {
     expect_arity(op, 2);
-    eval_binary(op, it->second, in[0], in[1], out);
+    eval_binary(op, it->second, in[0], in[1], need, out);
     return true;
   }
   if (auto it = unary_ops().find(op.name); it != unary_ops().end()) {
     expect_arity(op, 1);
-    eval_unary(op, it->second, in[0], out);
+    eval_unary(op, it->second, in[0], need, out);
     return true;
   }
   if (op.name == "tessera.cast") {
     expect_arity(op, 1);
-    eval_unary(op, Pointwise::Cast, in[0], out);
+    eval_unary(op, Pointwise::Cast, in[0], need, out);
     return true;
   }
   if (op.name == "tessera.constant") {
@@ -202,6 +206,37 @@ bool evaluate_pointwise(const ir::Op& op, const std::vector<Source>& in, Expecte
     return true;
   }
   return false;
+}
+
+bool demand_pointwise(const ir::Op& op, const std::vector<std::vector<int64_t>>& in_shapes, const uint8_t* need,
+                      std::vector<std::vector<uint8_t>>& in_need) {
+  if (op.name == "tessera.constant") return true;
+  const bool binary = binary_ops().count(op.name) > 0;
+  if (!binary && !unary_ops().count(op.name) && op.name != "tessera.cast") return false;
+  expect_arity(op, binary ? 2 : 1);
+  const std::vector<int64_t>& shape = op.results[0]->type.shape;
+  const size_t rank = shape.size();
+  for (size_t k = 0; k < in_shapes.size(); ++k) {
+    const size_t lead = rank - std::min(rank, in_shapes[k].size());
+    for (size_t d = 0; d < in_shapes[k].size(); ++d)
+      if (in_shapes[k].size() > rank || (in_shapes[k][d] != 1 && in_shapes[k][d] != shape[lead + d]))
+        bad_op(op, "operand shape " + shape_string(in_shapes[k]) + " does not broadcast to the result " +
+                       shape_string(shape));
+    const std::vector<int64_t> st = broadcast_strides(in_shapes[k], rank);
+    std::vector<int64_t> idx(rank, 0);
+    int64_t at = 0;
+    const int64_t n = product(shape);
+    for (int64_t i = 0; i < n; ++i) {
+      if (need[i]) in_need[k][at] = 1;
+      for (size_t d = rank; d-- > 0;) {
+        at += st[d];
+        if (++idx[d] < shape[d]) break;
+        at -= st[d] * shape[d];
+        idx[d] = 0;
+      }
+    }
+  }
+  return true;
 }
 
 }  // namespace tessera::oracle::detail

@@ -124,7 +124,7 @@ ReduceAttrs read_reduce(const ir::Op& op, int64_t rank) {
   return a;
 }
 
-Expected reduce(const ir::Op& op, const Source& x) {
+Expected reduce(const ir::Op& op, const Source& x, detail::Need need) {
   const std::vector<int64_t>& in_shape = x.shape();
   const int64_t rank = static_cast<int64_t>(in_shape.size());
   const ReduceAttrs a = read_reduce(op, rank);
@@ -170,7 +170,8 @@ Expected reduce(const ir::Op& op, const Source& x) {
   std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
   int64_t o = 0;
   for (int64_t i = 0; i < numel; ++i) {
-    const double v = x.at(i), t = x.tol(i), m = std::fabs(v) + t;
+    const double v = detail::needed(need, o) ? x.at(i) : 0.0, t = detail::needed(need, o) ? x.tol(i) : 0.0;
+    const double m = std::fabs(v) + t;
     switch (a.kind) {
       case Kind::Sum:
       case Kind::Mean:
@@ -208,6 +209,10 @@ Expected reduce(const ir::Op& op, const Source& x) {
   e.value.resize(n_out);
   e.tolerance.resize(n_out);
   for (int64_t j = 0; j < n_out; ++j) {
+    if (!detail::needed(need, j)) {
+      e.value[j] = e.tolerance[j] = 0;
+      continue;
+    }
     double v = acc[j], tol = 0;
     switch (a.kind) {
       case Kind::Sum: tol = sum_tolerance(n, abs_in[j], err_in[j], v, in_dt, out_dt); break;
@@ -230,6 +235,81 @@ Expected reduce(const ir::Op& op, const Source& x) {
     e.tolerance[j] = tol;
   }
   return e;
+}
+
+// Demand of a reduce: an output needs every input element reduced into it.
+void demand_reduce(const ir::Op& op, const std::vector<int64_t>& in_shape, const uint8_t* need,
+                   std::vector<uint8_t>& in_need) {
+  detail::expect_arity(op, 1);
+  const int64_t rank = static_cast<int64_t>(in_shape.size());
+  const ReduceAttrs a = read_reduce(op, rank);
+  std::vector<int64_t> out_stride(static_cast<size_t>(rank), 0);
+  int64_t n_out = 1;
+  for (int64_t d = rank - 1; d >= 0; --d)
+    if (!a.reduced[d]) {
+      out_stride[d] = n_out;
+      n_out *= in_shape[d];
+    }
+  if (n_out != product(op.results[0]->type.shape)) detail::bad_op(op, "the result's size does not match the axes");
+  const int64_t numel = product(in_shape);
+  std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
+  int64_t o = 0;
+  for (int64_t i = 0; i < numel; ++i) {
+    if (need[o]) in_need[i] = 1;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < in_shape[d]) {
+        o += out_stride[d];
+        break;
+      }
+      o -= out_stride[d] * (in_shape[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+// The backward pass of a sampled evaluation: which elements of every value the
+// sampled results need, op by op from the last up. A value no needed element
+// depends on is absent: it is not evaluated at all.
+std::unordered_map<const ir::Value*, std::vector<uint8_t>> demand(const std::vector<const ir::Op*>& ops,
+                                                                  const std::vector<const ir::Value*>& results,
+                                                                  const std::vector<std::vector<uint8_t>>& sample) {
+  std::unordered_map<const ir::Value*, std::vector<uint8_t>> need;
+  auto flags_of = [&](const ir::Value* v) -> std::vector<uint8_t>& {
+    auto [it, fresh] = need.try_emplace(v);
+    if (fresh) it->second.assign(static_cast<size_t>(product(v->type.shape)), 0);
+    return it->second;
+  };
+  if (sample.size() != results.size()) fail("E802", "oracle: the sample has the wrong number of results");
+  for (size_t r = 0; r < results.size(); ++r) {
+    std::vector<uint8_t>& f = flags_of(results[r]);
+    if (!sample[r].empty() && sample[r].size() != f.size())
+      fail("E802", "oracle: the sample of result " + std::to_string(r) + " has the wrong size");
+    for (size_t i = 0; i < f.size(); ++i) f[i] |= sample[r].empty() ? 1 : sample[r][i];
+  }
+  for (size_t k = ops.size(); k-- > 0;) {
+    const ir::Op& op = *ops[k];
+    if (op.results.size() != 1) continue;  // evaluation refuses it with E802
+    auto it = need.find(op.result());
+    if (it == need.end()) continue;
+    std::vector<std::vector<int64_t>> shapes;
+    std::vector<std::vector<uint8_t>> in_need;
+    for (const ir::Value* v : op.operands) {
+      shapes.push_back(v->type.shape);
+      in_need.emplace_back(static_cast<size_t>(product(v->type.shape)), 0);
+    }
+    const uint8_t* out = it->second.data();
+    if (op.name == "tessera.reduce") {
+      demand_reduce(op, shapes[0], out, in_need[0]);
+    } else if (!detail::demand_pointwise(op, shapes, out, in_need) &&
+               !detail::demand_row_op(op, shapes, out, in_need) && !detail::demand_matmul(op, shapes, out, in_need)) {
+      continue;  // evaluation refuses the op with E802
+    }
+    for (size_t o = 0; o < op.operands.size(); ++o) {
+      std::vector<uint8_t>& f = flags_of(op.operands[o]);
+      for (size_t i = 0; i < f.size(); ++i) f[i] |= in_need[o][i];
+    }
+  }
+  return need;
 }
 
 Expected from_tensor(const Tensor& t) {
@@ -289,7 +369,58 @@ bool element_ok(double v, double tol, double g, DType dt, double& err) {
 
 }  // namespace
 
-std::vector<Expected> evaluate(const ir::Module& graph, const std::string& func, const std::vector<Tensor>& inputs) {
+namespace detail {
+
+std::vector<Expected> evaluate_ops(const std::vector<const ir::Op*>& ops,
+                                   const std::unordered_map<const ir::Value*, const Tensor*>& args,
+                                   const std::vector<const ir::Value*>& results,
+                                   const std::vector<std::vector<uint8_t>>* sample) {
+  std::unordered_map<const ir::Value*, Expected> computed;
+  auto source = [&](const ir::Value* v, const SourceLoc& where) {
+    Source s;
+    if (auto it = args.find(v); it != args.end()) s.tensor = it->second;
+    else if (auto jt = computed.find(v); jt != computed.end()) s.computed = &jt->second;
+    else fail("E802", "oracle: operand %" + v->name + " has no value", where);
+    return s;
+  };
+  // Sampled: only what the sampled results depend on (nullptr: everything).
+  std::unordered_map<const ir::Value*, std::vector<uint8_t>> need;
+  if (sample) need = demand(ops, results, *sample);
+  for (const ir::Op* op : ops) {
+    Need wanted = nullptr;
+    if (sample) {
+      auto it = op->results.size() == 1 ? need.find(op->result()) : need.end();
+      if (it == need.end()) continue;  // nothing sampled depends on it
+      wanted = it->second.data();
+    }
+    std::vector<Source> in;
+    for (const ir::Value* v : op->operands) in.push_back(source(v, op->loc));
+    Expected result;
+    if (op->name == "tessera.reduce") {
+      expect_arity(*op, 1);
+      result = reduce(*op, in[0], wanted);
+    } else if (!evaluate_pointwise(*op, in, wanted, result) && !evaluate_row_op(*op, in, wanted, result) &&
+               !evaluate_matmul(*op, in, wanted, result)) {
+      fail("E802",
+           "oracle: cannot evaluate op '" + op->name +
+               "' (it knows tessera.reduce, the pointwise ops, softmax, log_softmax, layer_norm, rms_norm, matmul)",
+           op->loc);
+    }
+    computed[op->result()] = std::move(result);
+  }
+  std::vector<Expected> out;
+  for (size_t r = 0; r < results.size(); ++r) {
+    Source s = source(results[r], {});
+    out.push_back(s.tensor ? from_tensor(*s.tensor) : *s.computed);
+    if (sample) out.back().sampled = (*sample)[r];
+  }
+  return out;
+}
+
+}  // namespace detail
+
+std::vector<Expected> evaluate(const ir::Module& graph, const std::string& func, const std::vector<Tensor>& inputs,
+                               const std::vector<std::vector<uint8_t>>* sample) {
   const ir::Op& f = pick_func(graph, func);
   const ir::Region& body = *f.regions[0];
 
@@ -307,39 +438,14 @@ std::vector<Expected> evaluate(const ir::Module& graph, const std::string& func,
                        " takes " + t.str());
     args[body.args[i].get()] = &in;
   }
-
-  std::unordered_map<const ir::Value*, Expected> computed;
-  auto source = [&](const ir::Value* v, const ir::Op& user) {
-    Source s;
-    if (auto it = args.find(v); it != args.end()) s.tensor = it->second;
-    else if (auto jt = computed.find(v); jt != computed.end()) s.computed = &jt->second;
-    else fail("E802", "oracle: operand %" + v->name + " has no value", user.loc);
-    return s;
-  };
-
+  std::vector<const ir::Op*> ops;
   for (const auto& op : body.ops) {
-    if (op->name == "return") {
-      std::vector<Expected> out;
-      for (const ir::Value* v : op->operands) {
-        Source s = source(v, *op);
-        out.push_back(s.tensor ? from_tensor(*s.tensor) : *s.computed);
-      }
-      return out;
+    if (op->name != "return") {
+      ops.push_back(op.get());
+      continue;
     }
-    std::vector<Source> in;
-    for (const ir::Value* v : op->operands) in.push_back(source(v, *op));
-    Expected result;
-    if (op->name == "tessera.reduce") {
-      detail::expect_arity(*op, 1);
-      result = reduce(*op, in[0]);
-    } else if (!detail::evaluate_pointwise(*op, in, result) && !detail::evaluate_row_op(*op, in, result) &&
-               !detail::evaluate_matmul(*op, in, result)) {
-      fail("E802",
-           "oracle: cannot evaluate op '" + op->name +
-               "' (it knows tessera.reduce, the pointwise ops, softmax, log_softmax, layer_norm, rms_norm, matmul)",
-           op->loc);
-    }
-    computed[op->result()] = std::move(result);
+    const std::vector<const ir::Value*> results(op->operands.begin(), op->operands.end());
+    return detail::evaluate_ops(ops, args, results, sample);
   }
   fail("E802", "oracle: func @" + f.sym + " has no return", f.loc);
 }
@@ -355,7 +461,11 @@ Comparison compare(const Expected& e, const Tensor& got) {
                       ", expected " + type_string(e.shape, e.dtype);
     return c;
   }
+  if (!e.sampled.empty() && static_cast<int64_t>(e.sampled.size()) != n)
+    fail("E802", "oracle: the sample does not match the result's size");
   for (int64_t i = 0; i < n; ++i) {
+    if (!e.sampled.empty() && !e.sampled[i]) continue;
+    ++c.compared;
     const double v = e.value[i], tol = e.tolerance[i], g = got.get(i);
     double err = 0;
     const bool ok = element_ok(v, tol, g, e.dtype, err);

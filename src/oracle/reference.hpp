@@ -22,6 +22,7 @@ struct Expected {
   DType dtype = DType::F32;
   std::vector<double> value;      // exact-ish reference in double, before rounding to dtype
   std::vector<double> tolerance;  // per-element absolute bound on |got - value|
+  std::vector<uint8_t> sampled;   // the elements evaluated (one flag each); empty: all
 };
 
 // Evaluates func `func` (empty = the first func) of a Graph IR module on
@@ -29,11 +30,16 @@ struct Expected {
 // Throws tessera::Error E801 when the inputs do not match the func's arguments
 // (count, shape or dtype), E802 for IR it cannot evaluate (an unknown op or
 // reduction kind, bad attributes, a missing func or return).
-std::vector<Expected> evaluate(const ir::Module& graph, const std::string& func, const std::vector<Tensor>& inputs);
+// `sample` (one entry per result: flags per element, empty = all; see
+// sample.hpp) makes the evaluation sampled: only the sampled elements and
+// what they depend on are computed, and compare() reads only those.
+std::vector<Expected> evaluate(const ir::Module& graph, const std::string& func, const std::vector<Tensor>& inputs,
+                               const std::vector<std::vector<uint8_t>>* sample = nullptr);
 
 struct Comparison {
   bool pass = true;
   int64_t failures = 0;
+  int64_t compared = 0;       // elements compared (all, or the sample)
   int64_t worst_index = -1;   // the element with the largest err/tol; -1 if none
   double max_abs_err = 0;     // largest |got - value| over all elements
   double tol_at_worst = 0;    // tolerance of the worst element

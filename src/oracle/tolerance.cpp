@@ -243,38 +243,54 @@ double constant_tolerance(double value, DType out) { return finish(value, roundi
 void softmax_row_tolerance(bool log, const double* x, const double* t, const double* y, int64_t n, DType in, DType out,
                            double* tol) {
   const double u = u_pw(in), tiny = min_normal(acc_of(in));
-  double m = -kInf, tmax = 0;
-  for (int64_t j = 0; j < n; ++j) {
-    if (std::isnan(x[j]) || x[j] > m) m = x[j];
-    tmax = std::max(tmax, t[j]);
-  }
+  double m = -kInf;
+  int64_t arg = 0;
+  for (int64_t j = 0; j < n; ++j)
+    if (std::isnan(x[j]) || x[j] > m) {
+      m = x[j];
+      arg = j;
+    }
   if (!std::isfinite(m)) {  // NaN, -inf or +inf in the row: every value is NaN
     for (int64_t j = 0; j < n; ++j) tol[j] = finish(y[j], 0.0);
     return;
   }
-  // eta_j: relative error of the kernel's exp(x_j - m); sigma: of the sum.
-  auto eta = [&](double d) { return std::expm1(u * (std::fabs(d) + 2 * tmax)) + kCt * u; };
-  double s = 0, se = 0;
+  // Tm bounds how far the kernel's max can be from m: only an element that can
+  // reach the max within its tolerance can be it, so a masked-out element
+  // (x = -1e9, t ~ u*1e9) never widens the bound of the others.
+  double tm = 0;
+  for (int64_t j = 0; j < n; ++j)
+    if (x[j] + t[j] >= m - t[arg]) tm = std::max(tm, t[j]);
+  // eta_j: relative error of the kernel's exp(x~_j - m~).
+  auto eta = [&](int64_t j) { return std::expm1(u * (std::fabs(x[j] - m) + t[j] + tm)) + kCt * u; };
+  // s = sum exp(d), and its bounds over every x~ within tolerance; terms
+  // whose exp underflows (masked entries) weigh nothing, whatever their t.
+  double s = 0, s_lo = 0, s_hi = 0, se = 0;
   for (int64_t j = 0; j < n; ++j) {
-    const double e = std::exp(x[j] - m);
-    s += e;
-    if (e > 0) se += e * eta(x[j] - m);  // e = 0: x = -inf (exact 0 in the kernel too) or underflow (below)
+    const double d = x[j] - m;
+    s += std::exp(d);
+    s_lo += std::exp(d - t[j]);
+    s_hi += std::exp(d + t[j]);
+    const double e_hi = std::exp(d + t[j]);
+    if (e_hi > 0) se += e_hi * eta(j);  // e = 0: x = -inf (exact 0 in the kernel too) or underflow
   }
   const double g = accum_gamma(n, in);
-  const double sigma = sane(std::exp(2 * tmax) * (se / s) * (1 + g) + g + static_cast<double>(n) * tiny);
+  const double sigma = sane((se / s_lo) * (1 + g) + g + static_cast<double>(n) * tiny);
+  // How far log(sum) of any x~ is from log(s): the log-sum-exp's own interval.
+  const double lse_shift = std::max(std::log(s_hi / s), std::log(s / s_lo));
   for (int64_t j = 0; j < n; ++j) {
     const double d = x[j] - m;
     double p = 0, i = 0;
     if (!log) {
-      p = tmax > 0 ? y[j] * std::expm1(2 * tmax) : 0.0;
+      // softmax(x~)_j lies in [y_j e^-t_j s/s_hi, y_j e^t_j s/s_lo].
+      if (y[j] > 0) p = y[j] * std::max(std::exp(t[j]) * (s / s_lo) - 1, 1 - std::exp(-t[j]) * (s / s_hi));
       const double mag = y[j] + sane(p);
-      const double rel = sigma < 1 ? (1 + eta(d)) * (1 + 2 * u) / (1 - sigma) - 1 : kInf;
+      const double rel = sigma < 1 ? (1 + eta(j)) * (1 + 2 * u) / (1 - sigma) - 1 : kInf;
       i = (mag > 0 ? mag * rel : 0.0) + tiny;
     } else {
-      p = t[j] + tmax;
+      p = t[j] + lse_shift;
       const double log_s_err = sigma < 1 ? -std::log1p(-sigma) : kInf;
-      i = u * (std::fabs(d) + 2 * tmax) + u * (std::fabs(m) + tmax) + log_s_err +
-          kCt * u * (std::log(s) + 2 * tmax + 1) + u * (std::fabs(y[j]) + p);
+      i = u * (std::fabs(d) + t[j] + tm) + u * (std::fabs(m) + tm) + log_s_err + kCt * u * (std::log(s_hi) + tm + 1) +
+          u * (std::fabs(y[j]) + p);
     }
     tol[j] = assemble(y[j], p, i, out);
   }

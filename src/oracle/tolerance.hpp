@@ -106,21 +106,28 @@
 //   an absolute term would accept 0 for sigmoid(-20) = 2e-9.
 //
 // softmax / log_softmax (one row of n along the axis; m = max, d = x - m,
-// e = exp(d), s = sum e, T = max t over the row; kernel: max pass, then
-// exp(x - m) summed in any order, then a division or a reciprocal multiply):
-//   eta_j  expm1(u*(|d_j| + 2T)) + c_t*u   exp's relative error: its argument
-//          is rounded once (u|d|) and expf adds K ulp
-//   sigma  e^(2T)*(sum e_j eta_j / s)*(1+G) + G + n*(smallest normal of acc)
-//          relative error of s: each term's own error, then the summation (G,
-//          any order); s >= 1 since the max term is exp(0) = 1
-//   softmax      P = y*expm1(2T)   (softmax(x~)/softmax(x) lies in e^(+-(t_j + max t)))
+// s = sum exp(d); s_lo, s_hi = sum exp(d -+ t): the sum's range over every
+// input within tolerance; Tm = max t over the elements that can reach the max
+// (x + t >= m - t_max-element), which bounds the kernel's max; kernel: max
+// pass, then exp(x - m) summed in any order, then a division or a reciprocal
+// multiply):
+//   eta_j  expm1(u*(|d_j| + t_j + Tm)) + c_t*u   exp's relative error: its
+//          argument is rounded once and expf adds K ulp
+//   sigma  (sum exp(d_j + t_j) eta_j / s_lo)*(1+G) + G + n*(smallest normal of acc)
+//          relative error of the kernel's sum: each term's own error, then the
+//          summation (G, any order)
+//   softmax      P = y*max(e^t_j s/s_lo - 1, 1 - e^-t_j s/s_hi)
+//                    (softmax(x~)_j lies in y_j*[e^-t_j s/s_hi, e^t_j s/s_lo])
 //                I = M*((1+eta_j)(1+2u)/(1-sigma) - 1) + (smallest normal of acc)
 //                    (the division or reciprocal-multiply is 2u; underflow is absolute)
-//   log_softmax  P = t_j + T       (log-sum-exp is 1-Lipschitz in the max norm)
-//                I = u(|d_j|+2T) + u(|m|+T) + (-log1p(-sigma)) + c_t*u*(log s + 2T + 1) + u(|y|+P)
+//   log_softmax  P = t_j + max(log(s_hi/s), log(s/s_lo))   (x_j and the log-sum-exp's range)
+//                I = u(|d_j|+t_j+Tm) + u(|m|+Tm) + (-log1p(-sigma)) + c_t*u*(log s_hi + Tm + 1) + u(|y|+P)
 //                    (x-m rounding; either association (x-m)-L or x-(m+L); the sum's
 //                    relative error through log; logf; the final subtraction).
 //                Absolute, never relative: y is ~0 for the dominant element.
+//   Every term weighs an element by its own exp(d + t): an additive mask of
+//   -1e9 (whose carried tolerance is ~u*1e9) contributes exp(-1e9 + t) = 0 and
+//   so never widens the bounds of the elements it leaves in.
 // layer_norm / rms_norm (one row of n along the last axis; two passes in acc):
 //   G = growth(n, u_acc) + gamma(n, u_ref) as for reductions; tau = rms of the
 //   row's t, sd = std (layer_norm) or rms (rms_norm) of x, tm = mean t,

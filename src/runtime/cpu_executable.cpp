@@ -48,7 +48,7 @@ CpuExecutable CpuExecutable::load_emulated_msl(const ir::Module& m, const std::s
   return e;
 }
 
-RunResult CpuExecutable::run_on(const std::vector<Tensor>& inputs, ThreadPool* on) const {
+RunResult CpuExecutable::run_on(const std::vector<Tensor>& inputs, ThreadPool* on, bool keep_values) const {
   check_inputs(inputs);
   std::vector<Tensor> slots(h_.slot_types.size());
   for (size_t i = 0; i < inputs.size(); ++i) slots[i] = inputs[i];
@@ -76,6 +76,7 @@ RunResult CpuExecutable::run_on(const std::vector<Tensor>& inputs, ThreadPool* o
                                implementations_[s.kernel]});
   }
   for (int r : h_.result_slots) result.outputs.push_back(slots[r]);
+  if (keep_values) result.values = std::move(slots);
   return result;
 }
 
@@ -88,7 +89,7 @@ std::unique_ptr<Binding> CpuExecutable::bind(const std::vector<Tensor>& inputs) 
 
 void CpuExecutable::launch(Binding& b, bool) const {
   HostBinding& hb = own<HostBinding>(b);
-  hb.last = run_on(hb.inputs, nullptr);
+  hb.last = run_on(hb.inputs, nullptr, false);
 }
 
 std::vector<LaunchRecord> CpuExecutable::finish(Binding& b) const { return own<HostBinding>(b).last.launches; }

@@ -33,7 +33,7 @@ class CpuExecutable final : public Executable {
 
  private:
   CpuExecutable() = default;
-  RunResult run_on(const std::vector<Tensor>& inputs, ThreadPool* pool) const override;
+  RunResult run_on(const std::vector<Tensor>& inputs, ThreadPool* pool, bool keep_values) const override;
 
   std::vector<CpuKernelFn> fns_;
   // Library kernels (KernelDesc::library): the call, and what it is.

@@ -33,6 +33,10 @@ struct LaunchRecord {
 struct RunResult {
   std::vector<Tensor> outputs;
   std::vector<LaunchRecord> launches;
+  // Every value slot on the host (HostSchedule: the inputs, then each launch's
+  // results), when the run was asked to keep them: what each kernel received
+  // and produced, for a per-kernel check.
+  std::vector<Tensor> values;
 };
 
 // One run's buffers, bound once and launched many times (what benchmarks
@@ -51,7 +55,10 @@ class Executable {
   // Inputs in, results back on the host, every launch recorded. `pool`: the
   // host threads a CPU lane runs on (default: the process-wide pool; results
   // never depend on it); a device lane ignores it.
-  RunResult run(const std::vector<Tensor>& inputs, ThreadPool* pool = nullptr) const { return run_on(inputs, pool); }
+  // `keep_values` fills RunResult::values (a device lane downloads them all).
+  RunResult run(const std::vector<Tensor>& inputs, ThreadPool* pool = nullptr, bool keep_values = false) const {
+    return run_on(inputs, pool, keep_values);
+  }
 
   // The split a benchmark times. bind() checks the inputs (E610/E611) and
   // makes the run's buffers (a device lane uploads the inputs); launch()
@@ -78,7 +85,7 @@ class Executable {
   Executable& operator=(const Executable&) = default;
   Executable& operator=(Executable&&) = default;
 
-  virtual RunResult run_on(const std::vector<Tensor>& inputs, ThreadPool* pool) const = 0;
+  virtual RunResult run_on(const std::vector<Tensor>& inputs, ThreadPool* pool, bool keep_values) const = 0;
 
   // `b` as the binding kind B this executable makes; E614 if another made it.
   template <class B>

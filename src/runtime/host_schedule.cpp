@@ -24,6 +24,7 @@ HostSchedule HostSchedule::from(const Module& m, const std::string& func, const 
   auto add_slot = [&](const Value* v) {
     slot[v] = static_cast<int>(h.slot_types.size());
     h.slot_types.push_back(v->type);
+    h.slot_names.push_back(v->name);
   };
   for (auto& a : f->regions[0]->args) {
     add_slot(a.get());
@@ -50,6 +51,7 @@ HostSchedule HostSchedule::from(const Module& m, const std::string& func, const 
     }
     Step s{it->second, {}};
     for (Value* v : op->operands) s.buffers.push_back(slot.at(v));
+    s.inputs = s.buffers.size();
     for (auto& r : op->results) {
       add_slot(r.get());
       s.buffers.push_back(slot.at(r.get()));

@@ -14,12 +14,14 @@ struct HostSchedule {
   struct Step {
     size_t kernel;
     std::vector<int> buffers;  // value slots: the launch's inputs, then its results
+    size_t inputs = 0;         // how many of `buffers` are inputs
   };
   std::string func;
   std::vector<std::string> input_names, output_names;
   std::vector<ir::Type> input_types, output_types;
   std::vector<ir::KernelDesc> kernels;  // each distinct kernel once
   std::vector<ir::Type> slot_types;     // one per SSA value
+  std::vector<std::string> slot_names;  // its name in the Target IR (the Graph IR value's, where it has one)
   std::vector<Step> steps;
   std::vector<int> result_slots;
 

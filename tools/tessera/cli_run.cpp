@@ -6,7 +6,11 @@
 
 #include <fmt/core.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <map>
 #include <memory>
 
@@ -14,7 +18,9 @@
 #include "arbiter/region_program.hpp"
 #include "ir/parser.hpp"
 #include "ir/verify.hpp"
+#include "oracle/kernel_check.hpp"
 #include "oracle/reference.hpp"
+#include "oracle/sample.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/inputs.hpp"
@@ -50,6 +56,9 @@ bool is_generator(const std::string& spec) {
 
 std::string shape_str(const ir::Type& t) { return t.str(); }
 
+// A sampled check compares this grid of rows x columns of every big value.
+constexpr int64_t kCheckRows = 32, kCheckCols = 32;
+
 std::vector<std::string> lane_names() {
   std::vector<std::string> names;
   for (const targets::Lane* l : targets::lanes()) names.push_back(l->name);
@@ -67,7 +76,10 @@ void add_run_options(CLI::App& run, RunOptions& o) {
   run.add_option("--input", o.inputs,
                  "NAME=file.npy or NAME=random:seed=N | special:seed=N | const:V | iota | nan | inf");
   run.add_option("--output", o.outputs, "NAME=file.npy: write a result");
-  run.add_flag("--check", o.check, "compare every result with the oracle");
+  run.add_flag("--check", o.check,
+               "check every kernel against the oracle of its own region, and every result end to end");
+  run.add_flag("--keep-failed-outputs", o.keep_failed_outputs, "write --output files even when --check fails");
+  run.add_flag("--explain", o.explain, "matmuls: print the arbiter's table of candidates");
   run.add_flag("--reference", o.reference, "run the oracle instead of kernels (labelled as such)");
   run.add_option("--candidate", o.candidate,
                  "implement every matmul with this candidate (tessera, tessera_tma, openblas, cublaslt)");
@@ -77,14 +89,132 @@ void add_run_options(CLI::App& run, RunOptions& o) {
   run.add_option("--repeat", o.repeat, "launch N times; times are the median")->check(CLI::Range(1, 100000));
 }
 
+namespace {
+
+const ir::Op& pick_func(const ir::Module& m, const std::string& name) {
+  for (const ir::Op* f : m.funcs())
+    if ((name.empty() || f->sym == name) && !f->regions.empty()) return *f;
+  fail("E711", name.empty() ? std::string("the module has no func") : "no func @" + name + " in the module");
+}
+
+// Every --output path, checked before anything compiles: its directory exists
+// and is writable, and no two results share one file.
+std::map<std::string, std::string> checked_outputs(const std::vector<std::string>& bindings, const ir::Op& f) {
+  auto wanted = parse_bindings(bindings, "output");
+  std::vector<std::string> results;
+  for (const auto& op : f.regions[0]->ops)
+    if (op->name == "return")
+      for (const ir::Value* v : op->operands) results.push_back(v->name);
+  std::map<std::string, std::string> by_path;
+  for (const auto& [name, path] : wanted) {
+    if (std::find(results.begin(), results.end(), name) == results.end())
+      fail("E123", "@" + f.sym + " has no result named %" + name);
+    std::error_code ec;
+    const std::filesystem::path file = std::filesystem::weakly_canonical(path, ec);
+    const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : ".";
+    if (ec || !std::filesystem::is_directory(dir, ec) || ::access(dir.c_str(), W_OK) != 0)
+      fail("E120", "cannot write %" + name + " to '" + path + "': its directory does not exist or is not writable");
+    if (std::filesystem::is_directory(file, ec))
+      fail("E120", "cannot write %" + name + " to '" + path + "': a directory");
+    if (auto [it, fresh] = by_path.emplace(file.string(), name); !fresh)
+      fail("E123", "--output %" + it->second + " and %" + name + " name one file, '" + path + "'");
+  }
+  return wanted;
+}
+
+// Every input, read or generated before anything compiles (a missing file or
+// name costs no compile).
+std::vector<Tensor> read_inputs(const std::vector<std::string>& bindings, const ir::Op& f) {
+  auto bound = parse_bindings(bindings, "input");
+  std::vector<Tensor> inputs;
+  for (const auto& arg : f.regions[0]->args) {
+    const ir::Type& t = arg->type;
+    auto it = bound.find(arg->name);
+    if (it == bound.end())
+      fail("E123",
+           "no --input for %" + arg->name + " (" + shape_str(t) + "); e.g. --input " + arg->name + "=random:seed=1");
+    inputs.push_back(is_generator(it->second) ? generate_input(it->second, t.dtype, t.shape)
+                                              : read_npy(it->second, t.dtype, t.shape));
+    bound.erase(it);
+  }
+  if (!bound.empty()) fail("E123", "@" + f.sym + " has no input named %" + bound.begin()->first);
+  return inputs;
+}
+
+std::string sampled_note(const oracle::Comparison& c, int64_t elements) {
+  return c.compared == elements ? "" : fmt::format("  (sampled {} of {})", c.compared, elements);
+}
+
+std::string kernel_list(const std::vector<std::string>& kernels) {
+  std::string s;
+  for (const std::string& k : kernels) s += (s.empty() ? "@" : "+@") + k;
+  return s;
+}
+
+// The per-kernel check, then the end-to-end one; each prints one line per
+// value and the first failure names its kernel. True if all pass.
+bool check_run(const ir::Module& graph, const runtime::HostSchedule& h, const std::vector<Tensor>& inputs,
+               const std::vector<Tensor>& values, const std::vector<Tensor>& outputs) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<oracle::LaunchValues> launches;
+  for (const runtime::HostSchedule::Step& s : h.steps) {
+    oracle::LaunchValues l;
+    l.kernel = h.kernels[s.kernel].sym;
+    for (size_t b = 0; b < s.buffers.size(); ++b)
+      (b < s.inputs ? l.inputs : l.outputs).push_back(h.slot_names[s.buffers[b]]);
+    launches.push_back(std::move(l));
+  }
+  std::map<std::string, Tensor> by_name;
+  for (size_t i = 0; i < values.size(); ++i) by_name.emplace(h.slot_names[i], values[i]);
+  bool ok = true;
+  std::string first_failure;
+  for (const oracle::KernelCheck& k : oracle::check_kernels(graph, h.func, launches, by_name, kCheckRows, kCheckCols)) {
+    const oracle::Comparison& c = k.comparison;
+    fmt::print("check kernel {} -> %{}  max_abs_err={:.3g}  tol={:.3g}  worst_ratio={:.3g}  {}{}\n",
+               kernel_list(k.kernels), k.value, c.max_abs_err, c.tol_at_worst, c.worst_ratio, c.pass ? "PASS" : "FAIL",
+               sampled_note(c, k.elements));
+    if (!c.pass) {
+      fmt::print("  {} of {} compared elements out of tolerance; first: {}\n", c.failures, c.compared, c.first_failure);
+      if (ok) first_failure = "kernel " + kernel_list(k.kernels) + " (computing %" + k.value + ")";
+      ok = false;
+    }
+  }
+  std::vector<std::vector<uint8_t>> sample;
+  for (const ir::Type& t : h.output_types) sample.push_back(oracle::sample_elements(t.shape, kCheckRows, kCheckCols));
+  const std::vector<oracle::Expected> expected = oracle::evaluate(graph, h.func, inputs, &sample);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const oracle::Comparison c = oracle::compare(expected[i], outputs[i]);
+    fmt::print("check %{} end to end  max_abs_err={:.3g}  tol={:.3g}  worst_ratio={:.3g}  {}{}\n", h.output_names[i],
+               c.max_abs_err, c.tol_at_worst, c.worst_ratio, c.pass ? "PASS" : "FAIL",
+               sampled_note(c, outputs[i].numel()));
+    if (!c.pass) {
+      fmt::print("  {} of {} compared elements out of tolerance; first: {}\n", c.failures, c.compared, c.first_failure);
+      if (ok) first_failure = "%" + h.output_names[i] + " end to end";
+      ok = false;
+    }
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (ok)
+    fmt::print("check: {} kernels and {} results within tolerance ({:.2f} s)\n", h.steps.size(), outputs.size(),
+               seconds);
+  else fmt::print("check FAILED: {}\n", first_failure);
+  return ok;
+}
+
+}  // namespace
+
 int run_cmd(const RunOptions& o) {
   // E723/E720/E722/E721 where the lane does not run as asked; nothing runs instead.
   const targets::Lane& lane = targets::runnable(o.target, o.emulate);
   auto m = ir::parse_file(o.file);
-  const machine::Descriptor machine = targets::describe_target(o.target, o.device);
   const bool graph = ir::detect_layer(*m) == ir::Layer::Graph;
   if ((o.check || o.reference) && !graph)
     fail("E124", "--check and --reference need the program as Graph IR (the oracle reads what the user meant)");
+  // Names, inputs and output paths first: a typo costs no compile.
+  const ir::Op& f = pick_func(*m, o.func);
+  const auto wanted = checked_outputs(o.outputs, f);
+  const std::vector<Tensor> inputs = read_inputs(o.inputs, f);
+  const machine::Descriptor machine = targets::describe_target(o.target, o.device);
   // Matmuls: the arbiter's pick (the tuning ledger, or measured now), a forced
   // candidate, or with --no-tune the synthesized kernel; each says why.
   passes::Candidates candidates;
@@ -97,7 +227,7 @@ int run_cmd(const RunOptions& o) {
       arbiter::Runner runner = arbiter::runner(lane.arbiter_lane);
       if (lane.arbiter_lane == lane.name) runner.machine = machine;  // it measures the kernels this run loads
       auto decisions = arbiter::arbitrate(*m, runner, ao);
-      for (const auto& d : decisions) fmt::print("{}", arbiter::describe(d));
+      for (const auto& d : decisions) fmt::print("{}", arbiter::describe(d, o.explain));
       candidates = arbiter::choices(decisions);
     }
   } else if (!o.candidate.empty()) {
@@ -105,41 +235,24 @@ int run_cmd(const RunOptions& o) {
   }
   auto target_ir = passes::lower(*m, ir::Layer::Target, machine, candidates);
   // Exactly one lane runs; none can stand in for another.
-  const std::unique_ptr<runtime::Executable> exe = lane.load(*target_ir, o.func);
+  const std::unique_ptr<runtime::Executable> exe = lane.load(*target_ir, f.sym);
   const runtime::HostSchedule& h = exe->schedule();
-
-  auto bound = parse_bindings(o.inputs, "input");
-  std::vector<Tensor> inputs;
-  for (size_t i = 0; i < h.input_names.size(); ++i) {
-    const std::string& name = h.input_names[i];
-    const ir::Type& t = h.input_types[i];
-    auto it = bound.find(name);
-    if (it == bound.end())
-      fail("E123", "no --input for %" + name + " (" + shape_str(t) + "); e.g. --input " + name + "=random:seed=1");
-    inputs.push_back(is_generator(it->second) ? generate_input(it->second, t.dtype, t.shape)
-                                              : read_npy(it->second, t.dtype, t.shape));
-    bound.erase(it);
-  }
-  if (!bound.empty()) fail("E123", "@" + h.func + " has no input named %" + bound.begin()->first);
-  auto wanted = parse_bindings(o.outputs, "output");
-  for (auto& [name, _] : wanted)
-    if (std::find(h.output_names.begin(), h.output_names.end(), name) == h.output_names.end())
-      fail("E123", "@" + h.func + " has no result named %" + name);
 
   fmt::print("{}\n", lane.banner(h.func));
   std::vector<Tensor> outputs;
-  std::vector<oracle::Expected> expected;
-  if (o.check || o.reference) expected = oracle::evaluate(*m, h.func, inputs);
+  bool ok = true;
   if (o.reference) {
-    for (auto& e : expected) outputs.push_back(oracle::to_tensor(e));
+    for (auto& e : oracle::evaluate(*m, h.func, inputs)) outputs.push_back(oracle::to_tensor(e));
     fmt::print(
         "placement=reference: results come from the oracle (plain loops, double accumulation), not from "
         "kernels\n");
   } else {
     std::vector<std::vector<runtime::LaunchRecord>> runs;
     runtime::RunResult r;
+    std::vector<Tensor> values;  // of the first run: what --check reads
     for (int i = 0; i < o.repeat; ++i) {
-      r = exe->run(inputs);
+      r = exe->run(inputs, nullptr, o.check && i == 0);
+      if (i == 0) values = std::move(r.values);
       runs.push_back(r.launches);
     }
     auto median = [&](size_t l, auto field) {
@@ -160,24 +273,23 @@ int run_cmd(const RunOptions& o) {
                  rec.programs, times, rec.implementation == "tessera" ? "" : "  library=" + rec.implementation);
     }
     outputs = r.outputs;
-  }
-  bool ok = true;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const std::string& name = h.output_names[i];
-    if (o.check && !o.reference) {
-      oracle::Comparison c = oracle::compare(expected[i], outputs[i]);
-      fmt::print("check %{}  max_abs_err={:.3g}  tol={:.3g}  worst_ratio={:.3g}  {}\n", name, c.max_abs_err,
-                 c.tol_at_worst, c.worst_ratio, c.pass ? "PASS" : "FAIL");
-      if (!c.pass)
-        fmt::print("  {} of {} elements out of tolerance; first: {}\n", c.failures, outputs[i].numel(),
-                   c.first_failure);
-      ok = ok && c.pass;
+    if (o.check) {
+      std::vector<Tensor> first_outputs;
+      for (int s : h.result_slots) first_outputs.push_back(values[s]);
+      ok = check_run(*m, h, inputs, values, first_outputs);
     }
-    if (auto it = wanted.find(name); it != wanted.end()) {
+  }
+  // A failed check writes nothing unless asked: a wrong result must not
+  // replace a right one on disk.
+  if (!ok && !o.keep_failed_outputs) {
+    if (!wanted.empty()) fmt::print("no outputs written (--check failed; --keep-failed-outputs writes them)\n");
+    return 3;
+  }
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (auto it = wanted.find(h.output_names[i]); it != wanted.end()) {
       write_npy(it->second, outputs[i]);
-      fmt::print("wrote %{} {} -> {}\n", name, outputs[i].type_string(), it->second);
+      fmt::print("wrote %{} {} -> {}\n", h.output_names[i], outputs[i].type_string(), it->second);
     }
-  }
   return ok ? 0 : 3;
 }
 

@@ -219,12 +219,14 @@ std::vector<Tensor> CudaExecutable::outputs(const Binding& binding) const {
   return out;
 }
 
-RunResult CudaExecutable::run_on(const std::vector<Tensor>& inputs, ThreadPool*) const {
+RunResult CudaExecutable::run_on(const std::vector<Tensor>& inputs, ThreadPool*, bool keep_values) const {
   std::unique_ptr<Binding> b = bind(inputs);
   launch(*b, true);
   RunResult r;
   r.launches = finish(*b);
   r.outputs = outputs(*b);
+  if (keep_values)
+    for (const DeviceTensor& t : own<DeviceBinding>(*b).slots) r.values.push_back(t.download(stream_));
   return r;
 }
 

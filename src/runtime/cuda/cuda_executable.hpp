@@ -65,7 +65,7 @@ class CudaExecutable final : public Executable {
   struct DeviceBinding;
   CudaExecutable() = default;
   // Upload, bind, launch (timed), finish, download.
-  RunResult run_on(const std::vector<Tensor>& inputs, ThreadPool* pool) const override;
+  RunResult run_on(const std::vector<Tensor>& inputs, ThreadPool* pool, bool keep_values) const override;
   void launch_each(const DeviceBinding& b, bool timed) const;
 
   std::vector<CUfunction> fns_;                             // null for library kernels

@@ -1,0 +1,20 @@
+#!/bin/sh
+# A test-only "miscompiling" C++ compiler (TESSERA_CXX): it compiles like g++,
+# except that in the kernel named by MISCOMPILE_KERNEL it first applies the
+# sed expression MISCOMPILE_SED (from that kernel's definition to the end of
+# the source). The kernel's recorded source and digest stay the ones Tessera
+# rendered: only the machine code is wrong, as with a real compiler bug.
+set -eu
+for a in "$@"; do
+  shift
+  case "$a" in
+    *.cpp)
+      if [ -n "${MISCOMPILE_KERNEL:-}" ] && grep -q "extern \"C\" void ${MISCOMPILE_KERNEL}(" "$a"; then
+        sed "/extern \"C\" void ${MISCOMPILE_KERNEL}(/,\$ ${MISCOMPILE_SED}" "$a" > "${a%.cpp}.miscompiled.cpp"
+        a="${a%.cpp}.miscompiled.cpp"
+      fi
+      ;;
+  esac
+  set -- "$@" "$a"
+done
+exec g++ "$@"
