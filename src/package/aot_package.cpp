@@ -10,6 +10,7 @@
 #include "ir/target_dialect.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/disk_cache.hpp"
+#include "support/atomic_file.hpp"
 #include "support/sha256.hpp"
 #include "targets/lane.hpp"
 
@@ -20,11 +21,7 @@ using json = nlohmann::json;
 
 namespace {
 
-void write_file(const fs::path& p, const std::string& bytes) {
-  std::ofstream o(p, std::ios::binary);
-  o << bytes;
-  if (!o) fail("E120", "cannot write '" + p.string() + "'");
-}
+void write_file(const fs::path& p, const std::string& bytes) { write_file_atomic(p.string(), bytes); }
 
 // The manifest's digest covers everything but the digest field itself.
 std::string manifest_digest(json m) {
@@ -41,7 +38,9 @@ WriteResult write(const ir::Module& m, const std::string& target, const std::str
   for (ir::Op* c : t->funcs())
     if (func.empty() || c->sym == func) f = f ? f : c;
   if (!f) fail("E711", "no func @" + func + " in the module");
-  fs::create_directories(fs::path(dir) / "kernels");
+  std::error_code ec;
+  fs::create_directories(fs::path(dir) / "kernels", ec);
+  if (ec) fail("E120", "cannot create the package directory '" + dir + "/kernels': " + ec.message());
   WriteResult r;
   r.compile_check = "none (emitted only)";
   json kernels = json::array();

@@ -17,6 +17,7 @@
 #include "evidence/packet.hpp"
 #include "evidence/provenance.hpp"
 #include "evidence/report.hpp"
+#include "support/atomic_file.hpp"
 #include "support/diagnostic.hpp"
 
 namespace tessera::cli {
@@ -41,11 +42,7 @@ int run_table_modes() {
   if (print_table) fmt::print("{}", table);
   if (!readme_path.empty()) {
     const std::string before = read_text(readme_path), after = evidence::splice_table(before, table);
-    if (after != before) {
-      std::ofstream out(readme_path, std::ios::binary);
-      out << after;
-      if (!out) fail("E120", "cannot write '" + readme_path + "'");
-    }
+    if (after != before) write_file_atomic(readme_path, after);
     fmt::print("{} the performance table in {}\n", after != before ? "rewrote" : "unchanged:", readme_path);
   }
   if (!check_readme_path.empty()) {
@@ -92,9 +89,7 @@ EvidenceCommands add_evidence_commands(CLI::App& app) {
 int run_evidence_commands(const EvidenceCommands& c) {
   if (c.bench->parsed()) {
     nlohmann::json packet = evidence::run_bench(bench_opts);
-    std::ofstream out(out_path, std::ios::binary);
-    out << packet.dump(1) << "\n";
-    if (!out) fail("E120", "cannot write '" + out_path + "'");
+    write_file_atomic(out_path, packet.dump(1) + "\n");
     fmt::print("wrote {} packet {} ({} cases, commit {}, {})\n", packet.value("sealed", false) ? "sealed" : "UNSEALED",
                out_path, packet["cases"].size(), packet["source"].value("commit", "?"),
                packet["target"].get<std::string>());
