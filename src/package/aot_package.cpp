@@ -8,6 +8,7 @@
 #include "ir/parser.hpp"
 #include "ir/printer.hpp"
 #include "ir/target_dialect.hpp"
+#include "package/rederive.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/disk_cache.hpp"
 #include "support/atomic_file.hpp"
@@ -47,20 +48,8 @@ WriteResult write(const ir::Module& m, const std::string& target, const std::str
   for (auto& op : t->ops) {
     if (op->name != "target.kernel") continue;
     ir::KernelDesc k = ir::read_kernel_desc(*op);
-    const std::string src_file = "kernels/" + k.sym + lane.source_extension;
-    write_file(fs::path(dir) / src_file, k.source);
-    json buffers = json::array();
-    for (auto& b : k.buffers) buffers.push_back(b.str());
-    json entry = {{"sym", k.sym},         {"sha256", k.sha256}, {"source_file", src_file},         {"grid", k.grid},
-                  {"threads", k.threads}, {"buffers", buffers}, {"artifact_hash", k.artifact_hash}};
-    if (!k.tensor_maps.empty()) {  // CUDA TMA: encoded by the loader over its buffers, passed after them
-      json maps = json::array();
-      for (auto& t : k.tensor_maps) maps.push_back(t.str());
-      entry["tensor_maps"] = maps;
-    }
-    // CUDA: a program is a cluster of this many blocks (grid counts blocks; the
-    // source fixes the shape with __cluster_dims__, so a plain launch forms them).
-    if (const ir::Attr* c = op->attr("cluster")) entry["cluster"] = *c->as_int();
+    json entry = kernel_entry(*op, k, lane);
+    write_file(fs::path(dir) / entry["source_file"].get<std::string>(), k.source);
     if (lane.package_kernel)  // what its loader needs, or its compile check and product
       if (std::string check = lane.package_kernel(k, dir, entry); !check.empty()) r.compile_check = check;
     kernels.push_back(entry);
@@ -111,8 +100,9 @@ Verification verify(const std::string& dir) {
     return v;
   }
   std::map<std::string, std::string> tir_digest;  // sym -> sha256 recorded in the Target IR
+  std::unique_ptr<ir::Module> t;
   try {
-    auto t = ir::parse_file((fs::path(dir) / tir_file).string());
+    t = ir::parse_file((fs::path(dir) / tir_file).string());
     ir::verify_target(*t);  // every embedded source against its sha256
     for (auto& op : t->ops)
       if (op->name == "target.kernel") tir_digest[op->sym] = ir::read_kernel_desc(*op).sha256;
@@ -139,6 +129,11 @@ Verification verify(const std::string& dir) {
       v.detail = "kernel @" + sym + ": the code object does not match its sha256";
       return v;
     }
+  }
+  // The digests match; whether what the manifest says follows from the Target IR is checked apart.
+  if (std::string why = contradiction(m, *t, dir); !why.empty()) {
+    v.detail = why;
+    return v;
   }
   v.verdict = Verdict::Intact;
   v.detail = "intact: " + std::to_string(m["kernels"].size()) + " kernel(s) for " + m.value("target", "?") + "; " +
