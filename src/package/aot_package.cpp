@@ -12,6 +12,7 @@
 #include "passes/pipeline.hpp"
 #include "runtime/disk_cache.hpp"
 #include "support/atomic_file.hpp"
+#include "support/ed25519.hpp"
 #include "support/sha256.hpp"
 #include "targets/lane.hpp"
 
@@ -24,10 +25,17 @@ namespace {
 
 void write_file(const fs::path& p, const std::string& bytes) { write_file_atomic(p.string(), bytes); }
 
-// The manifest's digest covers everything but the digest field itself.
+// The manifest's digest covers everything but the digest field itself (and a signature, made after it).
 std::string manifest_digest(json m) {
   m.erase("manifest_sha256");
+  m.erase("signature");
   return sha256_hex(m.dump());
+}
+
+// What a signature signs: the manifest without the signature, canonical, after a context string.
+std::string signed_message(json m) {
+  m.erase("signature");
+  return std::string(kPackageFormat) + " manifest\n" + m.dump();
 }
 
 }  // namespace
@@ -70,7 +78,7 @@ WriteResult write(const ir::Module& m, const std::string& target, const std::str
   return r;
 }
 
-Verification verify(const std::string& dir) {
+Verification verify(const std::string& dir, const std::string& public_key) {
   Verification v;
   json m;
   try {
@@ -135,10 +143,40 @@ Verification verify(const std::string& dir) {
     v.detail = why;
     return v;
   }
+  std::string note;
+  if (!public_key.empty()) {
+    const bool has = m.contains("signature") && m["signature"].is_object();
+    std::string key_id;
+    if (!has) {
+      v.detail = "[E862] not signed, and a signature by " + public_key + " was required";
+      return v;
+    }
+    if (m["signature"].value("algorithm", "") != "ed25519" ||
+        !ed25519_verify(public_key, signed_message(m), m["signature"].value("value", ""), &key_id)) {
+      v.detail = "[E862] the signature does not verify with " + public_key +
+                 " (the manifest changed after signing, or another key signed it)";
+      return v;
+    }
+    note = "; signature verified (key " + key_id.substr(0, 12) + ")";
+  } else if (m.contains("signature") && m["signature"].is_object()) {
+    note = "; signed by key " + m["signature"].value("key_id", std::string("?")).substr(0, 12) +
+           " (not checked: no --pubkey)";
+  }
   v.verdict = Verdict::Intact;
   v.detail = "intact: " + std::to_string(m["kernels"].size()) + " kernel(s) for " + m.value("target", "?") + "; " +
-             m.value("compile_check", "");
+             m.value("compile_check", "") + note;
   return v;
+}
+
+std::string sign(const std::string& dir, const std::string& private_key) {
+  const Verification v = verify(dir);
+  if (v.verdict != Verdict::Intact) fail("E864", "will not sign '" + dir + "': " + v.detail);
+  const std::string path = (fs::path(dir) / "manifest.json").string();
+  json m = json::parse(runtime::read_text_file(path));
+  const Ed25519Signature s = ed25519_sign(private_key, signed_message(m));
+  m["signature"] = {{"algorithm", "ed25519"}, {"key_id", s.key_id}, {"value", s.value_hex}};
+  write_file(path, m.dump(1) + "\n");
+  return s.key_id;
 }
 
 }  // namespace tessera::package

@@ -27,6 +27,7 @@ evidence::BenchOptions bench_opts;
 std::string out_path, report_dir, readme_path, check_readme_path;
 bool print_table = false;
 std::vector<std::string> verify_paths;
+std::string public_key, sign_path, private_key;
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -58,6 +59,18 @@ int run_table_modes() {
   }
   return 0;
 }
+// Signs only what verifies (fresh, stale or unsealed): a signature vouches for a packet, not for an edit.
+int sign_packet_file() {
+  const evidence::Verification v = evidence::verify_packet(sign_path, evidence::source_root());
+  if (v.verdict == evidence::Verdict::Tampered || v.verdict == evidence::Verdict::Invalid)
+    fail("E864", "will not sign '" + sign_path + "': " + evidence::verdict_name(v.verdict) + ": " + v.detail);
+  nlohmann::json packet = nlohmann::json::parse(read_text(sign_path));
+  evidence::sign_packet(packet, private_key);
+  write_file_atomic(sign_path, packet.dump(1) + "\n");
+  fmt::print("signed {} (key {})\n", sign_path,
+             packet["manifest"]["signature"]["key_id"].get<std::string>().substr(0, 12));
+  return 0;
+}
 }  // namespace
 
 EvidenceCommands add_evidence_commands(CLI::App& app) {
@@ -76,6 +89,10 @@ EvidenceCommands add_evidence_commands(CLI::App& app) {
   ev->require_subcommand(1);
   c.verify = ev->add_subcommand("verify", "is each packet intact, and fresh against the sources here?");
   c.verify->add_option("packets", verify_paths, "packet files")->required();
+  c.verify->add_option("--pubkey", public_key, "require a signature by this Ed25519 public key (PEM)");
+  c.sign = ev->add_subcommand("sign", "sign a packet's manifest with an Ed25519 private key (PEM) you hold");
+  c.sign->add_option("packet", sign_path, "packet file (rewritten in place)")->required();
+  c.sign->add_option("--key", private_key, "Ed25519 private key (PEM)")->required();
   c.report = ev->add_subcommand("report", "render every packet under DIR as report.md and report.svg");
   c.report->add_option("dir", report_dir, "directory of packets")->required();
   c.report->add_flag("--table", print_table, "print the headline performance table (DIR/headlines.json) instead");
@@ -107,12 +124,13 @@ int run_evidence_commands(const EvidenceCommands& c) {
     const std::string root = evidence::source_root();
     int worst = 0;
     for (const std::string& p : verify_paths) {
-      evidence::Verification v = evidence::verify_packet(p, root);
+      evidence::Verification v = evidence::verify_packet(p, root, public_key);
       fmt::print("{}: {}: {}\n", p, evidence::verdict_name(v.verdict), v.detail);
       worst = std::max(worst, static_cast<int>(v.verdict));
     }
     return worst;
   }
+  if (c.sign->parsed()) return sign_packet_file();
   if (c.report->parsed()) {
     if (print_table || !readme_path.empty() || !check_readme_path.empty()) return run_table_modes();
     int n = evidence::write_report(report_dir, evidence::source_root());
