@@ -383,8 +383,10 @@ json run_bench(const BenchOptions& o) {
   // would record a fingerprint no commit has.
   if (clean && source_fingerprint_at(root, git.commit) != packet["source"]["fingerprint"].get<std::string>()) {
     clean = false;
-    git.dirty_files = "files under src/, include/, device/, tools/ or cmake/ that git ignores (the fingerprint covers "
-                      "them; commit " + git.commit + " does not)\n";
+    git.dirty_files =
+        "files under src/, include/, device/, tools/ or cmake/ that git ignores (the fingerprint covers "
+        "them; commit " +
+        git.commit + " does not)\n";
     git.dirty = true;
     packet["source"]["dirty"] = true;
   }

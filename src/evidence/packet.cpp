@@ -25,15 +25,17 @@ std::string signed_message(nlohmann::json manifest) {
 }
 
 // With a key: the packet must be signed by it. Without: say who signed it, unchecked.
-std::optional<Verification> check_signature(const nlohmann::json& p, const std::string& public_key,
-                                            std::string& note) {
+std::optional<Verification> check_signature(const nlohmann::json& p, const std::string& public_key, std::string& note) {
   const nlohmann::json& m = p["manifest"];
   const bool has = m.contains("signature") && m["signature"].is_object();
   if (public_key.empty()) {
-    if (has) note = "; signed by key " + m["signature"].value("key_id", std::string("?")).substr(0, 12) + " (not checked: no --pubkey)";
+    if (has)
+      note = "; signed by key " + m["signature"].value("key_id", std::string("?")).substr(0, 12) +
+             " (not checked: no --pubkey)";
     return std::nullopt;
   }
-  if (!has) return Verification{Verdict::Tampered, "[E862] not signed, and a signature by " + public_key + " was required"};
+  if (!has)
+    return Verification{Verdict::Tampered, "[E862] not signed, and a signature by " + public_key + " was required"};
   const nlohmann::json& sig = m["signature"];
   std::string key_id;
   const bool ok = sig.value("algorithm", "") == "ed25519" &&

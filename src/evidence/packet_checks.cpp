@@ -48,8 +48,8 @@ ProgramWork program_work(const std::string& text) {
 
 std::string domain_contradiction(const std::string& name, const json& st, double stability_pct) {
   const double median = st.at("median_ns"), lo = st.at("min_ns"), hi = st.at("max_ns");
-  if (!(lo <= median && median <= hi) || (st.contains("p90_ns") && !(median <= st["p90_ns"].get<double>() &&
-                                                                      st["p90_ns"].get<double>() <= hi)))
+  if (!(lo <= median && median <= hi) ||
+      (st.contains("p90_ns") && !(median <= st["p90_ns"].get<double>() && st["p90_ns"].get<double>() <= hi)))
     return name + ": its median and p90 are not between its min and max";
   if (!st.contains("cohort_medians_ns") || st["cohort_medians_ns"].empty()) return "";
   const auto cohorts = st["cohort_medians_ns"].get<std::vector<double>>();

@@ -81,8 +81,8 @@ std::optional<std::string> source_fingerprint_at(const std::string& root, const 
   const std::string git = "git -C " + quote_arg(root) + " ";
   if (trim(run_capture(git + "cat-file -t " + commit + " 2>/dev/null")) != "commit") return std::nullopt;
   // Entries "<mode> <type> <object>\t<path>\0" of the fingerprinted paths, sorted by path as git sorts (bytewise).
-  const std::string listing =
-      run_capture(git + "ls-tree -r -z " + commit + " -- src include device tools cmake CMakeLists.txt 2>/dev/null");
+  const std::string listing = run_capture(git + "ls-tree -r -z " + commit +
+                                          " -- src include device tools cmake CMakeLists.txt 2>/dev/null");
   std::vector<std::pair<std::string, std::string>> blobs;  // path, object
   for (size_t at = 0; at < listing.size();) {
     const size_t end = listing.find('\0', at), tab = listing.find('\t', at);

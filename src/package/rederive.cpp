@@ -57,14 +57,14 @@ std::string kernel_contradiction(const json& entry, const ir::Op& op, const targ
     allowed.insert("code_object");
     const json& co = entry.contains("code_object") ? entry["code_object"] : json();
     if (!co.is_object() || !co.contains("arch") || !co["arch"].is_string())
-      return fmt::format("kernel @{}: a {} package's kernels carry their code object, this one none", k.sym,
-                         lane.name);
+      return fmt::format("kernel @{}: a {} package's kernels carry their code object, this one none", k.sym, lane.name);
     const std::string file = fmt::format("kernels/{}.{}.co", k.sym, co["arch"].get<std::string>());
     if (co.value("file", json()) != file)
       return fmt::format("kernel @{}: its code object is {}, not {}", k.sym, said(co.value("file", json())), file);
   }
   for (auto& [key, value] : entry.items())
-    if (!allowed.count(key)) return fmt::format("kernel @{}: the manifest adds {}, which its Target IR does not give", k.sym, key);
+    if (!allowed.count(key))
+      return fmt::format("kernel @{}: the manifest adds {}, which its Target IR does not give", k.sym, key);
   return "";
 }
 

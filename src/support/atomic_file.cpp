@@ -34,7 +34,7 @@ std::string directory_of(const std::string& path) {
 }  // namespace
 
 AtomicFile::AtomicFile(const std::string& path) : path_(path), target_(path) {
-  struct stat st{};
+  struct stat st {};
   if (lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
     std::error_code ec;
     const fs::path real = fs::canonical(path, ec);
@@ -70,8 +70,8 @@ void AtomicFile::discard() noexcept {
 void AtomicFile::fail_with(const std::string& what, int err) {
   discard();
   committed_ = true;  // nothing left to clean up
-  fail("E120", "cannot write '" + path_ + "': " + what + ": " + std::strerror(err) +
-                   " (any previous file is left unchanged)");
+  fail("E120",
+       "cannot write '" + path_ + "': " + what + ": " + std::strerror(err) + " (any previous file is left unchanged)");
 }
 
 void AtomicFile::write(const void* data, size_t size) {

@@ -31,9 +31,9 @@ class AtomicFile {
   [[noreturn]] void fail_with(const std::string& what, int err);
   void discard() noexcept;
 
-  std::string path_;      // what the caller named (for messages)
-  std::string target_;    // what is replaced (the symlink's file, or path_)
-  std::string temp_;      // empty when writing in place
+  std::string path_;    // what the caller named (for messages)
+  std::string target_;  // what is replaced (the symlink's file, or path_)
+  std::string temp_;    // empty when writing in place
   int fd_ = -1;
   bool committed_ = false;
 };

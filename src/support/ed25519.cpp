@@ -20,7 +20,8 @@ using Ctx = std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)>;
 Key read_key(const std::string& path, bool is_private) {
   FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) fail("E863", "cannot read the " + std::string(is_private ? "private" : "public") + " key '" + path + "'");
-  EVP_PKEY* k = is_private ? PEM_read_PrivateKey(f, nullptr, nullptr, nullptr) : PEM_read_PUBKEY(f, nullptr, nullptr, nullptr);
+  EVP_PKEY* k = is_private ? PEM_read_PrivateKey(f, nullptr, nullptr, nullptr)
+                           : PEM_read_PUBKEY(f, nullptr, nullptr, nullptr);
   std::fclose(f);
   if (!k)
     fail("E863", "'" + path + "' is not a PEM " + (is_private ? "private key" : "public key") +

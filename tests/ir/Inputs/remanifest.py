@@ -3,8 +3,11 @@ manifest after an edit, as anyone can: what the lit tests use to forge a
 packet or package whose digest matches, to show that verify re-derives what
 it can instead of trusting the digest.
 
-  remanifest.py packet FILE     # rewrites manifest.body_sha256 (keeps a signature)
-  remanifest.py package DIR     # rewrites DIR/manifest.json's manifest_sha256
+  remanifest.py packet FILE [--set PATH=JSON]...  # rewrites manifest.body_sha256 (keeps a signature)
+  remanifest.py package DIR                       # rewrites DIR/manifest.json's manifest_sha256
+
+--set edits a field first: PATH is dotted keys and list indices
+(cases.0.achieved_gbs), JSON the new value (true, 1.5, "text").
 """
 import hashlib
 import json
@@ -35,10 +38,27 @@ def load(path):
         return json.load(f, parse_float=Number)
 
 
+def set_field(packet, assignment):
+    path, value = assignment.split("=", 1)
+    keys = path.split(".")
+    node = packet
+    for k in keys[:-1]:
+        node = node[int(k)] if isinstance(node, list) else node[k]
+    last = keys[-1]
+    parsed = json.loads(value, parse_float=Number)
+    if isinstance(node, list):
+        node[int(last)] = parsed
+    else:
+        node[last] = parsed
+
+
 def main():
     kind, path = sys.argv[1], sys.argv[2]
+    edits = [sys.argv[i + 1] for i in range(3, len(sys.argv) - 1) if sys.argv[i] == "--set"]
     if kind == "packet":
         packet = load(path)
+        for e in edits:
+            set_field(packet, e)
         manifest = packet.pop("manifest", {})
         manifest["body_sha256"] = hashlib.sha256(canonical(packet)).hexdigest()
         manifest.setdefault("algorithm", "sha256 of the JSON body, keys sorted")
