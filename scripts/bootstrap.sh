@@ -4,7 +4,8 @@ set -euo pipefail
 # clang-format and clang-tidy are the code gates (make check-format, make tidy).
 # hipcc (ROCm 5.2) is the HIP lane's compile check: emitted HIP kernels are
 # compiled to gfx90a code objects by the tests (no AMD GPU is needed or used).
-debs=(cmake ninja-build g++ libgtest-dev llvm-14-tools nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev python3
+# openssl (the command) makes the Ed25519 keys the signing tests use.
+debs=(cmake ninja-build g++ libgtest-dev llvm-14-tools nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev openssl python3
       hipcc libopenblas0-pthread libopenblas-dev clang-format clang-tidy)
 missing=()
 for p in "${debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

@@ -378,6 +378,18 @@ json run_bench(const BenchOptions& o) {
   packet["all_checks_pass"] = all_pass;
   if (!all_pass) fail("E854", "a case failed its oracle check: no packet is written for wrong results");
   bool clean = git.available && !git.dirty;
+  // What `evidence verify` re-derives from the commit: a clean tree whose
+  // fingerprinted directories hold files git does not track (ignored ones)
+  // would record a fingerprint no commit has.
+  if (clean && source_fingerprint_at(root, git.commit) != packet["source"]["fingerprint"].get<std::string>()) {
+    clean = false;
+    git.dirty_files =
+        "files under src/, include/, device/, tools/ or cmake/ that git ignores (the fingerprint covers "
+        "them; commit " +
+        git.commit + " does not)\n";
+    git.dirty = true;
+    packet["source"]["dirty"] = true;
+  }
   if (!git.available && !o.expect_commit.empty()) {
     if (o.expect_fingerprint != packet["source"]["fingerprint"])
       fail("E855", "this tree's source fingerprint does not match the one given for commit " + o.expect_commit);

@@ -1,6 +1,7 @@
 #include "evidence/provenance.hpp"
 
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -65,12 +66,63 @@ std::string source_fingerprint(const std::string& root) {
   return sha256_hex(manifest);
 }
 
-GitState git_state(const std::string& root) {
-  GitState g;
-  // Only a checkout whose top level is this source tree vouches for it.
+namespace {
+// Only a checkout whose top level is this source tree vouches for it.
+bool is_checkout_top(const std::string& root) {
   std::string top = trim(run_capture("git -C " + quote_arg(root) + " rev-parse --show-toplevel 2>/dev/null"));
   std::error_code ec;
-  if (top.empty() || !fs::equivalent(top, root, ec)) return g;
+  return !top.empty() && fs::equivalent(top, root, ec);
+}
+}  // namespace
+
+std::optional<std::string> source_fingerprint_at(const std::string& root, const std::string& commit) {
+  if (commit.size() != 40 || commit.find_first_not_of("0123456789abcdef") != std::string::npos) return std::nullopt;
+  if (!is_checkout_top(root)) return std::nullopt;
+  const std::string git = "git -C " + quote_arg(root) + " ";
+  if (trim(run_capture(git + "cat-file -t " + commit + " 2>/dev/null")) != "commit") return std::nullopt;
+  // Entries "<mode> <type> <object>\t<path>\0" of the fingerprinted paths, sorted by path as git sorts (bytewise).
+  const std::string listing = run_capture(git + "ls-tree -r -z " + commit +
+                                          " -- src include device tools cmake CMakeLists.txt 2>/dev/null");
+  std::vector<std::pair<std::string, std::string>> blobs;  // path, object
+  for (size_t at = 0; at < listing.size();) {
+    const size_t end = listing.find('\0', at), tab = listing.find('\t', at);
+    if (end == std::string::npos || tab == std::string::npos || tab > end) return std::nullopt;
+    const std::string meta = listing.substr(at, tab - at), path = listing.substr(tab + 1, end - tab - 1);
+    at = end + 1;
+    if (meta.find(" blob ") == std::string::npos) continue;  // a submodule is no file in the working tree either
+    blobs.emplace_back(path, meta.substr(meta.rfind(' ') + 1));
+  }
+  // Their contents in one `git cat-file --batch`: "<object> blob <size>\n<bytes>\n" each.
+  char list_path[] = "/tmp/tessera-fingerprint-XXXXXX";
+  const int fd = mkstemp(list_path);
+  if (fd < 0) return std::nullopt;
+  std::string ids;
+  for (auto& b : blobs) ids += b.second + "\n";
+  const bool listed = write(fd, ids.data(), ids.size()) == static_cast<ssize_t>(ids.size());
+  close(fd);
+  const std::string contents = listed ? run_capture(git + "cat-file --batch < " + quote_arg(list_path)) : "";
+  unlink(list_path);
+  std::vector<std::string> lines;  // "path\0sha256\n", as source_fingerprint() builds them
+  size_t at = 0;
+  for (auto& [path, object] : blobs) {
+    const size_t header_end = contents.find('\n', at);
+    if (header_end == std::string::npos) return std::nullopt;
+    const std::string header = contents.substr(at, header_end - at);
+    if (header.rfind(object + " blob ", 0) != 0) return std::nullopt;
+    const size_t size = std::stoull(header.substr(header.rfind(' ') + 1));
+    if (header_end + 1 + size > contents.size()) return std::nullopt;
+    lines.push_back(path + '\0' + sha256_hex(std::string_view(contents).substr(header_end + 1, size)) + "\n");
+    at = header_end + 1 + size + 1;
+  }
+  std::sort(lines.begin(), lines.end());
+  std::string manifest;
+  for (const std::string& l : lines) manifest += l;
+  return sha256_hex(manifest);
+}
+
+GitState git_state(const std::string& root) {
+  GitState g;
+  if (!is_checkout_top(root)) return g;
   std::string commit = trim(run_capture("git -C " + quote_arg(root) + " rev-parse HEAD 2>/dev/null"));
   if (commit.size() != 40) return g;
   g.available = true;

@@ -3,6 +3,7 @@
 // tree was clean, the toolchain, the machine and the date.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "support/utc_time.hpp"
@@ -15,6 +16,12 @@ std::string source_root();
 // SHA-256 over "path\0sha256(content)\n" for the sorted files under src/,
 // include/, device/, tools/, cmake/ and CMakeLists.txt.
 std::string source_fingerprint(const std::string& root);
+
+// The same fingerprint of the sources at `commit` in the git checkout at
+// `root` (from git's objects, not the working tree); nullopt where `root` is
+// not a checkout's top level or the commit is not in it. `commit` must be 40
+// hex digits (anything else is nullopt: it comes from a packet).
+std::optional<std::string> source_fingerprint_at(const std::string& root, const std::string& commit);
 
 struct GitState {
   bool available = false;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "evidence/packet.hpp"
+#include "support/atomic_file.hpp"
 #include "support/diagnostic.hpp"
 #include "targets/lane.hpp"
 
@@ -137,7 +138,7 @@ int write_report(const std::string& dir, const std::string& root) {
                       r.tflops >= 0 ? fmt::format("{:.2f}", r.tflops) : "-", r.anchors.empty() ? "-" : r.anchors,
                       r.stable ? "yes" : "no", r.oracle, r.verdict);
   md << "\n![achieved bandwidth against the ceiling](report.svg)\n";
-  std::ofstream(fs::path(dir) / "report.md") << md.str();
+  write_file_atomic((fs::path(dir) / "report.md").string(), md.str());
 
   // Horizontal bars: achieved GB/s, with the run's ceiling as a tick.
   const int bar_h = 18, gap = 6, left = 330, width = 460, top = 40;
@@ -168,7 +169,7 @@ int write_report(const std::string& dir, const std::string& root) {
                        r.verdict == "fresh" ? "" : " (" + r.verdict + ")");
   }
   svg << "</svg>\n";
-  std::ofstream(fs::path(dir) / "report.svg") << svg.str();
+  write_file_atomic((fs::path(dir) / "report.svg").string(), svg.str());
   return packets;
 }
 

@@ -8,8 +8,11 @@
 #include "ir/parser.hpp"
 #include "ir/printer.hpp"
 #include "ir/target_dialect.hpp"
+#include "package/rederive.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/disk_cache.hpp"
+#include "support/atomic_file.hpp"
+#include "support/ed25519.hpp"
 #include "support/sha256.hpp"
 #include "targets/lane.hpp"
 
@@ -20,16 +23,19 @@ using json = nlohmann::json;
 
 namespace {
 
-void write_file(const fs::path& p, const std::string& bytes) {
-  std::ofstream o(p, std::ios::binary);
-  o << bytes;
-  if (!o) fail("E120", "cannot write '" + p.string() + "'");
-}
+void write_file(const fs::path& p, const std::string& bytes) { write_file_atomic(p.string(), bytes); }
 
-// The manifest's digest covers everything but the digest field itself.
+// The manifest's digest covers everything but the digest field itself (and a signature, made after it).
 std::string manifest_digest(json m) {
   m.erase("manifest_sha256");
+  m.erase("signature");
   return sha256_hex(m.dump());
+}
+
+// What a signature signs: the manifest without the signature, canonical, after a context string.
+std::string signed_message(json m) {
+  m.erase("signature");
+  return std::string(kPackageFormat) + " manifest\n" + m.dump();
 }
 
 }  // namespace
@@ -41,27 +47,17 @@ WriteResult write(const ir::Module& m, const std::string& target, const std::str
   for (ir::Op* c : t->funcs())
     if (func.empty() || c->sym == func) f = f ? f : c;
   if (!f) fail("E711", "no func @" + func + " in the module");
-  fs::create_directories(fs::path(dir) / "kernels");
+  std::error_code ec;
+  fs::create_directories(fs::path(dir) / "kernels", ec);
+  if (ec) fail("E120", "cannot create the package directory '" + dir + "/kernels': " + ec.message());
   WriteResult r;
   r.compile_check = "none (emitted only)";
   json kernels = json::array();
   for (auto& op : t->ops) {
     if (op->name != "target.kernel") continue;
     ir::KernelDesc k = ir::read_kernel_desc(*op);
-    const std::string src_file = "kernels/" + k.sym + lane.source_extension;
-    write_file(fs::path(dir) / src_file, k.source);
-    json buffers = json::array();
-    for (auto& b : k.buffers) buffers.push_back(b.str());
-    json entry = {{"sym", k.sym},         {"sha256", k.sha256}, {"source_file", src_file},         {"grid", k.grid},
-                  {"threads", k.threads}, {"buffers", buffers}, {"artifact_hash", k.artifact_hash}};
-    if (!k.tensor_maps.empty()) {  // CUDA TMA: encoded by the loader over its buffers, passed after them
-      json maps = json::array();
-      for (auto& t : k.tensor_maps) maps.push_back(t.str());
-      entry["tensor_maps"] = maps;
-    }
-    // CUDA: a program is a cluster of this many blocks (grid counts blocks; the
-    // source fixes the shape with __cluster_dims__, so a plain launch forms them).
-    if (const ir::Attr* c = op->attr("cluster")) entry["cluster"] = *c->as_int();
+    json entry = kernel_entry(*op, k, lane);
+    write_file(fs::path(dir) / entry["source_file"].get<std::string>(), k.source);
     if (lane.package_kernel)  // what its loader needs, or its compile check and product
       if (std::string check = lane.package_kernel(k, dir, entry); !check.empty()) r.compile_check = check;
     kernels.push_back(entry);
@@ -82,7 +78,7 @@ WriteResult write(const ir::Module& m, const std::string& target, const std::str
   return r;
 }
 
-Verification verify(const std::string& dir) {
+Verification verify(const std::string& dir, const std::string& public_key) {
   Verification v;
   json m;
   try {
@@ -112,8 +108,9 @@ Verification verify(const std::string& dir) {
     return v;
   }
   std::map<std::string, std::string> tir_digest;  // sym -> sha256 recorded in the Target IR
+  std::unique_ptr<ir::Module> t;
   try {
-    auto t = ir::parse_file((fs::path(dir) / tir_file).string());
+    t = ir::parse_file((fs::path(dir) / tir_file).string());
     ir::verify_target(*t);  // every embedded source against its sha256
     for (auto& op : t->ops)
       if (op->name == "target.kernel") tir_digest[op->sym] = ir::read_kernel_desc(*op).sha256;
@@ -141,10 +138,45 @@ Verification verify(const std::string& dir) {
       return v;
     }
   }
+  // The digests match; whether what the manifest says follows from the Target IR is checked apart.
+  if (std::string why = contradiction(m, *t, dir); !why.empty()) {
+    v.detail = why;
+    return v;
+  }
+  std::string note;
+  if (!public_key.empty()) {
+    const bool has = m.contains("signature") && m["signature"].is_object();
+    std::string key_id;
+    if (!has) {
+      v.detail = "[E862] not signed, and a signature by " + public_key + " was required";
+      return v;
+    }
+    if (m["signature"].value("algorithm", "") != "ed25519" ||
+        !ed25519_verify(public_key, signed_message(m), m["signature"].value("value", ""), &key_id)) {
+      v.detail = "[E862] the signature does not verify with " + public_key +
+                 " (the manifest changed after signing, or another key signed it)";
+      return v;
+    }
+    note = "; signature verified (key " + key_id.substr(0, 12) + ")";
+  } else if (m.contains("signature") && m["signature"].is_object()) {
+    note = "; signed by key " + m["signature"].value("key_id", std::string("?")).substr(0, 12) +
+           " (not checked: no --pubkey)";
+  }
   v.verdict = Verdict::Intact;
   v.detail = "intact: " + std::to_string(m["kernels"].size()) + " kernel(s) for " + m.value("target", "?") + "; " +
-             m.value("compile_check", "");
+             m.value("compile_check", "") + note;
   return v;
+}
+
+std::string sign(const std::string& dir, const std::string& private_key) {
+  const Verification v = verify(dir);
+  if (v.verdict != Verdict::Intact) fail("E864", "will not sign '" + dir + "': " + v.detail);
+  const std::string path = (fs::path(dir) / "manifest.json").string();
+  json m = json::parse(runtime::read_text_file(path));
+  const Ed25519Signature s = ed25519_sign(private_key, signed_message(m));
+  m["signature"] = {{"algorithm", "ed25519"}, {"key_id", s.key_id}, {"value", s.value_hex}};
+  write_file(path, m.dump(1) + "\n");
+  return s.key_id;
 }
 
 }  // namespace tessera::package

@@ -30,6 +30,13 @@ struct Verification {
   Verdict verdict = Verdict::Invalid;
   std::string detail;
 };
-Verification verify(const std::string& dir);
+// With `public_key` (PEM), the manifest must carry a signature by that key
+// (E862); the digests alone detect accidents, not forgery (docs/evidence.md).
+Verification verify(const std::string& dir, const std::string& public_key = "");
+
+// Signs manifest.json (which covers every file by digest) with an Ed25519
+// private key: "signature" = {algorithm, key_id, value}. E864 unless the
+// package verifies intact first. Returns the key's id.
+std::string sign(const std::string& dir, const std::string& private_key);
 
 }  // namespace tessera::package

@@ -15,6 +15,7 @@
 #include <limits>
 #include <string_view>
 
+#include "support/atomic_file.hpp"
 #include "support/diagnostic.hpp"
 
 namespace tessera {
@@ -378,12 +379,11 @@ void write_npy(const std::string& path, const Tensor& t) {
   out.append(header_len - dict.size() - 1, ' ');
   out += '\n';
 
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) fail_file("E410", path, std::string("cannot open for writing: ") + std::strerror(errno));
-  f.write(out.data(), static_cast<std::streamsize>(out.size()));
-  f.write(static_cast<const char*>(t.data()), static_cast<std::streamsize>(t.nbytes()));
-  f.close();  // flushes; a full disk shows up here
-  if (!f) fail_file("E410", path, "write error (disk full?)");
+  // Beside the target, then renamed over it: a full disk leaves the previous file as it was (E120).
+  AtomicFile f(path);
+  f.write(out);
+  f.write(t.data(), t.nbytes());
+  f.commit();
 }
 
 }  // namespace tessera

@@ -7,7 +7,8 @@
 //   write_npy writes; in Python, arr.view(np.uint16)) or '|V2' (2-byte void).
 //
 // Errors are tessera::Error with a stable code; every message names the file.
-//   E410 cannot open / read / write the file
+//   E410 cannot open / read the file
+//   E120 cannot write it (atomically: support/atomic_file.hpp; the previous file survives)
 //   E411 not a .npy file (bad magic)
 //   E412 unsupported format version
 //   E413 malformed header (syntax, missing/extra keys, bad or oversized shape)

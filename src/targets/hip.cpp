@@ -1,11 +1,11 @@
 // The HIP lane: kernels rendered for AMD GPUs and compile-checked by hipcc
 // (gfx90a); there is no AMD GPU here and no HIP runtime in this build, so
 // nothing runs (E722).
-#include <fstream>
 
 #include "render/cuda_renderer.hpp"
 #include "runtime/disk_cache.hpp"
 #include "runtime/hip/hip_toolchain.hpp"
+#include "support/atomic_file.hpp"
 #include "support/sha256.hpp"
 #include "targets/lane.hpp"
 
@@ -18,9 +18,7 @@ std::string package_code_object(const ir::KernelDesc& k, const std::filesystem::
   runtime::hip::CodeObject co = runtime::hip::compile(k);
   const std::string co_file = "kernels/" + k.sym + "." + co.arch + ".co";
   const std::string bytes = runtime::read_text_file(co.path);
-  std::ofstream o(dir / co_file, std::ios::binary);
-  o << bytes;
-  if (!o) fail("E120", "cannot write '" + (dir / co_file).string() + "'");
+  write_file_atomic((dir / co_file).string(), bytes);
   entry["code_object"] = {
       {"file", co_file}, {"arch", co.arch}, {"toolchain", co.toolchain}, {"sha256", sha256_hex(bytes)}};
   return "hipcc (" + co.toolchain + ") " + co.arch;

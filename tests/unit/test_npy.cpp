@@ -165,9 +165,9 @@ TEST(Npy, WritesNumpyHeaderLayout) {
   EXPECT_NE(read_bytes(path).find("'descr': '<u2'"), std::string::npos);
 }
 
-TEST(Npy, WriteToMissingDirectoryIsE410) {
+TEST(Npy, WriteToMissingDirectoryIsE120) {
   const std::string path = temp_path("no_such_dir") + "/x.npy";
-  expect_error("E410", [&] { write_npy(path, sample(DType::F32, {2})); });
+  expect_error("E120", [&] { write_npy(path, sample(DType::F32, {2})); });
 }
 
 // --- byte fixtures in the layout numpy writes --------------------------------

@@ -17,6 +17,7 @@
 #include "evidence/packet.hpp"
 #include "evidence/provenance.hpp"
 #include "evidence/report.hpp"
+#include "support/atomic_file.hpp"
 #include "support/diagnostic.hpp"
 
 namespace tessera::cli {
@@ -26,6 +27,7 @@ evidence::BenchOptions bench_opts;
 std::string out_path, report_dir, readme_path, check_readme_path;
 bool print_table = false;
 std::vector<std::string> verify_paths;
+std::string public_key, sign_path, private_key;
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -41,11 +43,7 @@ int run_table_modes() {
   if (print_table) fmt::print("{}", table);
   if (!readme_path.empty()) {
     const std::string before = read_text(readme_path), after = evidence::splice_table(before, table);
-    if (after != before) {
-      std::ofstream out(readme_path, std::ios::binary);
-      out << after;
-      if (!out) fail("E120", "cannot write '" + readme_path + "'");
-    }
+    if (after != before) write_file_atomic(readme_path, after);
     fmt::print("{} the performance table in {}\n", after != before ? "rewrote" : "unchanged:", readme_path);
   }
   if (!check_readme_path.empty()) {
@@ -59,6 +57,18 @@ int run_table_modes() {
     }
     fmt::print("{}: the performance table matches the packets\n", check_readme_path);
   }
+  return 0;
+}
+// Signs only what verifies (fresh, stale or unsealed): a signature vouches for a packet, not for an edit.
+int sign_packet_file() {
+  const evidence::Verification v = evidence::verify_packet(sign_path, evidence::source_root());
+  if (v.verdict == evidence::Verdict::Tampered || v.verdict == evidence::Verdict::Invalid)
+    fail("E864", "will not sign '" + sign_path + "': " + evidence::verdict_name(v.verdict) + ": " + v.detail);
+  nlohmann::json packet = nlohmann::json::parse(read_text(sign_path));
+  evidence::sign_packet(packet, private_key);
+  write_file_atomic(sign_path, packet.dump(1) + "\n");
+  fmt::print("signed {} (key {})\n", sign_path,
+             packet["manifest"]["signature"]["key_id"].get<std::string>().substr(0, 12));
   return 0;
 }
 }  // namespace
@@ -79,6 +89,10 @@ EvidenceCommands add_evidence_commands(CLI::App& app) {
   ev->require_subcommand(1);
   c.verify = ev->add_subcommand("verify", "is each packet intact, and fresh against the sources here?");
   c.verify->add_option("packets", verify_paths, "packet files")->required();
+  c.verify->add_option("--pubkey", public_key, "require a signature by this Ed25519 public key (PEM)");
+  c.sign = ev->add_subcommand("sign", "sign a packet's manifest with an Ed25519 private key (PEM) you hold");
+  c.sign->add_option("packet", sign_path, "packet file (rewritten in place)")->required();
+  c.sign->add_option("--key", private_key, "Ed25519 private key (PEM)")->required();
   c.report = ev->add_subcommand("report", "render every packet under DIR as report.md and report.svg");
   c.report->add_option("dir", report_dir, "directory of packets")->required();
   c.report->add_flag("--table", print_table, "print the headline performance table (DIR/headlines.json) instead");
@@ -92,9 +106,7 @@ EvidenceCommands add_evidence_commands(CLI::App& app) {
 int run_evidence_commands(const EvidenceCommands& c) {
   if (c.bench->parsed()) {
     nlohmann::json packet = evidence::run_bench(bench_opts);
-    std::ofstream out(out_path, std::ios::binary);
-    out << packet.dump(1) << "\n";
-    if (!out) fail("E120", "cannot write '" + out_path + "'");
+    write_file_atomic(out_path, packet.dump(1) + "\n");
     fmt::print("wrote {} packet {} ({} cases, commit {}, {})\n", packet.value("sealed", false) ? "sealed" : "UNSEALED",
                out_path, packet["cases"].size(), packet["source"].value("commit", "?"),
                packet["target"].get<std::string>());
@@ -112,12 +124,13 @@ int run_evidence_commands(const EvidenceCommands& c) {
     const std::string root = evidence::source_root();
     int worst = 0;
     for (const std::string& p : verify_paths) {
-      evidence::Verification v = evidence::verify_packet(p, root);
+      evidence::Verification v = evidence::verify_packet(p, root, public_key);
       fmt::print("{}: {}: {}\n", p, evidence::verdict_name(v.verdict), v.detail);
       worst = std::max(worst, static_cast<int>(v.verdict));
     }
     return worst;
   }
+  if (c.sign->parsed()) return sign_packet_file();
   if (c.report->parsed()) {
     if (print_table || !readme_path.empty() || !check_readme_path.empty()) return run_table_modes();
     int n = evidence::write_report(report_dir, evidence::source_root());

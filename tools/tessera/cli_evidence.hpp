@@ -8,6 +8,7 @@ struct EvidenceCommands {
   CLI::App* verify = nullptr;
   CLI::App* report = nullptr;
   CLI::App* fingerprint = nullptr;
+  CLI::App* sign = nullptr;
 };
 EvidenceCommands add_evidence_commands(CLI::App& app);
 // Runs whichever was parsed; returns its exit code, or -1 if none was.

@@ -20,14 +20,22 @@ CLI::App* add_package_command(CLI::App& app, PackageOptions& o) {
   auto* verify = pkg->add_subcommand("verify",
                                      "re-derive every digest of a package (exit 0 intact, 20 tampered, 21 invalid)");
   verify->add_option("dir", o.verify_dir)->required();
+  verify->add_option("--pubkey", o.public_key, "require a signature by this Ed25519 public key (PEM)");
+  auto* sign = pkg->add_subcommand("sign", "sign a package's manifest with an Ed25519 private key (PEM) you hold");
+  sign->add_option("dir", o.sign_dir)->required();
+  sign->add_option("--key", o.private_key, "Ed25519 private key (PEM)")->required();
   return pkg;
 }
 
 int package_cmd(const CLI::App& cmd, const PackageOptions& o) {
   if (cmd.got_subcommand("verify")) {
-    package::Verification v = package::verify(o.verify_dir);
+    package::Verification v = package::verify(o.verify_dir, o.public_key);
     fmt::print("{}: {}\n", o.verify_dir, v.detail);
     return static_cast<int>(v.verdict);
+  }
+  if (cmd.got_subcommand("sign")) {
+    fmt::print("signed {} (key {})\n", o.sign_dir, package::sign(o.sign_dir, o.private_key).substr(0, 12));
+    return 0;
   }
   if (o.file.empty() || o.out.empty()) fail("E125", "tessera package needs a program and --out DIR");
   auto m = ir::parse_file(o.file);

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <csignal>
-#include <fstream>
 #include <iostream>
 #include <map>
 
@@ -22,6 +21,7 @@
 #include "ir/verify.hpp"
 #include "passes/graph_to_schedule.hpp"
 #include "passes/pipeline.hpp"
+#include "support/atomic_file.hpp"
 #include "targets/device_query.hpp"
 
 using namespace tessera;
@@ -53,9 +53,7 @@ int compile_cmd(const std::string& file, const std::string& target, const std::s
   if (out.empty() || out == "-") {
     std::cout << text;
   } else {
-    std::ofstream o(out, std::ios::binary);
-    o << text;
-    if (!o) fail("E120", "cannot write '" + out + "'");
+    write_file_atomic(out, text);  // E120 (exit 1) on a full disk; the previous file survives
   }
   return 0;
 }
