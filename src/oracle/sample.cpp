@@ -1,5 +1,6 @@
 #include "oracle/sample.hpp"
 
+#include <algorithm>
 #include <cstddef>
 
 namespace tessera::oracle {
@@ -25,8 +26,10 @@ std::vector<uint8_t> sample_elements(const std::vector<int64_t>& shape, int64_t 
   for (int64_t d : shape) numel *= d;
   if (numel <= rows * cols) return {};
   const int64_t n = shape.back(), m = numel / n;
+  // Fewer rows than asked give their share to the columns (a vector is one row).
+  const int64_t taken = std::min(m, rows);
   std::vector<uint8_t> flags(static_cast<size_t>(numel), 0);
-  const std::vector<int64_t> cs = spread_indices(n, cols);
+  const std::vector<int64_t> cs = spread_indices(n, rows * cols / taken);
   for (int64_t i : spread_indices(m, rows))
     for (int64_t j : cs) flags[i * n + j] = 1;
   return flags;

@@ -17,8 +17,9 @@ namespace tessera::oracle {
 std::vector<int64_t> spread_indices(int64_t n, int64_t want);
 
 // One flag per element of a tensor of `shape`, set on a grid of spread rows
-// (the leading dims flattened) and spread columns (the last dim); empty (all
-// elements) when the tensor has at most rows * cols elements.
+// (the leading dims flattened) and spread columns (the last dim), rows * cols
+// in all (a tensor with fewer rows gets more columns); empty (all elements)
+// when the tensor has at most rows * cols elements.
 std::vector<uint8_t> sample_elements(const std::vector<int64_t>& shape, int64_t rows, int64_t cols);
 
 }  // namespace tessera::oracle
