@@ -3,8 +3,15 @@
 // loads it. They live below both so that the runtime need not depend on the
 // renderers (docs/architecture.md, "Layers").
 #pragma once
+#include <string>
 
 namespace tessera::ir {
+
+// The symbol a rendered kernel's source defines, named by its artifact hash
+// (the schedule it came from) and not by its func: the same kernel in a
+// renamed func, or in another program, is the same source, digest and cache
+// entry. The Target IR keeps readable names (@block_k3) for people.
+inline std::string kernel_entry_symbol(const std::string& artifact_hash) { return "tsr_" + artifact_hash.substr(0, 16); }
 
 inline constexpr const char* kCpuKernelAbi = "tessera.cpu.v1(void* const* buffers, int64 pid_begin, int64 pid_end)";
 inline constexpr const char* kCudaKernelAbi = "tessera.cuda.v1(buffer pointers in order; grid.x = programs)";

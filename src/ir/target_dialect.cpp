@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ir/graph_dialect.hpp"
+#include "ir/kernel_abi.hpp"
 #include "ir/schedule_dialect.hpp"
 #include "support/sha256.hpp"
 
@@ -143,6 +144,9 @@ KernelDesc read_kernel_desc(const Op& op) {
   k.source = string_attr(op, "source");
   k.sha256 = string_attr(op, "sha256");
   k.artifact_hash = string_attr(op, "artifact_hash");
+  if (k.artifact_hash.size() != 64 || k.artifact_hash.find_first_not_of("0123456789abcdef") != std::string::npos)
+    fail("E504", "target.kernel needs the 64-hex-digit artifact_hash of the schedule it came from", op.loc);
+  k.entry = kernel_entry_symbol(k.artifact_hash);
   const Attr* grid = op.attr("grid");
   auto g = grid ? grid->as_ints() : std::nullopt;
   if (!g || g->size() != 1 || (*g)[0] < 0) fail("E504", "target.kernel needs grid = [N]", op.loc);

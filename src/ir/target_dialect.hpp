@@ -44,6 +44,7 @@ struct TensorMapDesc {
 
 struct KernelDesc {
   std::string sym, target, abi, source, sha256, artifact_hash;
+  std::string entry;  // the symbol its source defines (kernel_abi.hpp)
   int64_t grid = 0;
   int64_t threads = 1;       // per program: a CUDA block's size; 1 on the CPU
   int64_t shared_bytes = 0;  // dynamic shared memory per program (CUDA: its one tile.alloca)

@@ -12,6 +12,7 @@ json kernel_entry(const ir::Op& op, const ir::KernelDesc& k, const targets::Lane
   json buffers = json::array();
   for (auto& b : k.buffers) buffers.push_back(b.str());
   json entry = {{"sym", k.sym},
+                {"entry", k.entry},
                 {"sha256", k.sha256},
                 {"source_file", "kernels/" + k.sym + lane.source_extension},
                 {"grid", k.grid},

@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "ir/kernel_abi.hpp"
 #include "ir/tile_ops.hpp"
 #include "render/c_like.hpp"
 
@@ -32,7 +33,7 @@ class MslRenderer : public CLikeRenderer {
   }
   std::string kernel_open(const Op& k) override {
     std::string s = "// artifact " + tile_string(k, "artifact_hash") + "\n";
-    s += "kernel void " + k.sym + "(";
+    s += "kernel void " + ir::kernel_entry_symbol(tile_string(k, "artifact_hash")) + "(";
     const Region& body = *k.regions[0];
     for (size_t i = 0; i < body.args.size(); ++i) {
       const Value* a = body.args[i].get();

@@ -187,7 +187,7 @@ CpuKernelFn CpuModuleCache::load(const ir::KernelDesc& k) {
     if (!handle) fail("E706", std::string("cannot load compiled kernel: ") + dlerror());
     loaded_[dir] = handle;
   }
-  auto fn = reinterpret_cast<CpuKernelFn>(dlsym(handle, k.sym.c_str()));
+  auto fn = reinterpret_cast<CpuKernelFn>(dlsym(handle, k.entry.c_str()));
   if (!fn) fail("E706", "compiled module has no symbol '" + k.sym + "'");
   return fn;
 }

@@ -23,7 +23,7 @@ Lane make_metal_lane() {
       "emitted and digested; never compiled by Apple's compiler nor run on an Apple GPU (the MSL's semantics are "
       "checked under host emulation, docs/status.md)";
   l.package_kernel = [](const ir::KernelDesc& k, const std::filesystem::path&, nlohmann::json& entry) {
-    entry["metal"] = {{"function", k.sym},  // what a Darwin loader needs to dispatch it
+    entry["metal"] = {{"function", k.entry},  // what a Darwin loader needs to dispatch it
                       {"threads_per_threadgroup", {k.threads, 1, 1}},
                       {"threadgroups_per_grid", {k.grid, 1, 1}},
                       {"simdgroup_width", 32},

@@ -87,7 +87,7 @@ CUfunction CudaModuleCache::load(const ir::KernelDesc& k) {
     loaded_[key] = module;
   }
   CUfunction fn = nullptr;
-  check(driver().cuModuleGetFunction(&fn, module, k.sym.c_str()), "cuModuleGetFunction");
+  check(driver().cuModuleGetFunction(&fn, module, k.entry.c_str()), "cuModuleGetFunction");
   // Above 48 KiB of dynamic shared memory a kernel must opt in.
   if (k.shared_bytes > 48 * 1024)
     check(driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

@@ -39,12 +39,13 @@ ir::KernelDesc emulated_host_kernel(const ir::KernelDesc& msl) {
   k.target = "cpu";
   k.abi = ir::kCpuKernelAbi;
   k.sym = emulated_symbol(msl.sym);
-  k.source = std::string("// Tessera: host emulation of Metal kernel @") + msl.sym + " (sha256 " + msl.sha256 +
+  k.entry = emulated_symbol(msl.entry);
+  k.source = std::string("// Tessera: host emulation of Metal kernel ") + msl.entry + " (sha256 " + msl.sha256 +
              "), placement emulated_msl. Not Metal.\n" + kEmulationHeader + "\n// ---- the MSL kernel, unchanged\n" +
              msl.source + "\n// ---- CPU entry: program g is threadgroup g of TSR_THREADS emulated threads\n" +
-             "extern \"C\" void " + k.sym + "(void* const* b, int64_t begin, int64_t end) {\n" +
+             "extern \"C\" void " + k.entry + "(void* const* b, int64_t begin, int64_t end) {\n" +
              "  for (int64_t g = begin; g < end; ++g)\n" +
-             "    msl_emu::run_threadgroup(TSR_THREADS, [&](const msl_emu::ThreadIds& id) {\n" + "      " + msl.sym +
+             "    msl_emu::run_threadgroup(TSR_THREADS, [&](const msl_emu::ThreadIds& id) {\n" + "      " + msl.entry +
              "(" + args + (args.empty() ? "" : ", ") + "id.tid, uint(g), id.simd_lane, id.simd);\n    });\n}\n";
   k.sha256 = sha256_hex(k.source);
   return k;

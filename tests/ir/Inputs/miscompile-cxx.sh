@@ -1,9 +1,10 @@
 #!/bin/sh
 # A test-only "miscompiling" C++ compiler (TESSERA_CXX): it compiles like g++,
-# except that in the kernel named by MISCOMPILE_KERNEL it first applies the
-# sed expression MISCOMPILE_SED (from that kernel's definition to the end of
-# the source). The kernel's recorded source and digest stay the ones Tessera
-# rendered: only the machine code is wrong, as with a real compiler bug.
+# except that in the kernel whose entry symbol is MISCOMPILE_KERNEL (tsr_...)
+# it first applies the sed expression MISCOMPILE_SED (from that kernel's
+# definition to the end of the source). The kernel's recorded source and
+# digest stay the ones Tessera rendered: only the machine code is wrong, as
+# with a real compiler bug.
 set -eu
 for a in "$@"; do
   shift
