@@ -10,6 +10,7 @@
 #include "ir/target_dialect.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/disk_cache.hpp"
+#include "support/file_read.hpp"
 #include "support/sha256.hpp"
 #include "targets/lane.hpp"
 
@@ -82,11 +83,16 @@ WriteResult write(const ir::Module& m, const std::string& target, const std::str
   return r;
 }
 
-Verification verify(const std::string& dir) {
+// Fields are read with their types assumed; verify turns a wrong type into
+// an invalid package.
+static Verification verify_fields(const std::string& dir) {
   Verification v;
   json m;
   try {
-    m = json::parse(runtime::read_text_file((fs::path(dir) / "manifest.json").string()));
+    std::string why;  // never a FIFO or device: it could block
+    auto text = read_regular_file((fs::path(dir) / "manifest.json").string(), why);
+    if (!text) throw std::runtime_error(why);
+    m = json::parse(*text);
   } catch (const std::exception& e) {
     v.detail = std::string("manifest.json is missing or not JSON: ") + e.what();
     return v;
@@ -102,9 +108,9 @@ Verification verify(const std::string& dir) {
     return v;
   }
   auto file_digest = [&](const std::string& rel) -> std::string {
-    std::ifstream in(fs::path(dir) / rel, std::ios::binary);
-    if (!in) return "missing";
-    return sha256_hex(runtime::read_text_file((fs::path(dir) / rel).string()));
+    std::string why;
+    auto bytes = read_regular_file((fs::path(dir) / rel).string(), why);
+    return bytes ? sha256_hex(*bytes) : "missing";
   };
   const std::string tir_file = m["target_ir"].value("file", "");
   if (file_digest(tir_file) != m["target_ir"].value("sha256", "")) {
@@ -145,6 +151,14 @@ Verification verify(const std::string& dir) {
   v.detail = "intact: " + std::to_string(m["kernels"].size()) + " kernel(s) for " + m.value("target", "?") + "; " +
              m.value("compile_check", "");
   return v;
+}
+
+Verification verify(const std::string& dir) {
+  try {
+    return verify_fields(dir);
+  } catch (const json::exception& e) {  // a field of the wrong type
+    return {Verdict::Invalid, std::string("manifest.json: a field has the wrong type: ") + e.what()};
+  }
 }
 
 }  // namespace tessera::package

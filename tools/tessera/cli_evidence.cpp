@@ -18,6 +18,7 @@
 #include "evidence/provenance.hpp"
 #include "evidence/report.hpp"
 #include "support/diagnostic.hpp"
+#include "support/file_read.hpp"
 
 namespace tessera::cli {
 
@@ -28,11 +29,10 @@ bool print_table = false;
 std::vector<std::string> verify_paths;
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("E857", "cannot read '" + path + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::string why;  // never a FIFO or device: it could block
+  auto text = read_regular_file(path, why);
+  if (!text) fail("E857", "cannot read '" + path + "': " + why);
+  return *text;
 }
 
 // The headline table alone: printed, spliced into a README, or compared with the README's copy.
