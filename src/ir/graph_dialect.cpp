@@ -120,7 +120,8 @@ void verify_func_return(const Op& func) {
 void verify_graph(const Module& m) {
   if (m.funcs().empty()) fail("E200", "the module has no func");
   for (auto& top : m.ops) {
-    if (top->name != "func") fail("E201", "'" + echo(top->name) + "' is not allowed at the top level of Graph IR", top->loc);
+    if (top->name != "func")
+      fail("E201", "'" + echo(top->name) + "' is not allowed at the top level of Graph IR", top->loc);
     for (auto& arg : top->regions[0]->args)
       if (!arg->type.is_tensor()) fail("E207", "func arguments must be tensors, got " + arg->type.str(), top->loc);
     const Region& body = *top->regions[0];

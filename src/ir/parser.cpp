@@ -145,7 +145,8 @@ class Parser {
       if (head == "tile" && dims.empty()) error_at(l, "E103", "a tile type needs at least one dimension");
       Type t = head == "tensor" ? Type::tensor(d, dims) : Type::tile(d, dims);
       if (!t.checked_numel())
-        error_at(l, "E103", "type '" + echo(head + "<" + body + ">") + "' has more elements or bytes than fit in 64 bits");
+        error_at(l, "E103",
+                 "type '" + echo(head + "<" + body + ">") + "' has more elements or bytes than fit in 64 bits");
       return t;
     }
     return Type::scalar(dtype_named(head, l));
@@ -398,8 +399,8 @@ class Parser {
       if (try_consume("->")) result_types = type_list_or_single();
       if (in.size() != o->operands.size())
         error_at(tl, "E104",
-                 "'" + echo(o->name) + "' has " + std::to_string(o->operands.size()) + " operands but its signature lists " +
-                     std::to_string(in.size()) + " types");
+                 "'" + echo(o->name) + "' has " + std::to_string(o->operands.size()) +
+                     " operands but its signature lists " + std::to_string(in.size()) + " types");
       for (size_t i = 0; i < in.size(); ++i)
         if (!(in[i] == o->operands[i]->type))
           error_at(operand_names[i].second, "E104",

@@ -50,7 +50,8 @@ class Error : public std::runtime_error {
  private:
   static std::string format(const std::string& code, const std::string& msg, const SourceLoc& loc) {
     std::string out;
-    if (loc.known()) out += echo(loc.file, 1000) + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col) + ": ";
+    if (loc.known())
+      out += echo(loc.file, 1000) + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col) + ": ";
     out += "error[" + code + "]: " + printable(msg);
     return out;
   }

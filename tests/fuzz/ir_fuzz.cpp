@@ -32,6 +32,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -71,18 +72,61 @@ struct Rng {
 };
 
 const std::vector<std::string>& extreme_numbers() {
-  static const std::vector<std::string> v = {
-      "0",          "-1",    "1",     "2",   "9223372036854775807", "-9223372036854775808", "99999999999999",
-      "4294967296", "2147483648", "1e309", "-1e309", "nan",         "inf",                  "-inf",
-      "1.5",        "-0.0",  "1e-320", "65536", std::string(400, '9'), "3037000500"};
+  static const std::vector<std::string> v = {"0",
+                                             "-1",
+                                             "1",
+                                             "2",
+                                             "9223372036854775807",
+                                             "-9223372036854775808",
+                                             "99999999999999",
+                                             "4294967296",
+                                             "2147483648",
+                                             "1e309",
+                                             "-1e309",
+                                             "nan",
+                                             "inf",
+                                             "-inf",
+                                             "1.5",
+                                             "-0.0",
+                                             "1e-320",
+                                             "65536",
+                                             std::string(400, '9'),
+                                             "3037000500"};
   return v;
 }
 
 const std::vector<std::string>& tokens() {
-  static const std::vector<std::string> v = {
-      "{", "}", "(", ")", "[", "]", "<", ">", "%", "@", ":", ",", "=", "->", "x", "\"", "\\", "\n", " ", "//",
-      std::string(1, '\0'), "\x93", "region", "return", "tile.for", "index", "f64", "tensor<", "ptr<f32>",
-      "tile<64xf32>", std::string(3000, 'a')};
+  static const std::vector<std::string> v = {"{",
+                                             "}",
+                                             "(",
+                                             ")",
+                                             "[",
+                                             "]",
+                                             "<",
+                                             ">",
+                                             "%",
+                                             "@",
+                                             ":",
+                                             ",",
+                                             "=",
+                                             "->",
+                                             "x",
+                                             "\"",
+                                             "\\",
+                                             "\n",
+                                             " ",
+                                             "//",
+                                             std::string(1, '\0'),
+                                             "\x93",
+                                             "region",
+                                             "return",
+                                             "tile.for",
+                                             "index",
+                                             "f64",
+                                             "tensor<",
+                                             "ptr<f32>",
+                                             "tile<64xf32>",
+                                             std::string(3000, 'a')};
   return v;
 }
 
@@ -199,21 +243,28 @@ void forge(ir::Module& m) {
   ir::stamp_ir_hashes(m);
 }
 
+// How each mutant ended, as forged or not: a code, or "accepted" (a summary
+// that shows how deep the mutants get).
+std::map<std::string, int64_t> g_outcomes;
+
 // Parse, verify and lower `text` as far as it goes. Throws only what is not a
 // tessera::Error.
 void exercise(const std::string& text, const std::string& target) {
   for (bool forged : {false, true}) {
+    const std::string how = forged ? "forged " : "";
     try {
       auto m = ir::parse(text, "fuzz.ir");
       if (forged) forge(*m);
       const ir::Layer layer = ir::detect_layer(*m);
       ir::verify(*m, layer);
-      if (layer == ir::Layer::Target) continue;  // verified; the runtime loads it through the same verifier
-      // Graph and Schedule IR through schedule_to_tile; Tile IR through the renderer.
-      auto lowered = passes::lower(*m, ir::Layer::Target, target);
-      ir::verify(*lowered, ir::Layer::Target);
-    } catch (const Error&) {
-      // refused with a stable code
+      if (layer != ir::Layer::Target) {  // Target IR: verified, and the runtime loads it through the same verifier
+        // Graph and Schedule IR through schedule_to_tile; Tile IR through the renderer.
+        auto lowered = passes::lower(*m, ir::Layer::Target, target);
+        ir::verify(*lowered, ir::Layer::Target);
+      }
+      ++g_outcomes[how + ir::layer_name(layer) + " accepted"];
+    } catch (const Error& e) {  // refused with a stable code
+      ++g_outcomes[how + e.code()];
     }
   }
 }
@@ -234,8 +285,8 @@ std::vector<Seed> seeds(const fs::path& root) {
     out.push_back({name + ":graph", ir::print(*graph), "cpu"});
     for (const char* target : {"cpu", "cuda"}) {
       try {
-        out.push_back({name + ":schedule:" + target,
-                       ir::print(*passes::lower(*graph, ir::Layer::Schedule, target)), target});
+        out.push_back(
+            {name + ":schedule:" + target, ir::print(*passes::lower(*graph, ir::Layer::Schedule, target)), target});
         out.push_back({name + ":tile:" + target, ir::print(*passes::lower(*graph, ir::Layer::Tile, target)), target});
         if (std::string(target) == "cpu")
           out.push_back(
@@ -297,7 +348,9 @@ int main() {
     alarm(0);
     ++iterations;
   }
-  std::cout << "ir_fuzz: " << iterations << " mutants of " << corpus.size() << " seeds in " << elapsed()
-            << " s (seed " << seed << "), no failure\n";
+  std::cout << "ir_fuzz: " << iterations << " mutants of " << corpus.size() << " seeds in " << elapsed() << " s (seed "
+            << seed << "), no failure; outcomes:";
+  for (auto& [what, n] : g_outcomes) std::cout << " " << what << "=" << n;
+  std::cout << "\n";
   return 0;
 }
