@@ -61,8 +61,8 @@ check-commits:
 	@scripts/check_commits.sh $(BASE)
 tidy: build
 	@cmake --build $(BUILD) --target tidy
-# ASan + UBSan: the unit tests (toolchain checks left out), lit and a fixed
-# sample of the end-to-end tests; the kernels compiled at run time are
+# ASan + UBSan: the unit tests (toolchain checks left out), lit, a fixed
+# sample of the end-to-end tests and a minute of the IR mutation fuzzer; the kernels compiled at run time are
 # sanitized too (TESSERA_CXX=scripts/sanitized_cxx.sh).
 ASAN_BUILD ?= build-asan
 ASAN_E2E ?= Semantics.*:Runtime.*:MatmulErrors.*:MatmulRuntime.*:Fusion*.*:RegionSample.*:All/ReduceMatrix.*/sum_f32_*
@@ -73,4 +73,5 @@ test-asan: setup
 	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 && \
 	  tests/tessera_unit_tests --gtest_filter='-*Hip*:*Nvrtc*:*NVRTC*:*Compile*' && \
 	  python3 /usr/lib/llvm-14/build/utils/lit/lit.py -q --param build_dir=$$PWD $(CURDIR)/tests/ir && \
-	  tests/tessera_e2e_tests --gtest_filter='$(ASAN_E2E)'
+	  tests/tessera_e2e_tests --gtest_filter='$(ASAN_E2E)' && \
+	  TESSERA_FUZZ_SECONDS=60 tests/tessera_ir_fuzz

@@ -28,6 +28,7 @@
 #include "runtime/executable.hpp"
 #include "runtime/inputs.hpp"
 #include "runtime/tensor.hpp"
+#include "support/file_read.hpp"
 #include "support/sha256.hpp"
 #include "targets/device_query.hpp"
 #include "targets/lane.hpp"
@@ -42,11 +43,10 @@ using json = nlohmann::json;
 namespace {
 
 std::string read_file_or(const std::string& path, const char* code, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(code, "cannot read " + what + " '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string why;  // never a FIFO or device: it could block
+  auto text = read_regular_file(path, why);
+  if (!text) fail(code, "cannot read " + what + " '" + path + "': " + why);
+  return *text;
 }
 
 // A kernel of the measured program: its symbol, digest and what ran it

@@ -1,12 +1,11 @@
 #include "evidence/packet.hpp"
 
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "evidence/packet_checks.hpp"
 #include "evidence/provenance.hpp"
 #include "support/ed25519.hpp"
+#include "support/file_read.hpp"
 #include "support/sha256.hpp"
 
 namespace tessera::evidence {
@@ -68,14 +67,16 @@ const char* verdict_name(Verdict v) {
   return "?";
 }
 
-Verification verify_packet(const std::string& path, const std::string& root, const std::string& public_key) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {Verdict::Invalid, "cannot read " + path};
-  std::stringstream ss;
-  ss << in.rdbuf();
+// Fields are read with their types assumed; verify_packet turns a wrong type
+// into an invalid packet.
+static Verification verify_packet_fields(const std::string& path, const std::string& root,
+                                         const std::string& public_key) {
+  std::string why;
+  std::optional<std::string> text = read_regular_file(path, why);
+  if (!text) return {Verdict::Invalid, "cannot read " + path + ": " + why};
   nlohmann::json p;
   try {
-    p = nlohmann::json::parse(ss.str());
+    p = nlohmann::json::parse(*text);
   } catch (const std::exception& e) {
     return {Verdict::Invalid, std::string("not valid JSON (truncated?): ") + e.what()};
   }
@@ -106,6 +107,14 @@ Verification verify_packet(const std::string& path, const std::string& root, con
     return {Verdict::Stale, "sources changed since it was recorded at " + commit + " (fingerprint " +
                                 recorded.substr(0, 12) + " vs now " + now.substr(0, 12) + ")" + note};
   return {Verdict::Fresh, "intact; recorded at " + commit + " from the same sources" + note};
+}
+
+Verification verify_packet(const std::string& path, const std::string& root, const std::string& public_key) {
+  try {
+    return verify_packet_fields(path, root, public_key);
+  } catch (const nlohmann::json::exception& e) {  // a field of the wrong type
+    return {Verdict::Invalid, std::string("a field has the wrong type: ") + e.what()};
+  }
 }
 
 }  // namespace tessera::evidence

@@ -12,6 +12,7 @@
 #include "evidence/packet.hpp"
 #include "support/atomic_file.hpp"
 #include "support/diagnostic.hpp"
+#include "support/file_read.hpp"
 #include "targets/lane.hpp"
 
 namespace tessera::evidence {
@@ -233,8 +234,10 @@ std::string headline_table(const std::string& dir, const std::string& root) {
   if (fs::exists(selection)) {
     json h;
     try {
-      std::ifstream in(selection);
-      h = json::parse(in);
+      std::string why;  // never a FIFO or device: it could block
+      auto text = read_regular_file(selection.string(), why);
+      if (!text) throw std::runtime_error(why);
+      h = json::parse(*text);
     } catch (const std::exception& e) {
       fail("E857", "'" + selection.string() + "' is not valid JSON: " + e.what());
     }

@@ -94,7 +94,15 @@ void verify_func_return(const Op& func) {
   const Region& body = *func.regions.at(0);
   if (body.ops.empty() || body.ops.back()->name != "return")
     fail("E208", "func @" + func.sym + " must end with 'return'", func.loc);
+  // `return` ends the func and defines nothing; a later layer maps each op's
+  // results onto the next, so a `return` elsewhere or with results is refused
+  // here for every layer rather than found missing by a pass.
+  for (auto& op : body.ops)
+    if (op->name == "return" && op.get() != body.ops.back().get())
+      fail("E208", "'return' must be the last op of func @" + func.sym, op->loc);
   const Op& ret = *body.ops.back();
+  if (!ret.results.empty() || !ret.regions.empty() || !ret.attrs.empty() || !ret.sym.empty())
+    fail("E208", "'return' takes only the values it returns (no results, attributes, symbol or regions)", ret.loc);
   auto results = func_result_types(func);
   if (ret.operands.size() != results.size())
     fail("E208",
@@ -112,7 +120,8 @@ void verify_func_return(const Op& func) {
 void verify_graph(const Module& m) {
   if (m.funcs().empty()) fail("E200", "the module has no func");
   for (auto& top : m.ops) {
-    if (top->name != "func") fail("E201", "'" + top->name + "' is not allowed at the top level of Graph IR", top->loc);
+    if (top->name != "func")
+      fail("E201", "'" + echo(top->name) + "' is not allowed at the top level of Graph IR", top->loc);
     for (auto& arg : top->regions[0]->args)
       if (!arg->type.is_tensor()) fail("E207", "func arguments must be tensors, got " + arg->type.str(), top->loc);
     const Region& body = *top->regions[0];
@@ -132,7 +141,7 @@ void verify_graph(const Module& m) {
       }
       if (op.name != "tessera.reduce")
         fail("E201",
-             "unknown Graph IR op '" + op.name +
+             "unknown Graph IR op '" + echo(op.name) +
                  "' (this build knows tessera.reduce, softmax, log_softmax, layer_norm, rms_norm, matmul, cast, "
                  "constant and the pointwise ops in docs/semantics.md)",
              op.loc);

@@ -2,11 +2,11 @@
 
 #include <cctype>
 #include <cstdlib>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
+
+#include "support/file_read.hpp"
 
 namespace tessera::ir {
 namespace {
@@ -65,7 +65,7 @@ class Parser {
     if (at_end()) return "end of input";
     char c = peek();
     if (std::isprint(static_cast<unsigned char>(c))) return std::string("'") + c + "'";
-    return "byte 0x" + std::to_string(static_cast<unsigned char>(c));
+    return "byte '" + echo(std::string_view(&s_[pos_], 1)) + "'";
   }
 
   void skip_ws() {
@@ -109,7 +109,7 @@ class Parser {
   // ---- types ----------------------------------------------------------------
   DType dtype_named(const std::string& name, const SourceLoc& l) {
     auto d = parse_dtype(name);
-    if (!d) error_at(l, "E103", "unknown element type '" + name + "' (expected f16, bf16, f32 or f64)");
+    if (!d) error_at(l, "E103", "unknown element type '" + echo(name) + "' (expected f16, bf16, f32 or f64)");
     return *d;
   }
 
@@ -119,11 +119,11 @@ class Parser {
     std::string head = ident("a type");
     if (head == "index") return Type::index();
     if (head == "tensor" || head == "tile" || head == "ptr") {
-      if (peek() != '<') error("E103", "expected '<' after '" + head + "'");
+      if (peek() != '<') error("E103", "expected '<' after '" + echo(head) + "'");
       ++pos_;
       size_t start = pos_;
       while (!at_end() && peek() != '>' && peek() != '\n') ++pos_;
-      if (peek() != '>') error_at(l, "E103", "unterminated type '" + head + "<'");
+      if (peek() != '>') error_at(l, "E103", "unterminated type '" + echo(head) + "<'");
       std::string body = s_.substr(start, pos_ - start);
       ++pos_;
       if (head == "ptr") return Type::ptr(dtype_named(body, l));
@@ -136,14 +136,18 @@ class Parser {
         std::string dim = body.substr(p, x - p);
         if (dim.empty() || dim.size() > 18 || dim.find_first_not_of("0123456789") != std::string::npos)
           error_at(l, "E103",
-                   "bad dimension '" + dim + "' in type '" + head + "<" + body +
-                       ">' (dimensions are non-negative integers; rank 0 is '" + head + "<f32>')");
+                   "bad dimension '" + echo(dim) + "' in type '" + echo(head + "<" + body + ">") +
+                       "' (dimensions are non-negative integers; rank 0 is '" + head + "<f32>')");
         dims.push_back(std::stoll(dim));
         p = x + 1;
       }
       DType d = dtype_named(body.substr(p), l);
       if (head == "tile" && dims.empty()) error_at(l, "E103", "a tile type needs at least one dimension");
-      return head == "tensor" ? Type::tensor(d, dims) : Type::tile(d, dims);
+      Type t = head == "tensor" ? Type::tensor(d, dims) : Type::tile(d, dims);
+      if (!t.checked_numel())
+        error_at(l, "E103",
+                 "type '" + echo(head + "<" + body + ">") + "' has more elements or bytes than fit in 64 bits");
+      return t;
     }
     return Type::scalar(dtype_named(head, l));
   }
@@ -190,7 +194,7 @@ class Parser {
       pos_ = save;
       return Attr(type());
     }
-    error_at(l, "E105", "unknown attribute value '" + word + "'");
+    error_at(l, "E105", "unknown attribute value '" + echo(word) + "'");
   }
 
   Attr number() {
@@ -222,13 +226,13 @@ class Parser {
     char* end = nullptr;
     if (is_float) {
       double d = std::strtod(text.c_str(), &end);
-      if (end != text.c_str() + text.size()) error_at(l, "E105", "malformed number '" + text + "'");
+      if (end != text.c_str() + text.size()) error_at(l, "E105", "malformed number '" + echo(text) + "'");
       return Attr(d);
     }
     long long v = std::strtoll(text.c_str(), &end, 10);
     if (end != text.c_str() + text.size() || text == "-" || text == "+")
-      error_at(l, "E105", "malformed number '" + text + "'");
-    if (errno == ERANGE) error_at(l, "E105", "integer '" + text + "' does not fit in 64 bits");
+      error_at(l, "E105", "malformed number '" + echo(text) + "'");
+    if (errno == ERANGE) error_at(l, "E105", "integer '" + echo(text) + "' does not fit in 64 bits");
     return Attr(static_cast<int64_t>(v));
   }
 
@@ -275,7 +279,7 @@ class Parser {
     do {
       SourceLoc l = loc();
       std::string key = ident("an attribute name");
-      if (d.count(key)) error_at(l, "E105", "duplicate attribute '" + key + "'");
+      if (d.count(key)) error_at(l, "E105", "duplicate attribute '" + echo(key) + "'");
       expect("=");
       d[key] = attr_value(0);
     } while (try_consume(","));
@@ -300,11 +304,11 @@ class Parser {
       auto f = it->find(name);
       if (f != it->end()) return f->second;
     }
-    error_at(l, "E101", "use of undefined value '%" + name + "'");
+    error_at(l, "E101", "use of undefined value '%" + echo(name) + "'");
   }
 
   void define(Value* v, const SourceLoc& l) {
-    if (!defined_.insert(v->name).second) error_at(l, "E102", "redefinition of value '%" + v->name + "'");
+    if (!defined_.insert(v->name).second) error_at(l, "E102", "redefinition of value '%" + echo(v->name) + "'");
     scopes_.back()[v->name] = v;
   }
 
@@ -338,7 +342,7 @@ class Parser {
     const bool is_func = try_consume("func");
     std::unique_ptr<Op> o = is_func ? func() : op(0);
     if (is_func) o->loc = l;
-    if (!o->sym.empty() && m.lookup(o->sym)) error_at(l, "E102", "redefinition of symbol '@" + o->sym + "'");
+    if (!o->sym.empty() && m.lookup(o->sym)) error_at(l, "E102", "redefinition of symbol '@" + echo(o->sym) + "'");
     return o;
   }
 
@@ -395,19 +399,19 @@ class Parser {
       if (try_consume("->")) result_types = type_list_or_single();
       if (in.size() != o->operands.size())
         error_at(tl, "E104",
-                 "'" + o->name + "' has " + std::to_string(o->operands.size()) + " operands but its signature lists " +
-                     std::to_string(in.size()) + " types");
+                 "'" + echo(o->name) + "' has " + std::to_string(o->operands.size()) +
+                     " operands but its signature lists " + std::to_string(in.size()) + " types");
       for (size_t i = 0; i < in.size(); ++i)
         if (!(in[i] == o->operands[i]->type))
           error_at(operand_names[i].second, "E104",
-                   "operand '%" + o->operands[i]->name + "' has type " + o->operands[i]->type.str() +
+                   "operand '%" + echo(o->operands[i]->name) + "' has type " + o->operands[i]->type.str() +
                        " but the signature says " + in[i].str());
     } else if (!o->operands.empty()) {
-      error("E100", "expected ':' and a type signature after the operands of '" + o->name + "'");
+      error("E100", "expected ':' and a type signature after the operands of '" + echo(o->name) + "'");
     }
     if (result_types.size() != result_names.size())
       error_at(l, "E104",
-               "'" + o->name + "' defines " + std::to_string(result_names.size()) +
+               "'" + echo(o->name) + "' defines " + std::to_string(result_names.size()) +
                    " results but its signature lists " + std::to_string(result_types.size()));
     while (try_consume("region")) {
       Region& r = o->add_region();
@@ -438,11 +442,10 @@ std::unique_ptr<Module> parse(const std::string& text, const std::string& filena
 }
 
 std::unique_ptr<Module> parse_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("E109", "cannot read IR file '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path);
+  std::string why;  // a FIFO or device is refused, never read (it could block forever)
+  std::optional<std::string> text = read_regular_file(path, why);
+  if (!text) fail("E109", "cannot read IR file '" + echo(path, 1000) + "': " + why);
+  return parse(*text, path);
 }
 
 Type parse_type(const std::string& text) {

@@ -24,7 +24,7 @@ void stamp_artifact_hash(Op& op) { op.attrs["artifact_hash"] = Attr(compute_arti
 
 void check_artifact_hash(const Op& op) {
   const Attr* h = op.attr("artifact_hash");
-  if (!h || !h->as_string()) fail("E302", "'" + op.name + "' has no artifact_hash", op.loc);
+  if (!h || !h->as_string()) fail("E302", "'" + echo(op.name) + "' has no artifact_hash", op.loc);
   if (*h->as_string() != compute_artifact_hash(op))
     fail("E301",
          "schedule altered after hashing: the attributes of '" + op.name +
@@ -34,26 +34,26 @@ void check_artifact_hash(const Op& op) {
 
 int64_t int_attr(const Op& op, const std::string& key) {
   const Attr* a = op.attr(key);
-  if (!a || !a->as_int()) fail("E302", "'" + op.name + "' needs an integer attribute '" + key + "'", op.loc);
+  if (!a || !a->as_int()) fail("E302", "'" + echo(op.name) + "' needs an integer attribute '" + key + "'", op.loc);
   return *a->as_int();
 }
 
 bool bool_attr(const Op& op, const std::string& key) {
   const Attr* a = op.attr(key);
-  if (!a || !a->as_bool()) fail("E302", "'" + op.name + "' needs a boolean attribute '" + key + "'", op.loc);
+  if (!a || !a->as_bool()) fail("E302", "'" + echo(op.name) + "' needs a boolean attribute '" + key + "'", op.loc);
   return *a->as_bool();
 }
 
 std::vector<int64_t> ints_attr(const Op& op, const std::string& key, size_t count) {
   const Attr* a = op.attr(key);
   if (!a || !a->as_ints() || a->as_ints()->size() != count)
-    fail("E302", "'" + op.name + "' needs '" + key + "' = [" + std::to_string(count) + " integers]", op.loc);
+    fail("E302", "'" + echo(op.name) + "' needs '" + key + "' = [" + std::to_string(count) + " integers]", op.loc);
   return *a->as_ints();
 }
 
 std::string string_attr(const Op& op, const std::string& key) {
   const Attr* a = op.attr(key);
-  if (!a || !a->as_string()) fail("E302", "'" + op.name + "' needs a string attribute '" + key + "'", op.loc);
+  if (!a || !a->as_string()) fail("E302", "'" + echo(op.name) + "' needs a string attribute '" + key + "'", op.loc);
   return *a->as_string();
 }
 
@@ -61,13 +61,15 @@ void verify_schedule(const Module& m) {
   if (m.funcs().empty()) fail("E200", "the module has no func");
   for (auto& top : m.ops) {
     if (top->name != "func")
-      fail("E303", "'" + top->name + "' is not allowed at the top level of Schedule IR", top->loc);
+      fail("E303", "'" + echo(top->name) + "' is not allowed at the top level of Schedule IR", top->loc);
     for (auto& op : top->regions[0]->ops) {
       if (op->name == "return") continue;
-      if (op->dialect() != "schedule") fail("E303", "'" + op->name + "' is not a Schedule IR op", op->loc);
+      if (op->dialect() != "schedule") fail("E303", "'" + echo(op->name) + "' is not a Schedule IR op", op->loc);
+      // each op becomes one kernel launch with one result (schedule_to_tile)
+      if (op->results.size() != 1) fail("E303", "'" + echo(op->name) + "' must define exactly one result", op->loc);
       const Attr* h = op->attr("artifact_hash");
       if (!h || !h->as_string() || h->as_string()->size() != 64)
-        fail("E302", "'" + op->name + "' needs a 64-hex-digit artifact_hash", op->loc);
+        fail("E302", "'" + echo(op->name) + "' needs a 64-hex-digit artifact_hash", op->loc);
     }
     verify_func_return(*top);
   }

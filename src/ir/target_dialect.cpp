@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ir/graph_dialect.hpp"
+#include "ir/ir_hash.hpp"
 #include "ir/kernel_abi.hpp"
 #include "ir/schedule_dialect.hpp"
 #include "support/sha256.hpp"
@@ -28,7 +29,7 @@ BufferDesc BufferDesc::parse(const std::string& s, const SourceLoc& loc) {
   std::string count = lb == std::string::npos || rb == std::string::npos ? "" : typed.substr(lb + 1, rb - lb - 1);
   if (name.empty() || !dt || count.empty() || count.size() > 18 ||
       count.find_first_not_of("0123456789") != std::string::npos || (access != "read" && access != "write"))
-    fail("E504", "malformed buffer descriptor '" + s + "' (expected e.g. \"in f32[4096] read\")", loc);
+    fail("E504", "malformed buffer descriptor '" + echo(s) + "' (expected e.g. \"in f32[4096] read\")", loc);
   d.dtype = *dt;
   d.elements = std::stoll(count);
   d.written = access == "write";
@@ -130,7 +131,7 @@ TensorMapDesc TensorMapDesc::parse(const std::string& s, const SourceLoc& loc) {
   }
   if (!ok || !dims || !strides || !box || !swizzle || !param)
     fail("E504",
-         "malformed tensor map descriptor '" + s +
+         "malformed tensor map descriptor '" + echo(s) +
              "' (expected e.g. \"a bf16 dims=[1024,8192] strides=[2048] box=[64,128] swizzle=128B param=3\")",
          loc);
   return t;
@@ -197,7 +198,7 @@ void verify_target(const Module& m) {
   for (auto& top : m.ops) {
     if (top->name == "func") continue;
     if (top->name != "target.kernel")
-      fail("E505", "'" + top->name + "' is not allowed at the top level of Target IR", top->loc);
+      fail("E505", "'" + echo(top->name) + "' is not allowed at the top level of Target IR", top->loc);
     KernelDesc k = read_kernel_desc(*top);
     if (sha256_hex(k.source) != k.sha256)
       fail("E503", "kernel @" + k.sym + ": source does not match its recorded sha256 (edited after synthesis?)",
@@ -208,7 +209,7 @@ void verify_target(const Module& m) {
   for (Op* f : m.funcs()) {
     for (auto& op : f->regions[0]->ops) {
       if (op->name == "return") continue;
-      if (op->name != "target.launch") fail("E505", "'" + op->name + "' is not a Target IR host op", op->loc);
+      if (op->name != "target.launch") fail("E505", "'" + echo(op->name) + "' is not a Target IR host op", op->loc);
       if (!kernels.count(op->sym)) fail("E505", "target.launch of unknown kernel @" + op->sym, op->loc);
       KernelDesc k = read_kernel_desc(*m.lookup(op->sym));
       if (k.buffers.size() != op->operands.size() + op->results.size())
@@ -224,6 +225,9 @@ void verify_target(const Module& m) {
     }
     verify_func_return(*f);
   }
+  // Last, so an edited source is reported as E503 and a bad launch as E505.
+  for (auto& top : m.ops)
+    if (top->name == "target.kernel") check_ir_hash(*top, m, "E507");
 }
 
 }  // namespace tessera::ir

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "ir/graph_dialect.hpp"
+#include "ir/ir_hash.hpp"
 #include "ir/library_call.hpp"
 #include "ir/target_dialect.hpp"
 #include "ir/tile_ops.hpp"
@@ -167,7 +168,7 @@ double combine_identity(const std::string& kind) {
   if (kind == "prod") return 1.0;
   if (kind == "max") return -std::numeric_limits<double>::infinity();
   if (kind == "min") return std::numeric_limits<double>::infinity();
-  fail("E402", "unknown combine kind '" + kind + "'");
+  fail("E402", "unknown combine kind '" + echo(kind) + "'");
 }
 
 void verify_tile(const Module& m) {
@@ -218,13 +219,13 @@ void verify_tile(const Module& m) {
       LibraryMatmul::from_kernel(*top);
       kernels.insert(top->sym);
     } else if (top->name != "func") {
-      fail("E404", "'" + top->name + "' is not allowed at the top level of Tile IR", top->loc);
+      fail("E404", "'" + echo(top->name) + "' is not allowed at the top level of Tile IR", top->loc);
     }
   }
   for (Op* f : m.funcs()) {
     for (auto& op : f->regions[0]->ops) {
       if (op->name == "return") continue;
-      if (op->name != "tile.launch") fail("E404", "'" + op->name + "' is not a Tile IR host op", op->loc);
+      if (op->name != "tile.launch") fail("E404", "'" + echo(op->name) + "' is not a Tile IR host op", op->loc);
       if (!kernels.count(op->sym)) fail("E405", "tile.launch of unknown kernel @" + op->sym, op->loc);
       const Op* k = m.lookup(op->sym);
       if (k->regions[0]->args.size() != op->operands.size() + op->results.size())
@@ -232,6 +233,9 @@ void verify_tile(const Module& m) {
     }
     verify_func_return(*f);
   }
+  // Last, so an edit that breaks a rule above is reported as that rule.
+  for (auto& top : m.ops)
+    if (top->name != "func") check_ir_hash(*top, m, "E406");
 }
 
 }  // namespace tessera::ir

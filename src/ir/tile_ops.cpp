@@ -8,7 +8,7 @@ namespace tessera::ir {
 
 namespace {
 
-[[noreturn]] void bad(const Op& op, const std::string& msg) { fail("E403", "'" + op.name + "': " + msg, op.loc); }
+[[noreturn]] void bad(const Op& op, const std::string& msg) { fail("E403", "'" + echo(op.name) + "': " + msg, op.loc); }
 
 bool is_index(const Value* v) { return v->type.kind == TypeKind::Index; }
 bool is_alloca(const Value* v) { return v->def && v->def->name == "tile.alloca"; }
@@ -46,7 +46,7 @@ void check_transpose(const Op& op) {
 void check_kind(const Op& op) {
   const std::string& kind = tile_string(op, "kind");
   if (kind != "sum" && kind != "prod" && kind != "max" && kind != "min")
-    fail("E402", "unknown combine kind '" + kind + "'", op.loc);
+    fail("E402", "unknown combine kind '" + echo(kind) + "'", op.loc);
 }
 
 void check_combine(const Op& op) {
@@ -428,13 +428,13 @@ const TileOpSpec* spec_of(const Op& op) {
 // that admits a `kind` read and to hold one.
 const Attr& declared(const Op& op, const char* key, AttrKind kind) {
   const TileOpSpec* spec = spec_of(op);
-  TESSERA_ASSERT(spec, "'" + op.name + "' has no entry in the Tile IR op table");
+  TESSERA_ASSERT(spec, "'" + echo(op.name) + "' has no entry in the Tile IR op table");
   const TileAttrSpec* a = find_attr(*spec, key);
   TESSERA_ASSERT(a && (a->kind == kind || (a->kind == AttrKind::Number && kind == AttrKind::Int)),
-                 "'" + op.name + "' declares no attribute '" + key + "' of that kind in the Tile IR op table");
+                 "'" + echo(op.name) + "' declares no attribute '" + key + "' of that kind in the Tile IR op table");
   const Attr* v = op.attr(key);
   TESSERA_ASSERT(v && attr_fits(*v, TileAttrSpec{key, kind, true, 0}),
-                 "'" + op.name + "' reached a read of '" + key + "' without one of its kind (unverified IR)");
+                 "'" + echo(op.name) + "' reached a read of '" + key + "' without one of its kind (unverified IR)");
   return *v;
 }
 
@@ -461,6 +461,7 @@ const TileOpSpec& tile_kernel_spec() {
       "()",
       {{"grid", K::Ints, kRequired, 1},
        {"artifact_hash", K::String, kRequired},
+       {"ir_hash", K::String, kOptional},  // required by verify_tile, absent while a family builds the kernel
        {"threads", K::Int, kOptional},
        {"vector_width", K::Int, kOptional},
        {"min_blocks", K::Int, kOptional},
@@ -492,7 +493,7 @@ std::optional<std::string> table_violation(const Op& op, const TileOpSpec& spec)
 
 void verify_tile_op(const Op& op) {
   const TileOpSpec* spec = find_tile_op(op.name);
-  if (!spec) fail("E404", "'" + op.name + "' is not a Tile IR kernel op", op.loc);
+  if (!spec) fail("E404", "'" + echo(op.name) + "' is not a Tile IR kernel op", op.loc);
   if (auto v = table_violation(op, *spec)) bad(op, *v);
   if (spec->check) spec->check(op);
   for (auto& region : op.regions)

@@ -1,11 +1,23 @@
 #include "ir/type.hpp"
 
+#include "support/diagnostic.hpp"
+
 namespace tessera::ir {
 
-int64_t Type::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+std::optional<int64_t> Type::checked_numel() const {
+  int64_t n = 1, bytes = 0;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
+  if (__builtin_mul_overflow(n, static_cast<int64_t>(dtype_size(dtype)), &bytes)) return std::nullopt;
   return n;
+}
+
+// The parser refuses a type whose size overflows (E103 with its location); a
+// type derived from others (a broadcast, a matmul) can still reach here.
+int64_t Type::numel() const {
+  auto n = checked_numel();
+  if (!n) fail("E103", "type " + str() + " has more elements or bytes than fit in 64 bits");
+  return *n;
 }
 
 std::string Type::str() const {

@@ -5,6 +5,7 @@
 //   f32, index                              scalars
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,9 @@ struct Type {
 
   bool is_tensor() const { return kind == TypeKind::Tensor; }
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
-  int64_t numel() const;
+  int64_t numel() const;  // E103 when the element count or byte size overflows int64
+  // The element count, or nullopt when it or the byte size overflows int64.
+  std::optional<int64_t> checked_numel() const;
   std::string str() const;
   bool operator==(const Type& o) const {
     return kind == o.kind && shape == o.shape && (kind == TypeKind::Index || dtype == o.dtype);

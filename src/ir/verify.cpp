@@ -39,7 +39,7 @@ Layer detect_layer(const Module& m) {
   if (d == "schedule") return Layer::Schedule;
   if (d == "tile") return Layer::Tile;
   if (d == "target") return Layer::Target;
-  fail("E110", "unknown dialect '" + d + "'");
+  fail("E110", "unknown dialect '" + echo(d) + "'");
 }
 
 void verify(const Module& m, Layer l) {

@@ -13,6 +13,7 @@
 #include "runtime/disk_cache.hpp"
 #include "support/atomic_file.hpp"
 #include "support/ed25519.hpp"
+#include "support/file_read.hpp"
 #include "support/sha256.hpp"
 #include "targets/lane.hpp"
 
@@ -78,11 +79,16 @@ WriteResult write(const ir::Module& m, const std::string& target, const std::str
   return r;
 }
 
-Verification verify(const std::string& dir, const std::string& public_key) {
+// Fields are read with their types assumed; verify turns a wrong type into
+// an invalid package.
+static Verification verify_fields(const std::string& dir, const std::string& public_key) {
   Verification v;
   json m;
   try {
-    m = json::parse(runtime::read_text_file((fs::path(dir) / "manifest.json").string()));
+    std::string why;  // never a FIFO or device: it could block
+    auto text = read_regular_file((fs::path(dir) / "manifest.json").string(), why);
+    if (!text) throw std::runtime_error(why);
+    m = json::parse(*text);
   } catch (const std::exception& e) {
     v.detail = std::string("manifest.json is missing or not JSON: ") + e.what();
     return v;
@@ -98,9 +104,9 @@ Verification verify(const std::string& dir, const std::string& public_key) {
     return v;
   }
   auto file_digest = [&](const std::string& rel) -> std::string {
-    std::ifstream in(fs::path(dir) / rel, std::ios::binary);
-    if (!in) return "missing";
-    return sha256_hex(runtime::read_text_file((fs::path(dir) / rel).string()));
+    std::string why;
+    auto bytes = read_regular_file((fs::path(dir) / rel).string(), why);
+    return bytes ? sha256_hex(*bytes) : "missing";
   };
   const std::string tir_file = m["target_ir"].value("file", "");
   if (file_digest(tir_file) != m["target_ir"].value("sha256", "")) {
@@ -166,6 +172,14 @@ Verification verify(const std::string& dir, const std::string& public_key) {
   v.detail = "intact: " + std::to_string(m["kernels"].size()) + " kernel(s) for " + m.value("target", "?") + "; " +
              m.value("compile_check", "") + note;
   return v;
+}
+
+Verification verify(const std::string& dir, const std::string& public_key) {
+  try {
+    return verify_fields(dir, public_key);
+  } catch (const json::exception& e) {  // a field of the wrong type
+    return {Verdict::Invalid, std::string("manifest.json: a field has the wrong type: ") + e.what()};
+  }
 }
 
 std::string sign(const std::string& dir, const std::string& private_key) {

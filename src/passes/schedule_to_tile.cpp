@@ -9,6 +9,7 @@
 #include "families/reduce/reduce_tile.hpp"
 #include "families/rowwise/rowwise_tile.hpp"
 #include "families/transpose/transpose_tile.hpp"
+#include "ir/ir_hash.hpp"
 #include "ir/schedule_dialect.hpp"
 
 namespace tessera::passes {
@@ -73,6 +74,7 @@ std::unique_ptr<Module> schedule_to_tile(const Module& schedule) {
   }
   std::vector<std::unique_ptr<Op>> funcs = std::move(host_funcs);
   for (auto& f : funcs) out->ops.push_back(std::move(f));
+  stamp_ir_hashes(*out);
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "ir/ir_hash.hpp"
 #include "ir/library_call.hpp"
 #include "ir/target_dialect.hpp"
 #include "ir/tile_dialect.hpp"
@@ -83,6 +84,7 @@ std::unique_ptr<Module> tile_to_target(const Module& tile, const std::string& ta
     k->attrs["source"] = std::move(source);
     op = std::move(k);
   }
+  stamp_ir_hashes(*out);
   verify_target(*out);
   return out;
 }

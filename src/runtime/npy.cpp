@@ -13,10 +13,12 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <string_view>
 
 #include "support/atomic_file.hpp"
 #include "support/diagnostic.hpp"
+#include "support/file_read.hpp"
 
 namespace tessera {
 namespace {
@@ -266,10 +268,7 @@ int64_t checked_nbytes(const std::vector<int64_t>& shape, int64_t elem_size) {
   return zero ? 0 : n;
 }
 
-bool read_exact(std::ifstream& in, char* dst, std::streamsize n) {
-  in.read(dst, n);
-  return in.gcount() == n;
-}
+bool read_exact(RegularFile& in, char* dst, int64_t n) { return in.read(dst, n) == n; }
 
 uint64_t read_le(const unsigned char* p, int bytes) {
   uint64_t v = 0;
@@ -278,14 +277,12 @@ uint64_t read_le(const unsigned char* p, int bytes) {
 }
 
 Tensor read_impl(const std::string& path, const DType* expected_dtype, const std::vector<int64_t>* expected_shape) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail_file("E410", path, std::string("cannot open: ") + std::strerror(errno));
-  std::error_code ec;  // a directory opens fine on Linux but every read fails
-  if (std::filesystem::is_directory(path, ec)) fail_file("E410", path, "cannot read: is a directory");
-  in.seekg(0, std::ios::end);
-  const std::streamoff file_size = in.tellg();
-  in.seekg(0, std::ios::beg);
-  if (file_size < 0 || !in) fail_file("E410", path, "cannot determine file size");
+  // A FIFO, directory or device is refused before any read could block.
+  std::string why;
+  std::optional<RegularFile> file = RegularFile::open(path, why);
+  if (!file) fail_file("E410", path, "cannot open: " + why);
+  RegularFile& in = *file;
+  const int64_t file_size = in.size();
 
   // Preamble: magic (6), version (2), header length (2 or 4).
   unsigned char pre[12] = {};
@@ -307,7 +304,7 @@ Tensor read_impl(const std::string& path, const DType* expected_dtype, const std
               "malformed .npy header: header length " + std::to_string(header_len) + " exceeds the " +
                   std::to_string(kMaxHeaderLen) + "-byte limit");
   std::string text(header_len, '\0');
-  if (!read_exact(in, text.data(), static_cast<std::streamsize>(header_len)))
+  if (!read_exact(in, text.data(), static_cast<int64_t>(header_len)))
     fail_file("E413", path,
               "malformed .npy header: file ends inside the header (" + std::to_string(header_len) + " bytes declared)");
 
@@ -334,11 +331,12 @@ Tensor read_impl(const std::string& path, const DType* expected_dtype, const std
               "truncated data: expected " + std::to_string(nbytes) + " bytes, file has " + std::to_string(available));
 
   Tensor t = Tensor::empty(dtype, h.shape);
-  // One read straight into the tensor: no staging copy, and libstdc++ loops
-  // over the OS's per-call limit, so arrays over 2/4 GiB are fine.
-  if (!read_exact(in, static_cast<char*>(t.data()), nbytes))
+  // One read straight into the tensor: no staging copy (RegularFile::read
+  // loops over the OS's per-call limit, so arrays over 2 GiB are fine).
+  if (const int64_t got = in.read(t.data(), nbytes); got != nbytes)
     fail_file("E410", path,
-              "read error after " + std::to_string(in.gcount()) + " of " + std::to_string(nbytes) + " data bytes");
+              got < 0 ? std::string("read error: ") + std::strerror(errno)
+                      : "read error after " + std::to_string(got) + " of " + std::to_string(nbytes) + " data bytes");
   return t;
 }
 

@@ -5,8 +5,29 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace tessera {
+
+// Input quoted in a diagnostic (a name, a number, a type, a string attribute):
+// control and non-ASCII bytes are escaped as \xNN and at most `max` bytes are
+// shown, so an error line stays one short, printable line whatever the input.
+inline std::string echo(std::string_view s, size_t max = 200) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < max; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  if (s.size() > max) out += "... (" + std::to_string(s.size()) + " bytes)";
+  return out;
+}
 
 struct SourceLoc {
   std::string file;
@@ -29,8 +50,31 @@ class Error : public std::runtime_error {
  private:
   static std::string format(const std::string& code, const std::string& msg, const SourceLoc& loc) {
     std::string out;
-    if (loc.known()) out += loc.file + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col) + ": ";
-    out += "error[" + code + "]: " + msg;
+    if (loc.known())
+      out += echo(loc.file, 1000) + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col) + ": ";
+    out += "error[" + code + "]: " + printable(msg);
+    return out;
+  }
+  // The last guard for a message that quotes input without echo(): every
+  // line printable, none longer than kMaxLine bytes. Lines are kept (a
+  // compiler's log, a table of candidates follow some messages).
+  static std::string printable(const std::string& msg) {
+    constexpr size_t kMaxLine = 1000;
+    std::string out;
+    size_t start = 0;
+    while (start <= msg.size()) {
+      size_t end = msg.find('\n', start);
+      if (end == std::string::npos) end = msg.size();
+      std::string_view line(msg.data() + start, end - start);
+      for (size_t i = 0; i < line.size() && i < kMaxLine; ++i) {
+        const auto c = static_cast<unsigned char>(line[i]);
+        out += (c < 0x20 && c != '\t') || c == 0x7f ? echo(line.substr(i, 1)) : std::string(1, line[i]);
+      }
+      if (line.size() > kMaxLine) out += "... (" + std::to_string(line.size()) + " bytes)";
+      if (end == msg.size()) break;
+      out += '\n';
+      start = end + 1;
+    }
     return out;
   }
   std::string code_, message_;

@@ -2,9 +2,10 @@
 
 #include <openssl/evp.h>
 
-#include <fstream>
 #include <memory>
 #include <vector>
+
+#include "support/file_read.hpp"
 
 namespace tessera {
 namespace {
@@ -28,14 +29,17 @@ std::string sha256_hex(std::string_view data) {
 }
 
 std::string sha256_file_hex(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::string why;  // a FIFO or device is "unreadable", never read (it could block)
+  auto in = RegularFile::open(path, why);
   if (!in) return "";
   Ctx ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
   EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
   std::vector<char> buf(1 << 16);
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(in.gcount()));
+  while (true) {
+    const int64_t got = in->read(buf.data(), static_cast<int64_t>(buf.size()));
+    if (got < 0) return "";
+    EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(got));
+    if (got < static_cast<int64_t>(buf.size())) break;
   }
   unsigned char out[EVP_MAX_MD_SIZE];
   unsigned n = 0;

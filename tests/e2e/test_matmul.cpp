@@ -2,6 +2,7 @@
 // oracle, bitwise the same on 1 and 3 threads; epilogues fused into the one
 // kernel; a kernel that drops part of K is caught; bad programs are errors.
 #include "e2e_util.hpp"
+#include "ir/ir_hash.hpp"
 #include "ir/parser.hpp"
 #include "ir/printer.hpp"
 #include "ir/schedule_dialect.hpp"
@@ -170,6 +171,7 @@ TEST(MatmulRuntime, ALibraryRecordThatDisagreesWithItsBuffersIsRefused) {
       op->attrs["source"] = src;
       op->attrs["sha256"] = sha256_hex(src);
     }
+  ir::stamp_ir_hashes(*target);  // a deliberate edit, past the digests that catch accidental ones
   try {
     runtime::CpuExecutable::load(*target);
     ADD_FAILURE() << "a library call past its buffers was loaded";

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "fusion_cases.hpp"
+#include "ir/ir_hash.hpp"
 #include "ir/target_dialect.hpp"
 #include "oracle/reference.hpp"
 #include "passes/pipeline.hpp"
@@ -175,6 +176,7 @@ TEST(MetalEmulation, CatchesANaiveMax) {
     op->attrs["source"] = src;
     op->attrs["sha256"] = sha256_hex(src);
   }
+  ir::stamp_ir_hashes(*target);  // a deliberate edit, past the digests that catch accidental ones
   MetalProgram honest = reduce_metal({4, 300}, DType::F32, "max", {1}, false);
   Tensor good = run_and_check(honest, {x})[0];
   for (int r = 0; r < 4; ++r) EXPECT_TRUE(std::isnan(good.get(r)));

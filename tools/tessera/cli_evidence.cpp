@@ -19,6 +19,7 @@
 #include "evidence/report.hpp"
 #include "support/atomic_file.hpp"
 #include "support/diagnostic.hpp"
+#include "support/file_read.hpp"
 
 namespace tessera::cli {
 
@@ -30,11 +31,10 @@ std::vector<std::string> verify_paths;
 std::string public_key, sign_path, private_key;
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("E857", "cannot read '" + path + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::string why;  // never a FIFO or device: it could block
+  auto text = read_regular_file(path, why);
+  if (!text) fail("E857", "cannot read '" + path + "': " + why);
+  return *text;
 }
 
 // The headline table alone: printed, spliced into a README, or compared with the README's copy.

@@ -1,0 +1,158 @@
+// Input that crashed, hung or flooded Tessera (issue 19) is refused with a
+// stable code: non-regular files, oversized types, edited Tile and Target IR,
+// wrong-typed JSON, and diagnostics that would echo raw or huge input.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include "evidence/packet.hpp"
+#include "ir/ir_hash.hpp"
+#include "ir/parser.hpp"
+#include "ir/printer.hpp"
+#include "ir/verify.hpp"
+#include "package/aot_package.hpp"
+#include "passes/pipeline.hpp"
+#include "runtime/npy.hpp"
+#include "support/diagnostic.hpp"
+#include "support/file_read.hpp"
+
+namespace tessera {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("tessera-robust-" + std::to_string(getpid()) + "-" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+std::string code_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.code();
+  }
+  return "none";
+}
+
+TEST(Echo, EscapesAndCuts) {
+  EXPECT_EQ(echo("f32"), "f32");
+  EXPECT_EQ(echo(std::string("a\0b\n\x93", 5)), "a\\x00b\\x0a\\x93");
+  const std::string cut = echo(std::string(20000, '7'));
+  EXPECT_EQ(cut, std::string(200, '7') + "... (20000 bytes)");
+}
+
+TEST(Echo, EveryErrorLineIsPrintableAndShort) {
+  const Error e("E100", std::string("x\0y", 3) + std::string(5000, 'z') + "\nnext line");
+  const std::string what = e.what();
+  EXPECT_EQ(what.find('\0'), std::string::npos);
+  EXPECT_NE(what.find("x\\x00y"), std::string::npos);
+  EXPECT_NE(what.find("... (5003 bytes)\nnext line"), std::string::npos);
+  EXPECT_LT(what.size(), 1100u);
+}
+
+TEST(RegularFile, RefusesFifoDirectoryAndDeviceWithoutBlocking) {
+  const fs::path d = scratch_dir("files");
+  ASSERT_EQ(mkfifo((d / "fifo").c_str(), 0600), 0);
+  std::string why;
+  EXPECT_FALSE(read_regular_file((d / "fifo").string(), why));  // no writer: open() would block
+  EXPECT_NE(why.find("FIFO"), std::string::npos);
+  EXPECT_FALSE(read_regular_file(d.string(), why));
+  EXPECT_EQ(why, "is a directory");
+  EXPECT_FALSE(read_regular_file("/dev/null", why));
+  EXPECT_NE(why.find("device"), std::string::npos);
+  EXPECT_FALSE(read_regular_file((d / "absent").string(), why));
+  write(d / "ok", std::string("a\0b", 3));
+  auto text = read_regular_file((d / "ok").string(), why);
+  ASSERT_TRUE(text);
+  EXPECT_EQ(*text, std::string("a\0b", 3));
+
+  EXPECT_EQ(code_of([&] { ir::parse_file((d / "fifo").string()); }), "E109");
+  EXPECT_EQ(code_of([&] { read_npy_any((d / "fifo").string()); }), "E410");
+  EXPECT_EQ(code_of([&] { read_npy_any("/dev/zero"); }), "E410");
+  fs::remove_all(d);
+}
+
+TEST(Types, ElementCountOrBytesBeyondInt64AreRefused) {
+  EXPECT_EQ(ir::parse_type("tensor<4x8xf32>").checked_numel(), 32);
+  EXPECT_FALSE(ir::parse_type("tensor<4x8xf32>").checked_numel() == std::nullopt);
+  EXPECT_EQ(code_of([] { ir::parse_type("tensor<3037000500x3037000500xf32>"); }), "E103");
+  EXPECT_EQ(code_of([] { ir::parse_type("tensor<2x999999999999999999xf64>"); }), "E103");
+  // a type built by a pass, not parsed, is checked where its size is taken
+  const ir::Type big = ir::Type::tensor(DType::F32, {3037000500, 3037000500});
+  EXPECT_FALSE(big.checked_numel());
+  EXPECT_EQ(code_of([&] { (void)big.numel(); }), "E103");
+}
+
+constexpr const char* kProgram = R"(
+func @f(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %y = tessera.reduce %x {kind = "sum", axes = [1]} : tensor<4x8xf32> -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+)";
+
+TEST(IrHash, EditedTileAndTargetKernelsAreRefused) {
+  for (auto [layer, code] : {std::pair{ir::Layer::Tile, "E406"}, std::pair{ir::Layer::Target, "E507"}}) {
+    const std::string text = ir::print(*passes::lower(*ir::parse(kProgram), layer, "cpu"));
+    auto m = ir::parse(text);
+    ir::verify(*m, layer);  // printed and parsed back, it still matches
+    ir::Op* kernel = m->ops.front().get();
+    ASSERT_NE(kernel->attr("ir_hash"), nullptr);
+    kernel->attrs["grid"] = ir::Attr::ints({400});
+    EXPECT_EQ(code_of([&] { ir::verify(*m, layer); }), code);
+    ir::stamp_ir_hashes(*m);  // a forger recomputes it: the digest detects edits, not forgery
+    EXPECT_EQ(code_of([&] { ir::verify(*m, layer); }), "none");
+    kernel->attrs.erase("ir_hash");
+    EXPECT_EQ(code_of([&] { ir::verify(*m, layer); }), code);
+  }
+}
+
+TEST(IrHash, CoversTheLaunchTypes) {
+  const std::string text = ir::print(*passes::lower(*ir::parse(kProgram), ir::Layer::Tile, "cpu"));
+  std::string edited = text;
+  for (size_t at; (at = edited.find("tensor<4x8xf32>")) != std::string::npos;)
+    edited.replace(at, 15, "tensor<1x8xf32>");  // a smaller buffer than the kernel reads
+  auto m = ir::parse(edited);
+  EXPECT_EQ(code_of([&] { ir::verify(*m, ir::Layer::Tile); }), "E406");
+}
+
+TEST(Verify, ReturnIsLastAndDefinesNothing) {
+  const std::string sched = ir::print(*passes::lower(*ir::parse(kProgram), ir::Layer::Schedule, "cpu"));
+  std::string mid = sched;
+  mid.replace(mid.find("schedule.reduce"), 15, "return");  // "%y = return %x {...}": was E999 (map::at)
+  EXPECT_EQ(code_of([&] { passes::lower(*ir::parse(mid), ir::Layer::Tile, "cpu"); }), "E208");
+  const std::string with_result = R"(
+func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = return %x : tensor<4xf32> -> tensor<4xf32>
+}
+)";
+  EXPECT_EQ(code_of([&] { ir::verify(*ir::parse(with_result), ir::Layer::Graph); }), "E208");
+}
+
+TEST(JsonReaders, WrongTypedFieldsAreInvalidNotInternal) {
+  const fs::path d = scratch_dir("json");
+  for (const char* body : {R"({"format": 5})", R"({"format": "tessera-evidence-v1", "manifest": 3})", R"([1, 2])"}) {
+    write(d / "p.json", body);
+    evidence::Verification v = evidence::verify_packet((d / "p.json").string(), d.string());
+    EXPECT_TRUE(v.verdict == evidence::Verdict::Invalid || v.verdict == evidence::Verdict::Tampered) << body;
+  }
+  write(d / "p.json", R"({"format": 5})");
+  EXPECT_EQ(evidence::verify_packet((d / "p.json").string(), d.string()).verdict, evidence::Verdict::Invalid);
+  write(d / "manifest.json", R"({"format": 5, "kernels": 1, "target_ir": 2, "manifest_sha256": 3})");
+  package::Verification v = package::verify(d.string());
+  EXPECT_EQ(v.verdict, package::Verdict::Invalid);
+  EXPECT_NE(v.detail.find("wrong type"), std::string::npos) << v.detail;
+  fs::remove_all(d);
+}
+
+}  // namespace
+}  // namespace tessera
