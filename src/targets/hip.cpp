@@ -17,7 +17,7 @@ namespace {
 std::string package_code_object(const ir::KernelDesc& k, const std::filesystem::path& dir, nlohmann::json& entry) {
   runtime::hip::CodeObject co = runtime::hip::compile(k);
   const std::string co_file = "kernels/" + k.sym + "." + co.arch + ".co";
-  const std::string bytes = runtime::read_text_file(co.path);
+  const std::string& bytes = co.image;
   std::ofstream o(dir / co_file, std::ios::binary);
   o << bytes;
   if (!o) fail("E120", "cannot write '" + (dir / co_file).string() + "'");
