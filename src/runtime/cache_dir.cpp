@@ -46,10 +46,13 @@ bool temp_owner(const std::string& name, bool in_trash, pid_t& pid) {
 
 bool process_alive(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
 
-std::time_t mtime_of(const fs::path& p) {
+int64_t mtime_ns_of(const fs::path& p) {
   struct stat st {};
-  return ::lstat(p.c_str(), &st) == 0 ? st.st_mtime : 0;
+  if (::lstat(p.c_str(), &st) != 0) return 0;
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
 }
+
+std::time_t mtime_of(const fs::path& p) { return static_cast<std::time_t>(mtime_ns_of(p) / 1000000000); }
 
 uint64_t bytes_of(const fs::path& dir) {
   uint64_t n = 0;
@@ -176,14 +179,16 @@ CacheSummary scan_cache(const std::string& root) {
     for (auto it = fs::directory_iterator(ns, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
       const std::string name = it->path().filename().string();
       if (!is_entry_name(name) || !it->is_directory(ec) || it->is_symlink(ec)) continue;
-      CacheEntryInfo e{ns.filename().string(), name, it->path().string(), bytes_of(it->path()), mtime_of(it->path())};
+      const int64_t ns_time = mtime_ns_of(it->path());
+      CacheEntryInfo e{ns.filename().string(), name, it->path().string(), bytes_of(it->path()),
+                       static_cast<std::time_t>(ns_time / 1000000000), ns_time};
       s.bytes += e.bytes;
       s.entries.push_back(std::move(e));
     }
   }
   s.temp_dirs = static_cast<int>(temp_dirs(root).size());
   std::sort(s.entries.begin(), s.entries.end(), [](const CacheEntryInfo& a, const CacheEntryInfo& b) {
-    return a.last_used != b.last_used ? a.last_used < b.last_used : a.path < b.path;
+    return a.last_used_ns != b.last_used_ns ? a.last_used_ns < b.last_used_ns : a.path < b.path;
   });
   return s;
 }

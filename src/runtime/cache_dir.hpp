@@ -53,6 +53,7 @@ struct CacheEntryInfo {
   std::string ns, key, path;
   uint64_t bytes = 0;
   std::time_t last_used = 0;  // the entry directory's mtime
+  int64_t last_used_ns = 0;   // the same, in nanoseconds (the LRU order)
 };
 
 struct CacheSummary {

@@ -155,6 +155,9 @@ std::string DiskCache::get(const std::string& key, const EntrySpec& spec,
       e << entry.dump(2) << "\n";
       e.close();
       if (!e) fail("E704", "cannot write a cache entry under '" + dir_ + "'");
+      // Never publish what a later check would refuse (a builder that left other files).
+      if (const std::string bad = check_entry(tmp.string(), spec); !bad.empty())
+        fail("E705", "kernel cache entry is invalid right after building it: " + dir + " (" + bad + ")");
     } catch (...) {
       fs::remove_all(tmp, ec);
       throw;
