@@ -23,9 +23,8 @@ namespace {
 constexpr uint64_t kDefaultMaxBytes = uint64_t{2} << 30;
 
 bool is_entry_name(const std::string& name) {
-  return name.size() == 64 && std::all_of(name.begin(), name.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
+  return name.size() == 64 &&
+         std::all_of(name.begin(), name.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 // "tmp-<pid>-...", "trash-<pid>-...", "pre-<pid>-..." (an older build's
@@ -100,7 +99,7 @@ std::string default_cache_root() {
   const char* cache_dir = std::getenv("TESSERA_CACHE_DIR");
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   const char* home = std::getenv("HOME");
-  const std::string root = cache_root_for(cache_dir, xdg, home, ::geteuid());
+  std::string root = cache_root_for(cache_dir, xdg, home, ::geteuid());
   const bool fallback = !(cache_dir && *cache_dir) && !(xdg && *xdg) && !(home && *home);
   ensure_private_dir(root, fallback);
   return root;
@@ -145,7 +144,8 @@ uint64_t parse_byte_count(const std::string& text) {
   else if (suffix == "M") shift = 20;
   else if (suffix == "G") shift = 30;
   else if (suffix == "T") shift = 40;
-  else if (!suffix.empty()) fail("E708", "malformed byte count '" + text + "' (a number, optionally followed by K, M, G or T)");
+  else if (!suffix.empty())
+    fail("E708", "malformed byte count '" + text + "' (a number, optionally followed by K, M, G or T)");
   if (shift && n > (~uint64_t{0} >> shift)) fail("E708", "byte count '" + text + "' is too large");
   return static_cast<uint64_t>(n) << shift;
 }
@@ -179,9 +179,13 @@ CacheSummary scan_cache(const std::string& root) {
     for (auto it = fs::directory_iterator(ns, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
       const std::string name = it->path().filename().string();
       if (!is_entry_name(name) || !it->is_directory(ec) || it->is_symlink(ec)) continue;
-      const int64_t ns_time = mtime_ns_of(it->path());
-      CacheEntryInfo e{ns.filename().string(), name, it->path().string(), bytes_of(it->path()),
-                       static_cast<std::time_t>(ns_time / 1000000000), ns_time};
+      CacheEntryInfo e;
+      e.ns = ns.filename().string();
+      e.key = name;
+      e.path = it->path().string();
+      e.bytes = bytes_of(it->path());
+      e.last_used_ns = mtime_ns_of(it->path());
+      e.last_used = static_cast<std::time_t>(e.last_used_ns / 1000000000);
       s.bytes += e.bytes;
       s.entries.push_back(std::move(e));
     }
@@ -193,8 +197,7 @@ CacheSummary scan_cache(const std::string& root) {
   return s;
 }
 
-PruneResult prune_cache(const std::string& root, uint64_t max_bytes, const std::string& keep_path,
-                        int stale_after_s) {
+PruneResult prune_cache(const std::string& root, uint64_t max_bytes, const std::string& keep_path, int stale_after_s) {
   PruneResult r;
   std::error_code ec;
   std::vector<fs::path> doomed;

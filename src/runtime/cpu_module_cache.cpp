@@ -56,8 +56,7 @@ std::string leading_includes(const std::string& source) {
   return kept;
 }
 
-CpuModuleCache::CpuModuleCache(std::string dir)
-    : disk_(dir, "cpu"), header_disk_(dir, "cpu-headers") {
+CpuModuleCache::CpuModuleCache(const std::string& dir) : disk_(dir, "cpu"), header_disk_(dir, "cpu-headers") {
   const char* cxx = std::getenv("TESSERA_CXX");
   compiler_ = cxx && *cxx ? cxx : "g++";
   compiler_id_ = first_line_of_output({compiler_, "--version"});

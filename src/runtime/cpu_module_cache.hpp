@@ -37,7 +37,7 @@ std::string leading_includes(const std::string& source);
 
 class CpuModuleCache {
  public:
-  explicit CpuModuleCache(std::string dir);
+  explicit CpuModuleCache(const std::string& dir);
   static CpuModuleCache& global();  // under default_cache_root()
 
   CpuKernelFn load(const ir::KernelDesc& k);

@@ -25,9 +25,8 @@ namespace {
 bool is_digest(const nlohmann::json& v) {
   if (!v.is_string()) return false;
   const std::string& s = v.get_ref<const std::string&>();
-  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
+  return s.size() == 64 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 std::string read_fd(int fd) {
@@ -104,7 +103,7 @@ std::string DiskCache::get(const std::string& key, const EntrySpec& spec,
     ensure_private_dir(dir_);
     root_checked_ = true;
   }
-  const std::string dir = entry_dir(key);
+  std::string dir = entry_dir(key);
   bool built = false;
   // A fresh entry can vanish before it is used (evicted by a process with a
   // tiny cap): build again, a bounded number of times.
@@ -167,7 +166,8 @@ std::string DiskCache::get(const std::string& key, const EntrySpec& spec,
     built = true;
     prune_cache(root_, max_bytes_, dir);
   }
-  fail("E705", "kernel cache entry " + dir + " was evicted as soon as it was built (TESSERA_CACHE_MAX_BYTES too small?)");
+  fail("E705",
+       "kernel cache entry " + dir + " was evicted as soon as it was built (TESSERA_CACHE_MAX_BYTES too small?)");
 }
 
 std::string verified_bytes(const std::string& path, const std::string& sha256) {

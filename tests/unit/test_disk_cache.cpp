@@ -87,7 +87,9 @@ TEST_F(DiskCacheTest, EntryChecksAreExact) {
     return why;
   };
   EXPECT_EQ(with([](json& j) { j["files"] = json::object(); }), "entry.json does not list exactly the entry's files");
-  EXPECT_EQ(with([](json& j) { j["files"] = json::array({"kernel.cpp", "kernel.so"}); }),
+  EXPECT_EQ(with([](json& j) {
+              j["files"] = json::array({"kernel.cpp", "kernel.so"});
+            }),
             "entry.json's 'files' is not an object");
   EXPECT_EQ(with([](json& j) { j.erase("files"); }), "entry.json's 'files' is not an object");
   EXPECT_EQ(with([](json& j) { j["files"]["kernel.so"] = 7; }), "entry.json has no SHA-256 for 'kernel.so'");
@@ -314,8 +316,8 @@ TEST_F(CachePruneTest, ReclaimsTempsOfDeadProcessesOnly) {
                                   "pre-" + dead + "-4", "tmp-" + dead + "-young"})
     fs::create_directories(ns / name);
   fs::create_directories(fs::path(root_) / "trash" / (dead + "-5"));
-  for (const std::string& name : {"tmp-" + dead + "-1", "tmp-" + live + "-2", "trash-" + dead + "-3",
-                                  "pre-" + dead + "-4"})
+  for (const std::string& name :
+       {"tmp-" + dead + "-1", "tmp-" + live + "-2", "trash-" + dead + "-3", "pre-" + dead + "-4"})
     age((ns / name).string(), 7200);
   age((fs::path(root_) / "trash" / (dead + "-5")).string(), 7200);
   EXPECT_EQ(scan_cache(root_).temp_dirs, 6);

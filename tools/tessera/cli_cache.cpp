@@ -86,8 +86,8 @@ CacheCommands add_cache_commands(CLI::App& app) {
 int run_cache_commands(const CacheCommands& c) {
   if (c.info->parsed()) return info();
   if (c.prune->parsed())
-    return prune(max_bytes_text.empty() ? runtime::cache_max_bytes() : runtime::parse_byte_count(max_bytes_text),
-                 3600, "pruned");
+    return prune(max_bytes_text.empty() ? runtime::cache_max_bytes() : runtime::parse_byte_count(max_bytes_text), 3600,
+                 "pruned");
   // A killed process's temps go at once here; a live process's never do.
   if (c.clear->parsed()) return prune(0, 0, "cleared");
   return -1;

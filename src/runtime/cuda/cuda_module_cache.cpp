@@ -77,8 +77,8 @@ CUfunction CudaModuleCache::load(const ir::KernelDesc& k) {
     // The cubin is read once, checked against the digest recorded when it
     // was built, and loaded from those very bytes.
     auto load_module = [&](const std::string& dir, const nlohmann::json& files) {
-      const std::string image =
-          verified_bytes((fs::path(dir) / "kernel.cubin").string(), files.at("kernel.cubin").get<std::string>());
+      const std::string image = verified_bytes((fs::path(dir) / "kernel.cubin").string(),
+                                               files.at("kernel.cubin").get<std::string>());
       check(driver().cuModuleLoadData(&module, image.data()), "cuModuleLoadData");
     };
     disk_.get(
