@@ -96,6 +96,30 @@ std::string DiskCache::check_entry(const std::string& dir, const EntrySpec& spec
   return "";
 }
 
+std::string DiskCache::build_entry(const EntrySpec& spec, const std::function<void(const std::string&)>& build) {
+  const fs::path tmp = fs::path(dir_) / temp_name("tmp-");
+  std::error_code ec;
+  fs::create_directories(tmp, ec);
+  if (ec) fail("E704", "cannot create a build directory under '" + dir_ + "': " + ec.message());
+  try {
+    build(tmp.string());
+    nlohmann::json entry = spec.meta;
+    entry["files"] = nlohmann::json::object();
+    for (const std::string& f : spec.files) entry["files"][f] = sha256_file_hex((tmp / f).string());
+    std::ofstream e(tmp / "entry.json", std::ios::binary);
+    e << entry.dump(2) << "\n";
+    e.close();
+    if (!e) fail("E704", "cannot write a cache entry under '" + dir_ + "'");
+    // Never publish what a later check would refuse (a builder that left other files).
+    if (std::string bad = check_entry(tmp.string(), spec); !bad.empty())
+      fail("E705", "kernel cache entry is invalid right after building it: " + tmp.string() + " (" + bad + ")");
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+  return tmp.string();
+}
+
 std::string DiskCache::get(const std::string& key, const EntrySpec& spec,
                            const std::function<void(const std::string&)>& build, CacheStats& stats, const Use& use) {
   if (!root_checked_) {
@@ -104,30 +128,42 @@ std::string DiskCache::get(const std::string& key, const EntrySpec& spec,
     root_checked_ = true;
   }
   std::string dir = entry_dir(key);
-  bool built = false;
-  // A fresh entry can vanish before it is used (evicted by a process with a
-  // tiny cap): build again, a bounded number of times.
-  for (int attempt = 0; attempt < 3; ++attempt) {
+  // A built entry is published under the shared lock, just before it is
+  // checked and used: no process can evict it in between.
+  std::string built;
+  for (;;) {
     std::string why;
+    bool used = false;
     std::error_code ec;
     {
       CacheLock lock(root_, /*exclusive=*/false);
+      if (!built.empty()) {
+        fs::rename(built, dir, ec);  // if another process published first, keep theirs
+        if (ec) fs::remove_all(built, ec);
+      }
       if (fs::exists(dir, ec)) {
         why = check_entry(dir, spec);
         if (why.empty()) {
           try {
             if (use) use(dir, nlohmann::json::parse(read_text_file((fs::path(dir) / "entry.json").string()))["files"]);
             touch_entry(dir);
-            if (!built) ++stats.hits;
-            return dir;
+            used = true;
           } catch (const ArtifactMismatch& e) {
             why = e.what();
           }
         }
+      } else if (!built.empty()) {
+        why = "it was removed as it was published";
       }
     }
+    if (used) {
+      if (built.empty()) ++stats.hits;
+      else prune_cache(root_, max_bytes_, dir);
+      return dir;
+    }
+    if (!built.empty())
+      fail("E705", "kernel cache entry is invalid right after building it: " + dir + " (" + why + ")");
     if (!why.empty()) {
-      if (built) fail("E705", "kernel cache entry is invalid right after building it: " + dir + " (" + why + ")");
       // Never used: moved aside whole, so no process sees half of it.
       std::cerr << "warning[E709]: kernel cache entry " << dir << " failed its check (" << why
                 << "): not loaded; rebuilding it\n";
@@ -139,35 +175,11 @@ std::string DiskCache::get(const std::string& key, const EntrySpec& spec,
         if (!ec) fs::remove_all(trash, ec);
       }
       ++stats.rebuilt;
-    } else if (!built) {
+    } else {
       ++stats.compiled;
     }
-    const fs::path tmp = fs::path(dir_) / temp_name("tmp-");
-    fs::create_directories(tmp, ec);
-    if (ec) fail("E704", "cannot create a build directory under '" + dir_ + "': " + ec.message());
-    try {
-      build(tmp.string());
-      nlohmann::json entry = spec.meta;
-      entry["files"] = nlohmann::json::object();
-      for (const std::string& f : spec.files) entry["files"][f] = sha256_file_hex((tmp / f).string());
-      std::ofstream e(tmp / "entry.json", std::ios::binary);
-      e << entry.dump(2) << "\n";
-      e.close();
-      if (!e) fail("E704", "cannot write a cache entry under '" + dir_ + "'");
-      // Never publish what a later check would refuse (a builder that left other files).
-      if (const std::string bad = check_entry(tmp.string(), spec); !bad.empty())
-        fail("E705", "kernel cache entry is invalid right after building it: " + dir + " (" + bad + ")");
-    } catch (...) {
-      fs::remove_all(tmp, ec);
-      throw;
-    }
-    fs::rename(tmp, dir, ec);  // if another process published first, keep theirs
-    if (ec) fs::remove_all(tmp, ec);
-    built = true;
-    prune_cache(root_, max_bytes_, dir);
+    built = build_entry(spec, build);
   }
-  fail("E705",
-       "kernel cache entry " + dir + " was evicted as soon as it was built (TESSERA_CACHE_MAX_BYTES too small?)");
 }
 
 std::string verified_bytes(const std::string& path, const std::string& sha256) {

@@ -12,8 +12,10 @@
 // does not defend against.
 //
 // An entry is built in a private temp directory and published with one
-// rename, so concurrent processes cannot corrupt one another; each publish
-// then bounds the whole cache (cache_max_bytes(), least recently used first).
+// rename, so concurrent processes cannot corrupt one another; it is
+// published, checked and used under the cache's shared lock (eviction takes
+// the exclusive one), and each publish then bounds the whole cache
+// (cache_max_bytes(), least recently used first).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -67,6 +69,8 @@ class DiskCache {
   static std::string check_entry(const std::string& dir, const EntrySpec& spec);
 
  private:
+  // Builds an entry in a fresh temp directory (entry.json written, checked); returns it.
+  std::string build_entry(const EntrySpec& spec, const std::function<void(const std::string&)>& build);
   std::string root_, dir_;
   uint64_t max_bytes_;
   bool root_checked_ = false;
