@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "support/diagnostic.hpp"
@@ -197,49 +198,110 @@ CacheSummary scan_cache(const std::string& root) {
   return s;
 }
 
+namespace {
+
+// <root>/usage: "<bytes> <unix time of the last full scan>", kept under the
+// exclusive lock, so a publish costs one small read and write instead of a
+// scan of every entry. Entries added or removed behind its back (by hand, or
+// by an older Tessera) are counted again at the next full scan.
+constexpr int kRescanAfterS = 600;
+
+bool read_usage(const std::string& root, uint64_t& bytes, std::time_t& scanned_at) {
+  std::ifstream in(fs::path(root) / "usage");
+  long long t = 0;
+  if (!(in >> bytes >> t)) return false;
+  scanned_at = static_cast<std::time_t>(t);
+  return true;
+}
+
+void write_usage(const std::string& root, uint64_t bytes, std::time_t scanned_at) {
+  const fs::path tmp = fs::path(root) / temp_name("usage-");
+  {
+    std::ofstream out(tmp);
+    out << bytes << " " << static_cast<long long>(scanned_at) << "\n";
+  }
+  std::error_code ec;
+  fs::rename(tmp, fs::path(root) / "usage", ec);
+  if (ec) fs::remove(tmp, ec);
+}
+
+// The body of prune_cache, under the exclusive lock: what to delete once it
+// is released goes to `doomed`; returns the bytes that remain.
+uint64_t prune_locked(const std::string& root, uint64_t max_bytes, const std::string& keep_path, int stale_after_s,
+                      PruneResult& r, std::vector<fs::path>& doomed) {
+  std::error_code ec;
+  const fs::path trash = fs::path(root) / "trash";
+  CacheSummary s = scan_cache(root);
+  uint64_t bytes = s.bytes;
+  for (const CacheEntryInfo& e : s.entries) {
+    if (bytes <= max_bytes) break;
+    if (e.path == keep_path) continue;
+    fs::create_directories(trash, ec);
+    const fs::path to = trash / temp_name("");
+    fs::rename(e.path, to, ec);
+    if (ec) continue;
+    doomed.push_back(to);
+    bytes -= e.bytes;
+    ++r.evicted;
+    r.evicted_bytes += e.bytes;
+  }
+  const std::time_t now = std::time(nullptr);
+  for (auto& [dir, in_trash] : temp_dirs(root)) {
+    pid_t pid = 0;
+    const bool parsed = temp_owner(dir.filename().string(), in_trash, pid);
+    // Our own trash of this call is deleted below; anything else waits
+    // until its process is gone and it has sat long enough not to be a
+    // build on another host that shares this directory.
+    if (std::find(doomed.begin(), doomed.end(), dir) != doomed.end()) continue;
+    if (parsed && process_alive(pid)) continue;
+    if (now - mtime_of(dir) < stale_after_s) continue;
+    const fs::path to = trash / temp_name("");
+    if (!in_trash) {
+      fs::create_directories(trash, ec);
+      fs::rename(dir, to, ec);
+      if (ec) continue;
+    }
+    doomed.push_back(in_trash ? dir : to);
+    ++r.reclaimed;
+  }
+  write_usage(root, bytes, now);
+  return bytes;
+}
+
+void remove_doomed(const std::vector<fs::path>& doomed) {
+  std::error_code ec;
+  for (const fs::path& d : doomed) fs::remove_all(d, ec);  // nobody can reach these any more
+}
+
+}  // namespace
+
 PruneResult prune_cache(const std::string& root, uint64_t max_bytes, const std::string& keep_path, int stale_after_s) {
   PruneResult r;
-  std::error_code ec;
   std::vector<fs::path> doomed;
-  const fs::path trash = fs::path(root) / "trash";
   {
     CacheLock lock(root, /*exclusive=*/true);
-    CacheSummary s = scan_cache(root);
-    uint64_t bytes = s.bytes;
-    for (const CacheEntryInfo& e : s.entries) {
-      if (bytes <= max_bytes) break;
-      if (e.path == keep_path) continue;
-      fs::create_directories(trash, ec);
-      const fs::path to = trash / temp_name("");
-      fs::rename(e.path, to, ec);
-      if (ec) continue;
-      doomed.push_back(to);
-      bytes -= e.bytes;
-      ++r.evicted;
-      r.evicted_bytes += e.bytes;
-    }
-    const std::time_t now = std::time(nullptr);
-    for (auto& [dir, in_trash] : temp_dirs(root)) {
-      pid_t pid = 0;
-      const bool parsed = temp_owner(dir.filename().string(), in_trash, pid);
-      // Our own trash of this call is deleted below; anything else waits
-      // until its process is gone and it has sat long enough not to be a
-      // build on another host that shares this directory.
-      if (std::find(doomed.begin(), doomed.end(), dir) != doomed.end()) continue;
-      if (parsed && process_alive(pid)) continue;
-      if (now - mtime_of(dir) < stale_after_s) continue;
-      const fs::path to = trash / temp_name("");
-      if (!in_trash) {
-        fs::create_directories(trash, ec);
-        fs::rename(dir, to, ec);
-        if (ec) continue;
-      }
-      doomed.push_back(in_trash ? dir : to);
-      ++r.reclaimed;
-    }
+    prune_locked(root, max_bytes, keep_path, stale_after_s, r, doomed);
   }
-  // Outside the lock: nobody can reach these any more.
-  for (const fs::path& d : doomed) fs::remove_all(d, ec);
+  remove_doomed(doomed);
+  return r;
+}
+
+PruneResult bound_after_publish(const std::string& root, const std::string& entry_dir, uint64_t max_bytes) {
+  PruneResult r;
+  std::vector<fs::path> doomed;
+  {
+    CacheLock lock(root, /*exclusive=*/true);
+    uint64_t bytes = 0;
+    std::time_t scanned_at = 0;
+    const uint64_t added = bytes_of(entry_dir);
+    if (read_usage(root, bytes, scanned_at) && std::time(nullptr) - scanned_at < kRescanAfterS &&
+        bytes + added <= max_bytes) {
+      write_usage(root, bytes + added, scanned_at);
+      return r;
+    }
+    prune_locked(root, max_bytes, entry_dir, 3600, r, doomed);
+  }
+  remove_doomed(doomed);
   return r;
 }
 

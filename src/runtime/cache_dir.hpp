@@ -79,6 +79,11 @@ struct PruneResult {
 PruneResult prune_cache(const std::string& root, uint64_t max_bytes, const std::string& keep_path = "",
                         int stale_after_s = 3600);
 
+// After `entry_dir` was published: adds it to the recorded total, and prunes
+// as prune_cache does (keeping it) only when that total passes `max_bytes` or
+// was last counted by a full scan over ten minutes ago.
+PruneResult bound_after_publish(const std::string& root, const std::string& entry_dir, uint64_t max_bytes);
+
 // Marks an entry used now (its directory's mtime), for LRU eviction.
 void touch_entry(const std::string& entry_dir);
 

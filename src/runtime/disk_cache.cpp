@@ -158,7 +158,7 @@ std::string DiskCache::get(const std::string& key, const EntrySpec& spec,
     }
     if (used) {
       if (built.empty()) ++stats.hits;
-      else prune_cache(root_, max_bytes_, dir);
+      else bound_after_publish(root_, dir, max_bytes_);
       return dir;
     }
     if (!built.empty())

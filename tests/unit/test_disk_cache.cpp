@@ -308,6 +308,24 @@ TEST_F(CachePruneTest, PublishingBoundsTheCache) {
   EXPECT_EQ(s.entries[1].path, dir);
 }
 
+TEST_F(CachePruneTest, PublishCountsWithoutScanningUntilOverTheCap) {
+  const std::string b = entry("cpu", 'b', 4000, 1000), c = entry("cpu", 'c', 4000, 900);
+  prune_cache(root_, 1 << 20);   // a full scan records 8000 bytes
+  entry("cpu", 'd', 4000, 800);  // added behind the record's back: not counted yet
+  DiskCache cache(root_, "cpu");
+  cache.set_max_bytes(9000);
+  CacheStats stats;
+  cache.get(std::string(64, 'e'), spec(), builder(), stats);  // 8000 + this one <= 9000: no scan
+  EXPECT_EQ(scan_cache(root_).entries.size(), 4u);
+  cache.set_max_bytes(8500);
+  const std::string f = cache.get(std::string(64, 'f'), spec(), builder(), stats);  // over: a full scan evicts
+  const CacheSummary s = scan_cache(root_);
+  EXPECT_LE(s.bytes, 8500u);
+  EXPECT_FALSE(fs::exists(b));
+  EXPECT_FALSE(fs::exists(c));
+  EXPECT_TRUE(fs::exists(f));
+}
+
 TEST_F(CachePruneTest, ReclaimsTempsOfDeadProcessesOnly) {
   entry("cpu", 'a', 10, 0);
   const fs::path ns = fs::path(root_) / "cpu";
