@@ -1,7 +1,6 @@
 #include "runtime/cpu_module_cache.hpp"
 
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -57,8 +56,7 @@ std::string leading_includes(const std::string& source) {
   return kept;
 }
 
-CpuModuleCache::CpuModuleCache(std::string dir)
-    : disk_((fs::path(dir) / "cpu").string()), header_disk_((fs::path(dir) / "cpu-headers").string()) {
+CpuModuleCache::CpuModuleCache(const std::string& dir) : disk_(dir, "cpu"), header_disk_(dir, "cpu-headers") {
   const char* cxx = std::getenv("TESSERA_CXX");
   compiler_ = cxx && *cxx ? cxx : "g++";
   compiler_id_ = first_line_of_output({compiler_, "--version"});
@@ -84,20 +82,21 @@ std::vector<std::string> CpuModuleCache::command() const {
   return argv;
 }
 
-// The text the compiler sees for `includes` (its preprocessed form, in a
-// scratch directory), so that a header changed under an unchanged compiler
-// version gives a new precompiled header: GCC does not check a header's
-// sources once it is built.
+// The text the compiler sees for `includes`, so that a header changed under
+// an unchanged compiler version gives a new precompiled header: GCC does not
+// check a header's sources once it is built. -P drops the line markers,
+// which name the scratch file: the key must depend on content alone, or every
+// process would add a header of its own to the cache.
 std::string CpuModuleCache::preprocessed(const std::string& includes) {
-  const fs::path dir = fs::path(header_disk_.root()) /
-                       ("pre-" + std::to_string(::getpid()) + "-" + std::to_string(reinterpret_cast<uintptr_t>(this)));
+  const fs::path dir = fs::path(header_disk_.dir()) / temp_name("tmp-");
   fs::create_directories(dir);
   {
     std::ofstream h(dir / "prelude.hpp", std::ios::binary);
     h << includes;
   }
   std::vector<std::string> argv = command();
-  argv.insert(argv.end(), {"-E", "-x", "c++", "-o", (dir / "prelude.i").string(), (dir / "prelude.hpp").string()});
+  argv.insert(argv.end(),
+              {"-E", "-P", "-x", "c++", "-o", (dir / "prelude.i").string(), (dir / "prelude.hpp").string()});
   const bool ok = run_process(argv, (dir / "log").string()) == 0;
   std::string text = ok ? read_text_file((dir / "prelude.i").string()) : "";
   std::error_code ec;
@@ -111,11 +110,13 @@ std::string CpuModuleCache::precompiled_header(const std::string& includes) {
   if (auto it = headers_.find(includes); it != headers_.end()) return it->second;
   std::string header;
   try {
-    const std::string key = sha256_hex("tessera-cpu-pch-v2\n" + sha256_hex(preprocessed(includes)) + "\n" + compiler_ +
+    const std::string key = sha256_hex("tessera-cpu-pch-v3\n" + sha256_hex(preprocessed(includes)) + "\n" + compiler_ +
                                        "\n" + compiler_id_ + "\n" + flags_ + "\n" + cpu_features_);
-    const nlohmann::json meta = {{"compiler", compiler_}, {"compiler_version", compiler_id_}, {"flags", flags_}};
+    const EntrySpec spec = {{{"compiler", compiler_}, {"compiler_version", compiler_id_}, {"flags", flags_}},
+                            {"prelude.hpp", "prelude.hpp.gch", "compile.log"},
+                            {{"prelude.hpp", sha256_hex(includes)}}};
     const std::string dir = header_disk_.get(
-        key, meta,
+        key, spec,
         [&](const std::string& tmp) {
           {
             std::ofstream h(fs::path(tmp) / "prelude.hpp", std::ios::binary);
@@ -147,10 +148,25 @@ CpuKernelFn CpuModuleCache::load(const ir::KernelDesc& k) {
     handle = it->second;
     ++stats_.hits;
   } else {
-    nlohmann::json meta = {
-        {"source_sha256", k.sha256}, {"compiler", compiler_}, {"compiler_version", compiler_id_}, {"flags", flags_}};
+    const EntrySpec spec = {
+        {{"source_sha256", k.sha256}, {"compiler", compiler_}, {"compiler_version", compiler_id_}, {"flags", flags_}},
+        {"kernel.cpp", "kernel.so", "compile.log"},
+        {{"kernel.cpp", k.sha256}}};
+    // Loaded under the cache's lock, after the entry's checks, and checked
+    // again as it loads: the bytes hashed are the file dlopen maps.
+    auto open_module = [&](const std::string& entry, const nlohmann::json& files) {
+      const std::string so = (fs::path(entry) / "kernel.so").string();
+      const FileIdentity id = verified_identity(so, files.at("kernel.so").get<std::string>());
+      handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!handle) fail("E706", std::string("cannot load compiled kernel: ") + dlerror());
+      if (!same_file(so, id)) {
+        dlclose(handle);  // else a rebuilt module at this path would get this handle back
+        handle = nullptr;
+        throw ArtifactMismatch("kernel.so was replaced while it was loaded");
+      }
+    };
     disk_.get(
-        key(k.sha256), meta,
+        key(k.sha256), spec,
         [&](const std::string& tmp) {
           if (compiler_id_.empty())
             fail("E702", "the host C++ compiler '" + compiler_ +
@@ -182,9 +198,7 @@ CpuKernelFn CpuModuleCache::load(const ir::KernelDesc& k) {
             fail("E703", "host compiler failed on kernel @" + k.sym + ":\n" +
                              read_text_file((fs::path(tmp) / "compile.log").string()).substr(0, 4000));
         },
-        stats_);
-    handle = dlopen((fs::path(dir) / "kernel.so").c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) fail("E706", std::string("cannot load compiled kernel: ") + dlerror());
+        stats_, open_module);
     loaded_[dir] = handle;
   }
   auto fn = reinterpret_cast<CpuKernelFn>(dlsym(handle, k.entry.c_str()));

@@ -3,16 +3,19 @@
 // source SHA-256, the compiler's identity and version, the flags and the CPU's
 // features, so an entry can never be stale. The source's own digest is
 // checked once, at load: a kernel whose source no longer matches its recorded
-// SHA-256 is refused (E701). A process loads each module once.
+// SHA-256 is refused (E701). A process loads each module once, and only
+// after its cache entry passed its checks and kernel.so matched the digest
+// recorded when it was built (otherwise it is rebuilt, warning E709).
 //
 // The kernels' standard headers (the tile library's #include block, most of
-// a kernel's compile time; docs/journal.md) are precompiled once per compiler, flags, CPU and
-// preprocessed header text (a GCC precompiled header, cached beside the
-// modules) and handed to every compile with -include. GCC uses it only if it
-// matches the compile's options and otherwise reads the text (-Winvalid-pch
-// logs why); a compile that fails with it (the header gone, or a compiler
-// that rejects it) is retried without. The object code is the same either
-// way.
+// a kernel's compile time; docs/journal.md) are precompiled once per
+// compiler, flags, CPU and preprocessed header text without line markers (a
+// GCC precompiled header, cached beside the modules; keyed on content only,
+// so processes share it) and handed to every compile with -include. GCC uses
+// it only if it matches the compile's options and otherwise reads the text
+// (-Winvalid-pch logs why); a compile that fails with it (the header gone, or
+// a compiler that rejects it) is retried without. The object code is the
+// same either way.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -34,7 +37,7 @@ std::string leading_includes(const std::string& source);
 
 class CpuModuleCache {
  public:
-  explicit CpuModuleCache(std::string dir);
+  explicit CpuModuleCache(const std::string& dir);
   static CpuModuleCache& global();  // under default_cache_root()
 
   CpuKernelFn load(const ir::KernelDesc& k);

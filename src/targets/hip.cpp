@@ -17,7 +17,7 @@ namespace {
 std::string package_code_object(const ir::KernelDesc& k, const std::filesystem::path& dir, nlohmann::json& entry) {
   runtime::hip::CodeObject co = runtime::hip::compile(k);
   const std::string co_file = "kernels/" + k.sym + "." + co.arch + ".co";
-  const std::string bytes = runtime::read_text_file(co.path);
+  const std::string& bytes = co.image;
   write_file_atomic((dir / co_file).string(), bytes);
   entry["code_object"] = {
       {"file", co_file}, {"arch", co.arch}, {"toolchain", co.toolchain}, {"sha256", sha256_hex(bytes)}};

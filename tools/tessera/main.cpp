@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 
+#include "cli_cache.hpp"
 #include "cli_device.hpp"
 #include "cli_evidence.hpp"
 #include "cli_package.hpp"
@@ -108,6 +109,7 @@ int main(int argc, char** argv) {
   auto* package = cli::add_package_command(app, po);
 
   cli::EvidenceCommands evidence = cli::add_evidence_commands(app);
+  cli::CacheCommands cache = cli::add_cache_commands(app);
 
   try {
     app.parse(argc, argv);
@@ -119,6 +121,7 @@ int main(int argc, char** argv) {
     if (verify->parsed()) return verify_cmd(file);
     if (run->parsed()) return cli::run_cmd(ro);
     if (package->parsed()) return cli::package_cmd(*package, po);
+    if (int rc = cli::run_cache_commands(cache); rc >= 0) return rc;
     return cli::run_evidence_commands(evidence);
   } catch (const Error& e) {
     std::cerr << e.what() << "\n";

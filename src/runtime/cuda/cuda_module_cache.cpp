@@ -44,7 +44,7 @@ std::string nvrtc_compile(const std::string& source, const std::string& name, co
   return cubin;
 }
 
-CudaModuleCache::CudaModuleCache(std::string dir) : disk_((fs::path(dir) / "cuda").string()) {
+CudaModuleCache::CudaModuleCache(std::string dir) : disk_(dir, "cuda") {
   const DeviceInfo& d = device_info();
   // Hopper's arch-specific target (wgmma etc.) where the device is sm_90.
   arch_ = d.arch() + (d.sm_major == 9 && d.sm_minor == 0 ? "a" : "");
@@ -71,9 +71,18 @@ CUfunction CudaModuleCache::load(const ir::KernelDesc& k) {
     module = it->second;
     ++stats_.hits;
   } else {
-    nlohmann::json meta = {{"source_sha256", k.sha256}, {"toolchain", toolchain()}, {"options", options_}};
-    std::string dir = disk_.get(
-        key, meta,
+    const EntrySpec spec = {{{"source_sha256", k.sha256}, {"toolchain", toolchain()}, {"options", options_}},
+                            {"kernel.cu", "compile.log", "kernel.cubin"},
+                            {{"kernel.cu", k.sha256}}};
+    // The cubin is read once, checked against the digest recorded when it
+    // was built, and loaded from those very bytes.
+    auto load_module = [&](const std::string& dir, const nlohmann::json& files) {
+      const std::string image = verified_bytes((fs::path(dir) / "kernel.cubin").string(),
+                                               files.at("kernel.cubin").get<std::string>());
+      check(driver().cuModuleLoadData(&module, image.data()), "cuModuleLoadData");
+    };
+    disk_.get(
+        key, spec,
         [&](const std::string& tmp) {
           std::ofstream(fs::path(tmp) / "kernel.cu", std::ios::binary) << k.source;
           std::string log;
@@ -81,9 +90,7 @@ CUfunction CudaModuleCache::load(const ir::KernelDesc& k) {
           std::ofstream(fs::path(tmp) / "compile.log") << log;
           std::ofstream(fs::path(tmp) / "kernel.cubin", std::ios::binary) << cubin;
         },
-        stats_);
-    std::string image = read_text_file((fs::path(dir) / "kernel.cubin").string());
-    check(driver().cuModuleLoadData(&module, image.data()), "cuModuleLoadData");
+        stats_, load_module);
     loaded_[key] = module;
   }
   CUfunction fn = nullptr;

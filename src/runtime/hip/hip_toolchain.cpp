@@ -46,13 +46,14 @@ CodeObject compile(const ir::KernelDesc& k, const std::string& arch) {
     fail("E740", "hipcc ('" + cc +
                      "') cannot be run: the HIP lane's compile check needs it (apt-get install "
                      "hipcc, or set TESSERA_HIPCC)");
-  static DiskCache disk((fs::path(default_cache_root()) / "hip").string());
+  static DiskCache disk(default_cache_root(), "hip");
   CacheStats stats;
   const nlohmann::json meta = {
       {"source_sha256", k.sha256}, {"toolchain", co.toolchain}, {"arch", arch}, {"flags", kFlags}};
   const std::string key = sha256_hex("tessera-hip-code-object-v1\n" + meta.dump());
+  const EntrySpec spec = {meta, {"kernel.hip", "kernel.co", "compile.log"}, {{"kernel.hip", k.sha256}}};
   const std::string dir = disk.get(
-      key, meta,
+      key, spec,
       [&](const std::string& tmp) {
         const std::string src = (fs::path(tmp) / "kernel.hip").string();
         std::ofstream(src, std::ios::binary) << k.source;
@@ -64,9 +65,12 @@ CodeObject compile(const ir::KernelDesc& k, const std::string& arch) {
           fail("E741",
                "hipcc rejected kernel @" + k.sym + " for " + arch + ":\n" + read_text_file(log).substr(0, 4000));
       },
-      stats);
+      stats,
+      [&](const std::string& entry, const nlohmann::json& files) {
+        co.image = verified_bytes((fs::path(entry) / "kernel.co").string(), files.at("kernel.co").get<std::string>());
+      });
   co.path = (fs::path(dir) / "kernel.co").string();
-  co.bytes = fs::file_size(co.path);
+  co.bytes = co.image.size();
   return co;
 }
 

@@ -16,6 +16,9 @@ struct CodeObject {
   std::string toolchain;  // "HIP version: ..." as hipcc reports it
   std::string path;       // the ELF code object, in the content-addressed cache
   size_t bytes = 0;
+  // Its bytes, read under the cache's lock and checked against the digest
+  // recorded when it was built (the file may be evicted once compile returns).
+  std::string image;
 };
 
 // E740 when hipcc cannot be run, E741 when it rejects the kernel (with its
