@@ -6,16 +6,22 @@
 # digest stay the ones Tessera rendered: only the machine code is wrong, as
 # with a real compiler bug.
 set -eu
+bad=""
 for a in "$@"; do
   shift
   case "$a" in
     *.cpp)
       if [ -n "${MISCOMPILE_KERNEL:-}" ] && grep -q "extern \"C\" void ${MISCOMPILE_KERNEL}(" "$a"; then
-        sed "/extern \"C\" void ${MISCOMPILE_KERNEL}(/,\$ ${MISCOMPILE_SED}" "$a" > "${a%.cpp}.miscompiled.cpp"
-        a="${a%.cpp}.miscompiled.cpp"
+        # outside the cache entry, which must hold exactly what Tessera put there
+        bad=$(mktemp --suffix=.cpp)
+        sed "/extern \"C\" void ${MISCOMPILE_KERNEL}(/,\$ ${MISCOMPILE_SED}" "$a" > "$bad"
+        a=$bad
       fi
       ;;
   esac
   set -- "$@" "$a"
 done
-exec g++ "$@"
+status=0
+g++ "$@" || status=$?
+[ -z "$bad" ] || rm -f "$bad"
+exit $status
