@@ -11,7 +11,9 @@ namespace tessera::ir {
 // (the schedule it came from) and not by its func: the same kernel in a
 // renamed func, or in another program, is the same source, digest and cache
 // entry. The Target IR keeps readable names (@block_k3) for people.
-inline std::string kernel_entry_symbol(const std::string& artifact_hash) { return "tsr_" + artifact_hash.substr(0, 16); }
+inline std::string kernel_entry_symbol(const std::string& artifact_hash) {
+  return "tsr_" + artifact_hash.substr(0, 16);
+}
 
 inline constexpr const char* kCpuKernelAbi = "tessera.cpu.v1(void* const* buffers, int64 pid_begin, int64 pid_end)";
 inline constexpr const char* kCudaKernelAbi = "tessera.cuda.v1(buffer pointers in order; grid.x = programs)";

@@ -386,7 +386,14 @@ std::vector<Expected> evaluate_ops(const std::vector<const ir::Op*>& ops,
   // Sampled: only what the sampled results depend on (nullptr: everything).
   std::unordered_map<const ir::Value*, std::vector<uint8_t>> need;
   if (sample) need = demand(ops, results, *sample);
-  for (const ir::Op* op : ops) {
+  // Each value is freed after its last reader (results are kept), so a deep
+  // graph needs memory for a few values at a time.
+  std::unordered_map<const ir::Value*, size_t> last_use;
+  for (size_t k = 0; k < ops.size(); ++k)
+    for (const ir::Value* v : ops[k]->operands) last_use[v] = k;
+  for (const ir::Value* r : results) last_use[r] = ops.size();
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const ir::Op* op = ops[k];
     Need wanted = nullptr;
     if (sample) {
       auto it = op->results.size() == 1 ? need.find(op->result()) : need.end();
@@ -406,12 +413,16 @@ std::vector<Expected> evaluate_ops(const std::vector<const ir::Op*>& ops,
                "' (it knows tessera.reduce, the pointwise ops, softmax, log_softmax, layer_norm, rms_norm, matmul)",
            op->loc);
     }
+    for (const ir::Value* v : op->operands)
+      if (last_use[v] == k) computed.erase(v);
     computed[op->result()] = std::move(result);
   }
   std::vector<Expected> out;
   for (size_t r = 0; r < results.size(); ++r) {
     Source s = source(results[r], {});
-    out.push_back(s.tensor ? from_tensor(*s.tensor) : *s.computed);
+    const bool again = std::find(results.begin() + static_cast<std::ptrdiff_t>(r) + 1, results.end(), results[r]) !=
+                       results.end();
+    out.push_back(s.tensor ? from_tensor(*s.tensor) : again ? *s.computed : std::move(computed[results[r]]));
     if (sample) out.back().sampled = (*sample)[r];
   }
   return out;

@@ -11,14 +11,10 @@ using json = nlohmann::json;
 json kernel_entry(const ir::Op& op, const ir::KernelDesc& k, const targets::Lane& lane) {
   json buffers = json::array();
   for (auto& b : k.buffers) buffers.push_back(b.str());
-  json entry = {{"sym", k.sym},
-                {"entry", k.entry},
-                {"sha256", k.sha256},
-                {"source_file", "kernels/" + k.sym + lane.source_extension},
-                {"grid", k.grid},
-                {"threads", k.threads},
-                {"buffers", buffers},
-                {"artifact_hash", k.artifact_hash}};
+  json entry = {{"sym", k.sym},       {"entry", k.entry},
+                {"sha256", k.sha256}, {"source_file", "kernels/" + k.sym + lane.source_extension},
+                {"grid", k.grid},     {"threads", k.threads},
+                {"buffers", buffers}, {"artifact_hash", k.artifact_hash}};
   if (!k.tensor_maps.empty()) {  // CUDA TMA: encoded by the loader over its buffers, passed after them
     json maps = json::array();
     for (auto& t : k.tensor_maps) maps.push_back(t.str());

@@ -30,7 +30,8 @@ class CppRenderer : public CLikeRenderer {
   }
   std::string kernel_open(const Op& k) override {
     std::string s = "// artifact " + tile_string(k, "artifact_hash") + "\n";
-    s += "extern \"C\" void " + ir::kernel_entry_symbol(tile_string(k, "artifact_hash")) + "(void* const* tsr_buffers, int64_t tsr_pid_begin, int64_t tsr_pid_end) {\n";
+    s += "extern \"C\" void " + ir::kernel_entry_symbol(tile_string(k, "artifact_hash")) +
+         "(void* const* tsr_buffers, int64_t tsr_pid_begin, int64_t tsr_pid_end) {\n";
     const Region& body = *k.regions[0];
     for (size_t i = 0; i < body.args.size(); ++i) {
       const Value* a = body.args[i].get();

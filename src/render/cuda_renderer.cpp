@@ -90,7 +90,8 @@ class CudaRenderer : public CLikeRenderer {
     // plain launch of programs * cluster blocks forms the clusters.
     const std::string cluster_dims = cluster_ > 1 ? "__cluster_dims__(" + std::to_string(cluster_) + ", 1, 1) " : "";
     s += "extern \"C\" __global__ void " + cluster_dims + "__launch_bounds__(" + std::to_string(threads_ + producer) +
-         (min_blocks > 1 || producer ? ", " + std::to_string(min_blocks) : "") + ") " + ir::kernel_entry_symbol(tile_string(k, "artifact_hash")) + "(";
+         (min_blocks > 1 || producer ? ", " + std::to_string(min_blocks) : "") + ") " +
+         ir::kernel_entry_symbol(tile_string(k, "artifact_hash")) + "(";
     const Region& body = *k.regions[0];
     for (size_t i = 0; i < body.args.size(); ++i) {
       const Value* a = body.args[i].get();

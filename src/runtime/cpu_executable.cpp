@@ -1,7 +1,12 @@
 #include "runtime/cpu_executable.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <exception>
+#include <thread>
 
+#include "runtime/compile_progress.hpp"
 #include "runtime/library/openblas.hpp"
 #include "runtime/metal/msl_emulation.hpp"
 #include "runtime/thread_pool.hpp"
@@ -9,6 +14,35 @@
 namespace tessera::runtime {
 
 namespace {
+
+// Every kernel of `descs` through `cache`, compiled in parallel (kernels are
+// independent), one thread per hardware thread; results in kernel order. The
+// first kernel (in order) that fails throws, after every thread has stopped.
+std::vector<CpuKernelFn> load_all(const std::vector<ir::KernelDesc>& descs, CpuModuleCache& cache) {
+  std::vector<CpuKernelFn> fns(descs.size(), nullptr);
+  std::vector<std::exception_ptr> errors(descs.size());
+  CompileProgress progress(static_cast<int64_t>(descs.size()));
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < descs.size();) {
+      try {
+        bool compiled = false;
+        fns[i] = cache.load(descs[i], &compiled);
+        progress.ready(compiled);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), descs.size());
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+  return fns;
+}
 
 struct HostBinding : Binding {
   using Binding::Binding;
@@ -21,9 +55,14 @@ struct HostBinding : Binding {
 CpuExecutable CpuExecutable::load(const ir::Module& m, const std::string& func, CpuModuleCache& cache) {
   CpuExecutable e;
   e.h_ = HostSchedule::from(m, func, "cpu");
+  std::vector<ir::KernelDesc> compiled;
+  for (const ir::KernelDesc& k : e.h_.kernels)
+    if (k.library.empty()) compiled.push_back(k);
+  const std::vector<CpuKernelFn> fns = load_all(compiled, cache);  // digests verified here, once
+  size_t next = 0;
   for (const ir::KernelDesc& k : e.h_.kernels) {
     if (k.library.empty()) {
-      e.fns_.push_back(cache.load(k));  // digest verified here, once
+      e.fns_.push_back(fns[next++]);
       e.library_fns_.emplace_back();
       e.implementations_.push_back("tessera");
       continue;
@@ -38,12 +77,14 @@ CpuExecutable CpuExecutable::load(const ir::Module& m, const std::string& func, 
 CpuExecutable CpuExecutable::load_emulated_msl(const ir::Module& m, const std::string& func, CpuModuleCache& cache) {
   CpuExecutable e;
   e.h_ = HostSchedule::from(m, func, "metal");
+  std::vector<ir::KernelDesc> emulated;
   for (const ir::KernelDesc& k : e.h_.kernels) {
     if (!k.library.empty()) fail("E712", "kernel @" + k.sym + " is a library call; the MSL emulation runs MSL kernels");
-    e.fns_.push_back(cache.load(metal::emulated_host_kernel(k)));
-    e.library_fns_.emplace_back();
-    e.implementations_.push_back("tessera");
+    emulated.push_back(metal::emulated_host_kernel(k));
   }
+  e.fns_ = load_all(emulated, cache);
+  e.library_fns_.resize(e.fns_.size());
+  e.implementations_.assign(e.fns_.size(), "tessera");
   e.placement_ = "emulated_msl";
   return e;
 }

@@ -107,7 +107,12 @@ std::string CpuModuleCache::preprocessed(const std::string& includes) {
 
 std::string CpuModuleCache::precompiled_header(const std::string& includes) {
   if (includes.empty()) return "";
-  if (auto it = headers_.find(includes); it != headers_.end()) return it->second;
+  // One thread builds a header; the others wait for it rather than build it too.
+  std::lock_guard<std::mutex> building(header_mu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = headers_.find(includes); it != headers_.end()) return it->second;
+  }
   std::string header;
   try {
     const std::string key = sha256_hex("tessera-cpu-pch-v3\n" + sha256_hex(preprocessed(includes)) + "\n" + compiler_ +
@@ -128,26 +133,34 @@ std::string CpuModuleCache::precompiled_header(const std::string& includes) {
           if (run_process(argv, (fs::path(tmp) / "compile.log").string()) != 0)
             fail("E703", "the host compiler cannot precompile the kernels' standard headers");
         },
-        header_stats_);
+        header_stats_);  // under header_mu_
     header = (fs::path(dir) / "prelude.hpp").string();
   } catch (const std::exception&) {
     // Only a speed-up: the kernel compiles the same headers from text.
     header.clear();
   }
+  std::lock_guard<std::mutex> lock(mu_);
   headers_[includes] = header;
   return header;
 }
 
-CpuKernelFn CpuModuleCache::load(const ir::KernelDesc& k) {
+CpuKernelFn CpuModuleCache::load(const ir::KernelDesc& k, bool* compiled) {
   if (sha256_hex(k.source) != k.sha256)
     fail("E701", "kernel @" + k.sym + " refused: its source does not match its recorded sha256 " + k.sha256);
-  std::lock_guard<std::mutex> lock(mu_);
   void* handle = nullptr;
   const std::string dir = entry_dir(k);
-  if (auto it = loaded_.find(dir); it != loaded_.end()) {
-    handle = it->second;
-    ++stats_.hits;
-  } else {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = loaded_.find(dir); it != loaded_.end()) {
+      handle = it->second;
+      ++stats_.hits;
+    }
+  }
+  if (compiled) *compiled = false;
+  if (!handle) {
+    // Outside mu_: threads compile different kernels at once, and the disk
+    // cache keeps them apart the way it keeps processes apart.
+    CacheStats stats;
     const EntrySpec spec = {
         {{"source_sha256", k.sha256}, {"compiler", compiler_}, {"compiler_version", compiler_id_}, {"flags", flags_}},
         {"kernel.cpp", "kernel.so", "compile.log"},
@@ -191,15 +204,23 @@ CpuKernelFn CpuModuleCache::load(const ir::KernelDesc& k) {
           if (!ok && !pch.empty()) {
             // The header may have gone (a cleared cache) or be one this compiler
             // rejects outright (clang): compile from text, and stop using it.
-            headers_[includes] = "";
+            {
+              std::lock_guard<std::mutex> lock(mu_);
+              headers_[includes] = "";
+            }
             ok = compile("");
           }
           if (!ok)
             fail("E703", "host compiler failed on kernel @" + k.sym + ":\n" +
                              read_text_file((fs::path(tmp) / "compile.log").string()).substr(0, 4000));
         },
-        stats_, open_module);
-    loaded_[dir] = handle;
+        stats, open_module);
+    if (compiled) *compiled = stats.compiled + stats.rebuilt > 0;
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.hits += stats.hits;
+    stats_.compiled += stats.compiled;
+    stats_.rebuilt += stats.rebuilt;
+    loaded_.emplace(dir, handle);  // a thread that loaded it too got the same handle (dlopen counts)
   }
   auto fn = reinterpret_cast<CpuKernelFn>(dlsym(handle, k.entry.c_str()));
   if (!fn) fail("E706", "compiled module has no symbol '" + k.sym + "'");

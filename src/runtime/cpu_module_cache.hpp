@@ -40,7 +40,9 @@ class CpuModuleCache {
   explicit CpuModuleCache(const std::string& dir);
   static CpuModuleCache& global();  // under default_cache_root()
 
-  CpuKernelFn load(const ir::KernelDesc& k);
+  // Safe from several threads at once (they compile in parallel); `compiled`
+  // says whether this call compiled the kernel rather than found it.
+  CpuKernelFn load(const ir::KernelDesc& k, bool* compiled = nullptr);
   std::string entry_dir(const ir::KernelDesc& k) const;  // where load() keeps it
   const CacheStats& stats() const { return stats_; }
   const CacheStats& header_stats() const { return header_stats_; }
@@ -62,9 +64,10 @@ class CpuModuleCache {
   std::string compiler_, compiler_id_, flags_, cpu_features_;
   std::map<std::string, void*> loaded_;         // entry dir -> dlopen handle
   std::map<std::string, std::string> headers_;  // includes -> precompiled header ("": none)
-  std::mutex mu_;
-  CacheStats stats_;         // kernel modules
-  CacheStats header_stats_;  // precompiled headers (not counted as kernels)
+  std::mutex mu_;                               // loaded_, headers_, stats_
+  std::mutex header_mu_;                        // held while a precompiled header is found or built
+  CacheStats stats_;                            // kernel modules
+  CacheStats header_stats_;                     // precompiled headers (not counted as kernels)
 };
 
 }  // namespace tessera::runtime

@@ -29,7 +29,8 @@ Tensor spread_values(DType dt, std::vector<int64_t> shape, uint64_t seed) {
 
 // Every family in one func: a matmul with a transposed, batched operand, a
 // broadcast add, a masked softmax, a norm and reductions over several axes.
-const char* kProgram = R"(func @f(%a: tensor<3x40x24xf32>, %b: tensor<3x56x24xf32>, %m: tensor<40x56xf32>, %w: tensor<56xf32>) -> (tensor<3x40x56xf32>, tensor<40xf32>, tensor<3x56xf32>) {
+const char* kProgram =
+    R"(func @f(%a: tensor<3x40x24xf32>, %b: tensor<3x56x24xf32>, %m: tensor<40x56xf32>, %w: tensor<56xf32>) -> (tensor<3x40x56xf32>, tensor<40xf32>, tensor<3x56xf32>) {
   %s = tessera.matmul %a, %b {transpose_b = true} : (tensor<3x40x24xf32>, tensor<3x56x24xf32>) -> tensor<3x40x56xf32>
   %sm = tessera.add %s, %m : (tensor<3x40x56xf32>, tensor<40x56xf32>) -> tensor<3x40x56xf32>
   %p = tessera.softmax %sm {axis = -1} : tensor<3x40x56xf32> -> tensor<3x40x56xf32>
@@ -128,9 +129,8 @@ TEST(KernelCheck, UnitsJoinValuesTheGraphLacksAndCatchAWrongResult) {
 )");
   const Tensor x = spread_values(DType::F32, {8, 16}, 4);
   const Expected want = evaluate(*m, "", {x}).at(0);
-  std::map<std::string, Tensor> values = {{"x", x},
-                                          {"partial", Tensor::empty(DType::F32, {8, 2})},
-                                          {"y", to_tensor(want)}};
+  std::map<std::string, Tensor> values = {
+      {"x", x}, {"partial", Tensor::empty(DType::F32, {8, 2})}, {"y", to_tensor(want)}};
   const std::vector<LaunchValues> launches = {{"g_k0", {"x"}, {"partial"}}, {"g_k1", {"partial"}, {"y"}}};
   std::vector<KernelCheck> checks = check_kernels(*m, "", launches, values, 32, 32);
   ASSERT_EQ(checks.size(), 1u);
