@@ -189,6 +189,7 @@ TEST(MetalEmulation, CatchesANaiveMax) {
 runtime::CpuKernelFn probe(const std::string& sym, const std::string& body, int64_t threads) {
   ir::KernelDesc k;
   k.sym = sym;
+  k.entry = sym;
   k.target = "metal";
   k.abi = render::kMetalKernelAbi;
   k.grid = 1;

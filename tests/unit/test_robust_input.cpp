@@ -14,6 +14,7 @@
 #include "ir/ir_hash.hpp"
 #include "ir/parser.hpp"
 #include "ir/printer.hpp"
+#include "ir/schedule_dialect.hpp"
 #include "ir/verify.hpp"
 #include "package/aot_package.hpp"
 #include "passes/pipeline.hpp"
@@ -113,6 +114,25 @@ TEST(IrHash, EditedTileAndTargetKernelsAreRefused) {
     EXPECT_EQ(code_of([&] { ir::verify(*m, layer); }), "none");
     kernel->attrs.erase("ir_hash");
     EXPECT_EQ(code_of([&] { ir::verify(*m, layer); }), code);
+  }
+}
+
+// Found by the fuzzer: a re-hashed schedule.matmul whose threads or vector
+// width is 0 divided by zero while its plan was checked; now E302.
+TEST(Schedule, MatmulWithZeroThreadsOrVectorWidthIsRefused) {
+  const char* mm = R"(
+func @f(%a: tensor<48x64xf32>, %b: tensor<64x32xf32>) -> tensor<48x32xf32> {
+  %c = tessera.matmul %a, %b : (tensor<48x64xf32>, tensor<64x32xf32>) -> tensor<48x32xf32>
+  return %c : tensor<48x32xf32>
+}
+)";
+  for (const char* key : {"threads", "vector_width"}) {
+    auto m = passes::lower(*ir::parse(mm), ir::Layer::Schedule, "cuda");
+    ir::Op& op = *m->funcs().front()->regions[0]->ops.front();
+    ASSERT_EQ(op.name, "schedule.matmul");
+    op.attrs[key] = ir::Attr(int64_t{0});
+    ir::stamp_artifact_hash(op);
+    EXPECT_EQ(code_of([&] { passes::lower(*m, ir::Layer::Tile, "cuda"); }), "E302") << key;
   }
 }
 

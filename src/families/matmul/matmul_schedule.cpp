@@ -418,8 +418,10 @@ Plan read_plan(const Op& op) {
   if (!pow2(p.bn) || !pow2(p.slab_rows) || p.slab_rows * p.bn > (1 << 16))
     fail("E302", "schedule.matmul: the block's columns and slab rows must be powers of two (slabs up to 2^16 lanes)",
          op.loc);
-  if (cpu ? (p.bm % 12 != 0 || p.bn % 32 != 0 || p.threads != 1)
-          : (p.threads != p.wm * p.wn * 32 || p.threads > 1024 || (p.slab_rows * p.bn) % (p.threads * p.vector_width)))
+  if (p.threads < 1 || p.vector_width < 1 ||
+      (cpu ? (p.bm % 12 != 0 || p.bn % 32 != 0 || p.threads != 1)
+           : (p.threads != p.wm * p.wn * 32 || p.threads > 1024 ||
+              (p.slab_rows * p.bn) % (p.threads * p.vector_width))))
     fail("E302",
          "schedule.matmul: block, warps, threads or slab do not fit the " + std::string(device.target()) +
              " block library",

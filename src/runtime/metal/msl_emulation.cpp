@@ -31,6 +31,7 @@ ir::KernelDesc emulated_host_kernel(const ir::KernelDesc& msl) {
     fail("E712", "kernel @" + msl.sym + " is for target '" + msl.target + "', not metal: nothing to emulate");
   if (sha256_hex(msl.source) != msl.sha256)
     fail("E701", "kernel @" + msl.sym + " refused: its source does not match its recorded sha256 " + msl.sha256);
+  if (msl.entry.empty()) fail("E712", "kernel @" + msl.sym + " names no entry symbol: nothing to emulate");
   std::string args;
   for (size_t i = 0; i < msl.buffers.size(); ++i)
     args += std::string(i ? ", " : "") + "static_cast<" + msl_storage(msl.buffers[i].dtype) + "*>(b[" +
