@@ -121,6 +121,34 @@ TEST(Arbiter, ACandidateBeyondItsBudgetIsRejected) {
   EXPECT_TRUE(rejected);
 }
 
+// Times within the noise margin are a tie, and a tie keeps the fused kernel:
+// a library 2% faster does not win, one 10% faster does; one line per
+// decision by default, the table on request.
+TEST(Arbiter, ALibraryWithinTheNoiseMarginDoesNotWin) {
+  for (double library_ns : {980.0, 900.0}) {
+    GraphBuilder g("arb");
+    const ir::Module& m = small_program(g);
+    TempLedger ledger;
+    arbiter::Options o;
+    o.ledger_path = ledger.path;
+    o.reps = 1;
+    arbiter::Runner runner = arbiter::cpu_runner();
+    auto honest = runner.run;
+    runner.run = [honest, library_ns](const ir::Module& t, const std::vector<Tensor>& xs, int reps) {
+      arbiter::Runner::Measured r = honest(t, xs, reps);
+      r.median_ns = ir::print(t).find("library = openblas") != std::string::npos ? library_ns : 1000.0;
+      return r;
+    };
+    auto d = arbiter::arbitrate(m, runner, o);
+    EXPECT_EQ(d[0].candidate, library_ns > 1000.0 * (1 - arbiter::kNoiseMargin) ? "tessera" : "openblas") << library_ns;
+    const std::string line = arbiter::describe(d[0]);
+    EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1) << line;
+    EXPECT_NE(line.find("next "), std::string::npos) << line;
+    const std::string table = arbiter::describe(d[0], true);
+    EXPECT_GT(std::count(table.begin(), table.end(), '\n'), 2) << table;
+  }
+}
+
 // Above the gate limit the oracle checks a sample of the timed run's own
 // outputs; a region whose operand has two roles cannot be cut and is gated
 // in full.
