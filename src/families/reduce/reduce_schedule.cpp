@@ -5,6 +5,7 @@
 #include "families/fused/leaf_map.hpp"
 #include "ir/graph_dialect.hpp"
 #include "ir/schedule_dialect.hpp"
+#include "support/checked_math.hpp"
 
 namespace tessera::families::reduce {
 
@@ -128,11 +129,11 @@ Pass read_pass(const Op& op) {
     fail("E302", "columns_per_program must be a multiple of vector_width * unroll", op.loc);
   const int64_t input_numel = op.regions.empty() ? op.operands[0]->type.numel()
                                                  : op.regions[0]->ops.back()->operands[0]->type.numel();
-  if (input_numel != p.outer * p.extent * p.inner)
+  if (checked_product({p.outer, p.extent, p.inner}) != input_numel)
     fail("E302", "outer * extent * inner does not match the input size", op.loc);
   for (size_t l = 0; l < p.leaf_strides.size(); ++l)
     fused::check_leaf_reach({p.outer, p.extent, p.inner}, p.leaf_strides[l], op.operands[l]->type, op);
-  if (op.results[0]->type.numel() != p.outer * p.chunks * p.inner)
+  if (checked_product({p.outer, p.chunks, p.inner}) != op.results[0]->type.numel())
     fail("E302", "outer * chunks * inner does not match the output size", op.loc);
   return p;
 }

@@ -2,6 +2,7 @@
 
 #include "families/fused/expr_tile.hpp"
 #include "ir/tile_dialect.hpp"
+#include "support/checked_math.hpp"
 
 namespace tessera::families::reduce {
 
@@ -211,19 +212,24 @@ struct Kernel {
   }
 };
 
+// The programs the split gives; -1 when a field is out of range or the count
+// overflows (a hand-made schedule: the caller refuses it).
 int64_t expected_programs(const Pass& p) {
-  const int64_t rows = p.outer * p.chunks;
-  if (p.strategy == Strategy::Rows) return (rows + p.rows_per_program - 1) / p.rows_per_program;
-  return rows * ((p.inner + p.columns_per_program - 1) / p.columns_per_program);
+  auto ceil_div = [](int64_t a, int64_t b) -> int64_t { return a >= 0 && b > 0 ? a / b + (a % b != 0) : -1; };
+  const int64_t rows = checked_product({p.outer, p.chunks}).value_or(-1);
+  if (rows < 0) return -1;
+  if (p.strategy == Strategy::Rows) return ceil_div(rows, p.rows_per_program);
+  const int64_t columns = ceil_div(p.inner, p.columns_per_program);
+  return columns < 0 ? -1 : checked_product({rows, columns}).value_or(-1);
 }
 
 }  // namespace
 
 void build_kernel(Module& m, const std::string& sym, const Pass& p, const std::string& artifact_hash,
                   const Region* prologue) {
-  if (expected_programs(p) != p.programs)
+  if (const int64_t expected = expected_programs(p); expected < 0 || expected != p.programs)
     fail("E302", "schedule records " + std::to_string(p.programs) + " programs but its split gives " +
-                     std::to_string(expected_programs(p)));
+                     (expected < 0 ? std::string("none (a field out of range)") : std::to_string(expected)));
   auto k = new_tile_kernel(sym, p.programs, p.threads, p.vector_width, artifact_hash);
   Region& body = *k->regions[0];
   std::vector<Value*> leaves;
