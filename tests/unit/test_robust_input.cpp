@@ -136,6 +136,19 @@ func @f(%a: tensor<48x64xf32>, %b: tensor<64x32xf32>) -> tensor<48x32xf32> {
   }
 }
 
+// Found by the fuzzer under UBSan: a re-hashed schedule.reduce whose sizes
+// multiply past int64 was undefined behaviour in the size checks; now E302.
+TEST(Schedule, ReduceSizesThatOverflowAreRefused) {
+  for (const char* key : {"outer", "inner", "programs"}) {
+    auto m = passes::lower(*ir::parse(kProgram), ir::Layer::Schedule, "cpu");
+    ir::Op& op = *m->funcs().front()->regions[0]->ops.front();
+    ASSERT_EQ(op.name, "schedule.reduce");
+    op.attrs[key] = ir::Attr(int64_t{9223372036854775807});
+    ir::stamp_artifact_hash(op);
+    EXPECT_EQ(code_of([&] { passes::lower(*m, ir::Layer::Tile, "cpu"); }), "E302") << key;
+  }
+}
+
 TEST(IrHash, CoversTheLaunchTypes) {
   const std::string text = ir::print(*passes::lower(*ir::parse(kProgram), ir::Layer::Tile, "cpu"));
   std::string edited = text;
