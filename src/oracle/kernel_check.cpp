@@ -13,12 +13,6 @@ namespace tessera::oracle {
 
 namespace {
 
-const ir::Op& find_func(const ir::Module& graph, const std::string& name) {
-  for (const ir::Op* f : graph.funcs())
-    if ((name.empty() || f->sym == name) && !f->regions.empty()) return *f;
-  fail("E802", "oracle: no func @" + name + " with a body");
-}
-
 // Launch units: launches joined by values the graph does not have.
 std::vector<std::vector<size_t>> units_of(const std::vector<LaunchValues>& launches,
                                           const std::set<std::string>& internal) {
@@ -47,7 +41,7 @@ std::vector<std::vector<size_t>> units_of(const std::vector<LaunchValues>& launc
 std::vector<KernelCheck> check_kernels(const ir::Module& graph, const std::string& func,
                                        const std::vector<LaunchValues>& launches,
                                        const std::map<std::string, Tensor>& values, int64_t rows, int64_t cols) {
-  const ir::Op& f = find_func(graph, func);
+  const ir::Op& f = detail::pick_func(graph, func);
   const ir::Region& body = *f.regions[0];
   // The graph's values by name, and the op that defines each.
   std::unordered_map<std::string, const ir::Value*> named;

@@ -41,6 +41,10 @@ void expect_arity(const ir::Op& op, size_t n);
 // `fallback` when it is absent.
 double float_attr(const ir::Op& op, const char* key, double fallback);
 
+// Func `name` of a Graph IR module (empty: the first); E802 when there is
+// none or it has no body.
+const ir::Op& pick_func(const ir::Module& graph, const std::string& name);
+
 // An empty Expected of the declared result type (shape, dtype, sized arrays).
 Expected result_like(const ir::Op& op);
 

@@ -64,6 +64,16 @@ Expected result_like(const ir::Op& op) {
   return e;
 }
 
+const ir::Op& pick_func(const ir::Module& graph, const std::string& name) {
+  for (const ir::Op* f : graph.funcs())
+    if (name.empty() || f->sym == name) {
+      if (f->regions.empty()) fail("E802", "oracle: func @" + f->sym + " has no body", f->loc);
+      return *f;
+    }
+  if (name.empty()) fail("E802", "oracle: the module has no func");
+  fail("E802", "oracle: no func named @" + name);
+}
+
 }  // namespace detail
 
 namespace {
@@ -124,35 +134,65 @@ ReduceAttrs read_reduce(const ir::Op& op, int64_t rank) {
   return a;
 }
 
-Expected reduce(const ir::Op& op, const Source& x, detail::Need need) {
-  const std::vector<int64_t>& in_shape = x.shape();
-  const int64_t rank = static_cast<int64_t>(in_shape.size());
-  const ReduceAttrs a = read_reduce(op, rank);
-
-  // Output shape, and per input dim the stride of that dim in the output
-  // (0 for reduced dims, so moving along them stays on the same output).
-  std::vector<int64_t> out_shape, out_stride(static_cast<size_t>(rank), 0);
-  for (int64_t d = 0; d < rank; ++d) {
-    if (!a.reduced[d]) out_shape.push_back(in_shape[d]);
-    else if (a.keepdims) out_shape.push_back(1);
-  }
+// Where a reduce sends each input element: the output shape, and per input
+// dim the stride of that dim in the output (0 for reduced dims, so moving
+// along them stays on the same output). E802 unless the op declares that
+// output shape.
+struct ReduceMap {
+  std::vector<int64_t> out_shape, out_stride;
   int64_t n_out = 1, n = 1;  // n: reduced elements per output
-  for (int64_t d = rank - 1; d >= 0; --d) {
-    if (a.reduced[d]) {
-      n *= in_shape[d];
-    } else {
-      out_stride[d] = n_out;
-      n_out *= in_shape[d];
+
+  ReduceMap(const ir::Op& op, const ReduceAttrs& a, const std::vector<int64_t>& in_shape) {
+    const int64_t rank = static_cast<int64_t>(in_shape.size());
+    out_stride.assign(static_cast<size_t>(rank), 0);
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!a.reduced[d]) out_shape.push_back(in_shape[d]);
+      else if (a.keepdims) out_shape.push_back(1);
+    }
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (a.reduced[d]) {
+        n *= in_shape[d];
+      } else {
+        out_stride[d] = n_out;
+        n_out *= in_shape[d];
+      }
+    }
+    const ir::Type& declared = op.results[0]->type;
+    if (!declared.is_tensor() || declared.shape != out_shape)
+      fail("E802",
+           "oracle: tessera.reduce result is declared " + declared.str() + " but the attributes give " +
+               type_string(out_shape, declared.dtype),
+           op.loc);
+  }
+};
+
+// One pass over the input in storage order with a multi-index odometer that
+// keeps `o`, the output offset of the current element, up to date: amortized
+// O(1) per element, no allocation inside the loop.
+struct OutputOdometer {
+  const std::vector<int64_t>& in_shape;
+  const std::vector<int64_t>& out_stride;
+  std::vector<int64_t> idx = std::vector<int64_t>(in_shape.size(), 0);
+  int64_t o = 0;
+
+  void next() {
+    for (size_t d = in_shape.size(); d-- > 0;) {
+      if (++idx[d] < in_shape[d]) {
+        o += out_stride[d];
+        return;
+      }
+      o -= out_stride[d] * (in_shape[d] - 1);
+      idx[d] = 0;
     }
   }
+};
 
-  const ir::Type& declared = op.results[0]->type;
-  if (!declared.is_tensor() || declared.shape != out_shape)
-    fail("E802",
-         "oracle: tessera.reduce result is declared " + declared.str() + " but the attributes give " +
-             type_string(out_shape, declared.dtype),
-         op.loc);
-  const DType in_dt = x.dtype(), out_dt = declared.dtype;
+Expected reduce(const ir::Op& op, const Source& x, detail::Need need) {
+  const std::vector<int64_t>& in_shape = x.shape();
+  const ReduceAttrs a = read_reduce(op, static_cast<int64_t>(in_shape.size()));
+  const ReduceMap map(op, a, in_shape);
+  const int64_t n_out = map.n_out, n = map.n;
+  const DType in_dt = x.dtype(), out_dt = op.results[0]->type.dtype;
 
   // Per output: acc is the running result; abs_in is sum (or product, for
   // prod) of |x|+t, the tolerance's magnitude; err_in is the carried input
@@ -163,13 +203,10 @@ Expected reduce(const ir::Op& op, const Source& x, detail::Need need) {
   if (a.kind == Kind::Prod) init = 1;
   std::vector<double> acc(n_out, init), abs_in(n_out, a.kind == Kind::Prod ? 1.0 : 0.0), err_in(n_out, 0.0);
 
-  // One pass over the input in storage order with a multi-index odometer that
-  // keeps the output offset `o` up to date: amortized O(1) per element, no
-  // allocation inside the loop.
   const int64_t numel = product(in_shape);
-  std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
-  int64_t o = 0;
-  for (int64_t i = 0; i < numel; ++i) {
+  OutputOdometer walk{in_shape, map.out_stride};
+  for (int64_t i = 0; i < numel; ++i, walk.next()) {
+    const int64_t o = walk.o;
     const double v = detail::needed(need, o) ? x.at(i) : 0.0, t = detail::needed(need, o) ? x.tol(i) : 0.0;
     const double m = std::fabs(v) + t;
     switch (a.kind) {
@@ -193,18 +230,10 @@ Expected reduce(const ir::Op& op, const Source& x, detail::Need need) {
         err_in[o] = std::max(err_in[o], t);
         break;
     }
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++idx[d] < in_shape[d]) {
-        o += out_stride[d];
-        break;
-      }
-      o -= out_stride[d] * (in_shape[d] - 1);
-      idx[d] = 0;
-    }
   }
 
   Expected e;
-  e.shape = out_shape;
+  e.shape = map.out_shape;
   e.dtype = out_dt;
   e.value.resize(n_out);
   e.tolerance.resize(n_out);
@@ -241,30 +270,11 @@ Expected reduce(const ir::Op& op, const Source& x, detail::Need need) {
 void demand_reduce(const ir::Op& op, const std::vector<int64_t>& in_shape, const uint8_t* need,
                    std::vector<uint8_t>& in_need) {
   detail::expect_arity(op, 1);
-  const int64_t rank = static_cast<int64_t>(in_shape.size());
-  const ReduceAttrs a = read_reduce(op, rank);
-  std::vector<int64_t> out_stride(static_cast<size_t>(rank), 0);
-  int64_t n_out = 1;
-  for (int64_t d = rank - 1; d >= 0; --d)
-    if (!a.reduced[d]) {
-      out_stride[d] = n_out;
-      n_out *= in_shape[d];
-    }
-  if (n_out != product(op.results[0]->type.shape)) detail::bad_op(op, "the result's size does not match the axes");
+  const ReduceMap map(op, read_reduce(op, static_cast<int64_t>(in_shape.size())), in_shape);
   const int64_t numel = product(in_shape);
-  std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
-  int64_t o = 0;
-  for (int64_t i = 0; i < numel; ++i) {
-    if (need[o]) in_need[i] = 1;
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++idx[d] < in_shape[d]) {
-        o += out_stride[d];
-        break;
-      }
-      o -= out_stride[d] * (in_shape[d] - 1);
-      idx[d] = 0;
-    }
-  }
+  OutputOdometer walk{in_shape, map.out_stride};
+  for (int64_t i = 0; i < numel; ++i, walk.next())
+    if (need[walk.o]) in_need[i] = 1;
 }
 
 // The backward pass of a sampled evaluation: which elements of every value the
@@ -321,16 +331,6 @@ Expected from_tensor(const Tensor& t) {
   e.tolerance.assign(n, 0.0);
   for (int64_t i = 0; i < n; ++i) e.value[i] = t.get(i);
   return e;
-}
-
-const ir::Op& pick_func(const ir::Module& graph, const std::string& name) {
-  for (const ir::Op* f : graph.funcs())
-    if (name.empty() || f->sym == name) {
-      if (f->regions.empty()) fail("E802", "oracle: func @" + f->sym + " has no body", f->loc);
-      return *f;
-    }
-  if (name.empty()) fail("E802", "oracle: the module has no func");
-  fail("E802", "oracle: no func named @" + name);
 }
 
 std::string fmt(double v) {
@@ -432,7 +432,7 @@ std::vector<Expected> evaluate_ops(const std::vector<const ir::Op*>& ops,
 
 std::vector<Expected> evaluate(const ir::Module& graph, const std::string& func, const std::vector<Tensor>& inputs,
                                const std::vector<std::vector<uint8_t>>* sample) {
-  const ir::Op& f = pick_func(graph, func);
+  const ir::Op& f = detail::pick_func(graph, func);
   const ir::Region& body = *f.regions[0];
 
   if (inputs.size() != body.args.size())

@@ -182,38 +182,39 @@ std::string DiskCache::get(const std::string& key, const EntrySpec& spec,
   }
 }
 
-std::string verified_bytes(const std::string& path, const std::string& sha256) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) throw ArtifactMismatch("cannot open " + fs::path(path).filename().string());
-  std::string bytes;
-  try {
-    bytes = read_fd(fd);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
-  if (sha256_hex(bytes) != sha256)
-    throw ArtifactMismatch(fs::path(path).filename().string() + " does not match its SHA-256 as loaded");
-  return bytes;
-}
+namespace {
 
-FileIdentity verified_identity(const std::string& path, const std::string& sha256) {
+// The bytes of `path` read through one open file (no symlink followed),
+// checked against `sha256`, and that file's identity.
+std::string read_verified(const std::string& path, const std::string& sha256, FileIdentity* id) {
+  const std::string name = fs::path(path).filename().string();
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) throw ArtifactMismatch("cannot open " + fs::path(path).filename().string());
+  if (fd < 0) throw ArtifactMismatch("cannot open " + name);
   struct stat st {};
   std::string bytes;
   try {
-    if (::fstat(fd, &st) != 0) throw ArtifactMismatch("cannot stat " + fs::path(path).filename().string());
+    if (::fstat(fd, &st) != 0) throw ArtifactMismatch("cannot stat " + name);
     bytes = read_fd(fd);
   } catch (...) {
     ::close(fd);
     throw;
   }
   ::close(fd);
-  if (sha256_hex(bytes) != sha256)
-    throw ArtifactMismatch(fs::path(path).filename().string() + " does not match its SHA-256 as loaded");
-  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+  if (sha256_hex(bytes) != sha256) throw ArtifactMismatch(name + " does not match its SHA-256 as loaded");
+  if (id) *id = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+  return bytes;
+}
+
+}  // namespace
+
+std::string verified_bytes(const std::string& path, const std::string& sha256) {
+  return read_verified(path, sha256, nullptr);
+}
+
+FileIdentity verified_identity(const std::string& path, const std::string& sha256) {
+  FileIdentity id;
+  read_verified(path, sha256, &id);
+  return id;
 }
 
 bool same_file(const std::string& path, const FileIdentity& id) {

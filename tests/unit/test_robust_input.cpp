@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 
+#include "error_code.hpp"
 #include "evidence/packet.hpp"
 #include "ir/ir_hash.hpp"
 #include "ir/parser.hpp"
@@ -35,15 +36,6 @@ fs::path scratch_dir(const std::string& name) {
 }
 
 void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
-
-std::string code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return "none";
-}
 
 TEST(Echo, EscapesAndCuts) {
   EXPECT_EQ(echo("f32"), "f32");

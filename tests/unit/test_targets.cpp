@@ -2,20 +2,12 @@
 // cannot be served fails closed with the stable codes (docs/errors.md).
 #include <gtest/gtest.h>
 
+#include "error_code.hpp"
 #include "support/diagnostic.hpp"
 #include "targets/lane.hpp"
 
 namespace tessera::test {
 namespace {
-
-std::string code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return "none";
-}
 
 TEST(Targets, EveryLaneStatesItsParts) {
   std::vector<std::string> names;

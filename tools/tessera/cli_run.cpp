@@ -141,8 +141,14 @@ std::vector<Tensor> read_inputs(const std::vector<std::string>& bindings, const 
   return inputs;
 }
 
-std::string sampled_note(const oracle::Comparison& c, int64_t elements) {
-  return c.compared == elements ? "" : fmt::format("  (sampled {} of {})", c.compared, elements);
+// One line per compared value, then its first element out of tolerance.
+bool print_check(const std::string& what, const oracle::Comparison& c, int64_t elements) {
+  fmt::print("check {}  max_abs_err={:.3g}  tol={:.3g}  worst_ratio={:.3g}  {}{}\n", what, c.max_abs_err,
+             c.tol_at_worst, c.worst_ratio, c.pass ? "PASS" : "FAIL",
+             c.compared == elements ? "" : fmt::format("  (sampled {} of {})", c.compared, elements));
+  if (!c.pass)
+    fmt::print("  {} of {} compared elements out of tolerance; first: {}\n", c.failures, c.compared, c.first_failure);
+  return c.pass;
 }
 
 std::string kernel_list(const std::vector<std::string>& kernels) {
@@ -169,12 +175,7 @@ bool check_run(const ir::Module& graph, const runtime::HostSchedule& h, const st
   bool ok = true;
   std::string first_failure;
   for (const oracle::KernelCheck& k : oracle::check_kernels(graph, h.func, launches, by_name, kCheckRows, kCheckCols)) {
-    const oracle::Comparison& c = k.comparison;
-    fmt::print("check kernel {} -> %{}  max_abs_err={:.3g}  tol={:.3g}  worst_ratio={:.3g}  {}{}\n",
-               kernel_list(k.kernels), k.value, c.max_abs_err, c.tol_at_worst, c.worst_ratio, c.pass ? "PASS" : "FAIL",
-               sampled_note(c, k.elements));
-    if (!c.pass) {
-      fmt::print("  {} of {} compared elements out of tolerance; first: {}\n", c.failures, c.compared, c.first_failure);
+    if (!print_check("kernel " + kernel_list(k.kernels) + " -> %" + k.value, k.comparison, k.elements)) {
       if (ok) first_failure = "kernel " + kernel_list(k.kernels) + " (computing %" + k.value + ")";
       ok = false;
     }
@@ -183,12 +184,8 @@ bool check_run(const ir::Module& graph, const runtime::HostSchedule& h, const st
   for (const ir::Type& t : h.output_types) sample.push_back(oracle::sample_elements(t.shape, kCheckRows, kCheckCols));
   const std::vector<oracle::Expected> expected = oracle::evaluate(graph, h.func, inputs, &sample);
   for (size_t i = 0; i < outputs.size(); ++i) {
-    const oracle::Comparison c = oracle::compare(expected[i], outputs[i]);
-    fmt::print("check %{} end to end  max_abs_err={:.3g}  tol={:.3g}  worst_ratio={:.3g}  {}{}\n", h.output_names[i],
-               c.max_abs_err, c.tol_at_worst, c.worst_ratio, c.pass ? "PASS" : "FAIL",
-               sampled_note(c, outputs[i].numel()));
-    if (!c.pass) {
-      fmt::print("  {} of {} compared elements out of tolerance; first: {}\n", c.failures, c.compared, c.first_failure);
+    if (!print_check("%" + h.output_names[i] + " end to end", oracle::compare(expected[i], outputs[i]),
+                     outputs[i].numel())) {
       if (ok) first_failure = "%" + h.output_names[i] + " end to end";
       ok = false;
     }
