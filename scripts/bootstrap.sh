@@ -15,8 +15,14 @@ if ((${#missing[@]})); then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-# numpy is the CPU anchor of the benchmarks and writes test fixtures.
-if ! python3 -c "import numpy" 2>/dev/null; then
-  echo "bootstrap: installing numpy from PyPI"
-  python3 -m pip install --quiet numpy
+# numpy is the CPU anchor of the benchmarks and writes test fixtures;
+# nanobind builds the Python extension (tessera._core), scikit-build-core
+# drives `pip install .`, pytest runs the Python tests.
+py_missing=()
+for m in numpy nanobind scikit_build_core pytest; do
+  python3 -c "import $m" 2>/dev/null || py_missing+=("${m//_/-}")
+done
+if ((${#py_missing[@]})); then
+  echo "bootstrap: installing ${py_missing[*]} from PyPI"
+  python3 -m pip install --quiet "${py_missing[@]}"
 fi

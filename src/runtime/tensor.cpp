@@ -1,5 +1,6 @@
 #include "runtime/tensor.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -66,16 +67,26 @@ int64_t Tensor::numel() const {
   return n;
 }
 
-Tensor Tensor::empty(DType dtype, std::vector<int64_t> shape) {
-  Tensor t;
-  t.dtype_ = dtype;
-  t.shape_ = std::move(shape);
+namespace {
+
+// E601 unless every extent is >= 0 and the element count stays below 2^60.
+int64_t checked_elements(const Tensor& t) {
   int64_t n = 1;
-  for (int64_t d : t.shape_) {
+  for (int64_t d : t.shape()) {
     if (d < 0) fail("E601", "negative tensor extent");
     if (d != 0 && n > (int64_t{1} << 60) / d) fail("E601", "tensor " + t.type_string() + " is too large");
     n *= d;
   }
+  return n;
+}
+
+}  // namespace
+
+Tensor Tensor::empty(DType dtype, std::vector<int64_t> shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  checked_elements(t);
   std::size_t bytes = t.nbytes();
   std::size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded == 0) rounded = 64;
@@ -83,6 +94,19 @@ Tensor Tensor::empty(DType dtype, std::vector<int64_t> shape) {
   if (!p) fail("E602", "out of host memory allocating " + std::to_string(bytes) + " bytes");
   t.data_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(p),
                                        [rounded](std::byte* q) { block_cache().give(q, rounded); });
+  return t;
+}
+
+Tensor Tensor::borrow(DType dtype, std::vector<int64_t> shape, void* data, std::shared_ptr<void> owner) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  const int64_t n = checked_elements(t);
+  if (n > 0 && (!data || reinterpret_cast<std::uintptr_t>(data) % dtype_size(dtype) != 0))
+    fail("E603", "borrowed " + t.type_string() + " data is not aligned to its " + std::to_string(dtype_size(dtype)) +
+                     "-byte elements");
+  // The aliasing constructor: the tensor points at `data`, `owner` keeps it alive.
+  t.data_ = std::shared_ptr<std::byte>(std::move(owner), static_cast<std::byte*>(data));
   return t;
 }
 

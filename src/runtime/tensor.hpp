@@ -1,5 +1,7 @@
-// A dense, C-order host tensor. Storage is 64-byte aligned and shared, so
-// copies of a Tensor are cheap views of the same bytes.
+// A dense, C-order host tensor. Storage is shared, so copies of a Tensor are
+// cheap views of the same bytes. Tensors Tessera allocates are 64-byte
+// aligned; a borrowed one (a caller's array, taken without a copy) is only
+// as aligned as its element type.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +17,10 @@ class Tensor {
  public:
   Tensor() = default;
   static Tensor empty(DType dtype, std::vector<int64_t> shape);
+  // A view of caller-owned memory; `owner` keeps it alive as long as any copy
+  // of the tensor (what a Python array gives without a copy). E603 unless
+  // `data` is aligned to the element size (or null with no elements).
+  static Tensor borrow(DType dtype, std::vector<int64_t> shape, void* data, std::shared_ptr<void> owner);
 
   DType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }

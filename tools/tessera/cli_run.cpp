@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -18,9 +17,8 @@
 #include "arbiter/region_program.hpp"
 #include "ir/parser.hpp"
 #include "ir/verify.hpp"
-#include "oracle/kernel_check.hpp"
 #include "oracle/reference.hpp"
-#include "oracle/sample.hpp"
+#include "oracle/run_check.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/inputs.hpp"
@@ -55,9 +53,6 @@ bool is_generator(const std::string& spec) {
 }
 
 std::string shape_str(const ir::Type& t) { return t.str(); }
-
-// A sampled check compares this grid of rows x columns of every big value.
-constexpr int64_t kCheckRows = 32, kCheckCols = 32;
 
 std::vector<std::string> lane_names() {
   std::vector<std::string> names;
@@ -141,63 +136,6 @@ std::vector<Tensor> read_inputs(const std::vector<std::string>& bindings, const 
   return inputs;
 }
 
-// One line per compared value, then its first element out of tolerance.
-bool print_check(const std::string& what, const oracle::Comparison& c, int64_t elements) {
-  fmt::print("check {}  max_abs_err={:.3g}  tol={:.3g}  worst_ratio={:.3g}  {}{}\n", what, c.max_abs_err,
-             c.tol_at_worst, c.worst_ratio, c.pass ? "PASS" : "FAIL",
-             c.compared == elements ? "" : fmt::format("  (sampled {} of {})", c.compared, elements));
-  if (!c.pass)
-    fmt::print("  {} of {} compared elements out of tolerance; first: {}\n", c.failures, c.compared, c.first_failure);
-  return c.pass;
-}
-
-std::string kernel_list(const std::vector<std::string>& kernels) {
-  std::string s;
-  for (const std::string& k : kernels) s += (s.empty() ? "@" : "+@") + k;
-  return s;
-}
-
-// The per-kernel check, then the end-to-end one; each prints one line per
-// value and the first failure names its kernel. True if all pass.
-bool check_run(const ir::Module& graph, const runtime::HostSchedule& h, const std::vector<Tensor>& inputs,
-               const std::vector<Tensor>& values, const std::vector<Tensor>& outputs) {
-  const auto t0 = std::chrono::steady_clock::now();
-  std::vector<oracle::LaunchValues> launches;
-  for (const runtime::HostSchedule::Step& s : h.steps) {
-    oracle::LaunchValues l;
-    l.kernel = h.kernels[s.kernel].sym;
-    for (size_t b = 0; b < s.buffers.size(); ++b)
-      (b < s.inputs ? l.inputs : l.outputs).push_back(h.slot_names[s.buffers[b]]);
-    launches.push_back(std::move(l));
-  }
-  std::map<std::string, Tensor> by_name;
-  for (size_t i = 0; i < values.size(); ++i) by_name.emplace(h.slot_names[i], values[i]);
-  bool ok = true;
-  std::string first_failure;
-  for (const oracle::KernelCheck& k : oracle::check_kernels(graph, h.func, launches, by_name, kCheckRows, kCheckCols)) {
-    if (!print_check("kernel " + kernel_list(k.kernels) + " -> %" + k.value, k.comparison, k.elements)) {
-      if (ok) first_failure = "kernel " + kernel_list(k.kernels) + " (computing %" + k.value + ")";
-      ok = false;
-    }
-  }
-  std::vector<std::vector<uint8_t>> sample;
-  for (const ir::Type& t : h.output_types) sample.push_back(oracle::sample_elements(t.shape, kCheckRows, kCheckCols));
-  const std::vector<oracle::Expected> expected = oracle::evaluate(graph, h.func, inputs, &sample);
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    if (!print_check("%" + h.output_names[i] + " end to end", oracle::compare(expected[i], outputs[i]),
-                     outputs[i].numel())) {
-      if (ok) first_failure = "%" + h.output_names[i] + " end to end";
-      ok = false;
-    }
-  }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (ok)
-    fmt::print("check: {} kernels and {} results within tolerance ({:.2f} s)\n", h.steps.size(), outputs.size(),
-               seconds);
-  else fmt::print("check FAILED: {}\n", first_failure);
-  return ok;
-}
-
 }  // namespace
 
 int run_cmd(const RunOptions& o) {
@@ -271,9 +209,10 @@ int run_cmd(const RunOptions& o) {
     }
     outputs = r.outputs;
     if (o.check) {
-      std::vector<Tensor> first_outputs;
-      for (int s : h.result_slots) first_outputs.push_back(values[s]);
-      ok = check_run(*m, h, inputs, values, first_outputs);
+      const oracle::RunCheck report = oracle::check_run(*m, h, inputs, values);
+      for (const oracle::CheckedValue& v : report.values) fmt::print("{}", v.describe());
+      fmt::print("{}", report.summary());
+      ok = report.ok;
     }
   }
   // A failed check writes nothing unless asked: a wrong result must not

@@ -63,6 +63,8 @@ struct Driver {
     bind(lib, api.cuOccupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters", "libcuda");
     bind(lib, api.cuMemAlloc, "cuMemAlloc_v2", "libcuda");
     bind(lib, api.cuMemFree, "cuMemFree_v2", "libcuda");
+    bind(lib, api.cuMemAllocAsync, "cuMemAllocAsync", "libcuda");
+    bind(lib, api.cuMemFreeAsync, "cuMemFreeAsync", "libcuda");
     bind(lib, api.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", "libcuda");
     bind(lib, api.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", "libcuda");
     bind(lib, api.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", "libcuda");

@@ -26,6 +26,8 @@ struct DriverApi {
   TSR_CU(cuOccupancyMaxActiveClusters)
   TSR_CU(cuMemAlloc)
   TSR_CU(cuMemFree)
+  TSR_CU(cuMemAllocAsync)
+  TSR_CU(cuMemFreeAsync)
   TSR_CU(cuMemcpyHtoDAsync)
   TSR_CU(cuMemcpyDtoHAsync)
   TSR_CU(cuMemcpyDtoDAsync)

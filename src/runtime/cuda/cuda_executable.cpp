@@ -28,6 +28,33 @@ DeviceTensor DeviceTensor::empty(DType dtype, std::vector<int64_t> shape) {
   return t;
 }
 
+DeviceTensor DeviceTensor::empty_on(DType dtype, std::vector<int64_t> shape, CUstream stream) {
+  DeviceTensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  const DriverApi& cu = driver();
+  CUdeviceptr p = 0;
+  if (t.nbytes() > 0) check(cu.cuMemAllocAsync(&p, t.nbytes(), stream), "cuMemAllocAsync");
+  t.mem_ = std::shared_ptr<CUdeviceptr>(new CUdeviceptr(p), [stream](CUdeviceptr* q) {
+    if (*q) driver().cuMemFreeAsync(*q, stream);
+    delete q;
+  });
+  return t;
+}
+
+DeviceTensor DeviceTensor::borrow(DType dtype, std::vector<int64_t> shape, CUdeviceptr ptr,
+                                  std::shared_ptr<void> owner) {
+  DeviceTensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  if (t.nbytes() > 0 && (!ptr || ptr % dtype_size(dtype) != 0))
+    fail("E603", "borrowed device " + ir::Type::tensor(dtype, t.shape_).str() + " is not aligned to its " +
+                     std::to_string(dtype_size(dtype)) + "-byte elements");
+  // The deleter holds `owner`: the caller's memory lives while any copy does.
+  t.mem_ = std::shared_ptr<CUdeviceptr>(new CUdeviceptr(ptr), [owner = std::move(owner)](CUdeviceptr* q) { delete q; });
+  return t;
+}
+
 DeviceTensor DeviceTensor::upload(const Tensor& host, CUstream stream) {
   DeviceTensor t = empty(host.dtype(), host.shape());
   if (t.nbytes() > 0) {
@@ -127,6 +154,21 @@ std::unique_ptr<Binding> CudaExecutable::bind(const std::vector<Tensor>& inputs)
   for (size_t i = 0; i < inputs.size(); ++i) b.slots[i] = DeviceTensor::upload(inputs[i], stream_);
   for (size_t i = inputs.size(); i < b.slots.size(); ++i)
     b.slots[i] = DeviceTensor::empty(h_.slot_types[i].dtype, h_.slot_types[i].shape);
+  set_params(b);
+  const DriverApi& cu = driver();
+  check(cu.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
+  launch_each(b, false, stream_);
+  CUgraph graph = nullptr;
+  check(cu.cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture");
+  CUgraphExec exec = nullptr;
+  CUresult r = cu.cuGraphInstantiate(&exec, graph, 0);
+  cu.cuGraphDestroy(graph);
+  check(r, "cuGraphInstantiate");
+  b.graph = std::shared_ptr<CUgraphExec_st>(exec, [](CUgraphExec e) { driver().cuGraphExecDestroy(e); });
+  return owned;
+}
+
+void CudaExecutable::set_params(DeviceBinding& b) const {
   b.ptrs.resize(b.slots.size());
   for (size_t i = 0; i < b.slots.size(); ++i) b.ptrs[i] = b.slots[i].ptr();
   for (const HostSchedule::Step& s : h_.steps) {
@@ -149,17 +191,6 @@ std::unique_ptr<Binding> CudaExecutable::bind(const std::vector<Tensor>& inputs)
     }
     b.params.push_back(std::move(params));
   }
-  const DriverApi& cu = driver();
-  check(cu.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
-  launch_each(b, false);
-  CUgraph graph = nullptr;
-  check(cu.cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture");
-  CUgraphExec exec = nullptr;
-  CUresult r = cu.cuGraphInstantiate(&exec, graph, 0);
-  cu.cuGraphDestroy(graph);
-  check(r, "cuGraphInstantiate");
-  b.graph = std::shared_ptr<CUgraphExec_st>(exec, [](CUgraphExec e) { driver().cuGraphExecDestroy(e); });
-  return owned;
 }
 
 void CudaExecutable::launch(Binding& binding, bool timed) const {
@@ -169,25 +200,25 @@ void CudaExecutable::launch(Binding& binding, bool timed) const {
     check(driver().cuGraphLaunch(b.graph.get(), stream_), "cuGraphLaunch");
     return;
   }
-  launch_each(b, timed);
+  launch_each(b, timed, stream_);
 }
 
-void CudaExecutable::launch_each(const DeviceBinding& b, bool timed) const {
+void CudaExecutable::launch_each(const DeviceBinding& b, bool timed, CUstream stream) const {
   const DriverApi& cu = driver();
   if (timed) enqueue_ns_.assign(h_.steps.size(), 0);
   for (size_t i = 0; i < h_.steps.size(); ++i) {
     const ir::KernelDesc& k = h_.kernels[h_.steps[i].kernel];
     if (k.grid == 0) continue;
     auto t0 = std::chrono::steady_clock::now();
-    if (timed) check(cu.cuEventRecord(events_[2 * i], stream_), "cuEventRecord");
-    if (const auto& lib = libraries_[h_.steps[i].kernel]) lib->enqueue(b.params[i].data(), stream_);
+    if (timed) check(cu.cuEventRecord(events_[2 * i], stream), "cuEventRecord");
+    if (const auto& lib = libraries_[h_.steps[i].kernel]) lib->enqueue(b.params[i].data(), stream);
     else
       check(cu.cuLaunchKernel(fns_[h_.steps[i].kernel], static_cast<unsigned>(k.grid), 1, 1,
-                              static_cast<unsigned>(k.threads), 1, 1, static_cast<unsigned>(k.shared_bytes), stream_,
+                              static_cast<unsigned>(k.threads), 1, 1, static_cast<unsigned>(k.shared_bytes), stream,
                               const_cast<void**>(b.params[i].data()), nullptr),
             "cuLaunchKernel");
     if (timed) {
-      check(cu.cuEventRecord(events_[2 * i + 1], stream_), "cuEventRecord");
+      check(cu.cuEventRecord(events_[2 * i + 1], stream), "cuEventRecord");
       enqueue_ns_[i] = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     }
   }
@@ -217,6 +248,27 @@ std::vector<Tensor> CudaExecutable::outputs(const Binding& binding) const {
   std::vector<Tensor> out;
   for (int s : h_.result_slots) out.push_back(b.slots[s].download(stream_));
   return out;
+}
+
+std::vector<DeviceTensor> CudaExecutable::run_device(const std::vector<DeviceTensor>& inputs, CUstream stream,
+                                                     std::vector<LaunchRecord>& launches) const {
+  std::vector<std::pair<DType, std::vector<int64_t>>> types;
+  for (const DeviceTensor& t : inputs) types.emplace_back(t.dtype(), t.shape());
+  h_.check_inputs(types);
+  DeviceBinding b(this);
+  b.slots = inputs;
+  for (size_t i = inputs.size(); i < h_.slot_types.size(); ++i)
+    b.slots.push_back(DeviceTensor::empty_on(h_.slot_types[i].dtype, h_.slot_types[i].shape, stream));
+  set_params(b);
+  launch_each(b, false, stream);
+  launches.clear();
+  for (const HostSchedule::Step& s : h_.steps) {
+    const ir::KernelDesc& k = h_.kernels[s.kernel];
+    launches.push_back({k.sym, "native_gpu", k.sha256, k.grid, -1, -1, implementations_[s.kernel]});
+  }
+  std::vector<DeviceTensor> results;
+  for (int s : h_.result_slots) results.push_back(b.slots[s]);
+  return results;  // the intermediates go back to the stream's pool, after the launches that use them
 }
 
 RunResult CudaExecutable::run_on(const std::vector<Tensor>& inputs, ThreadPool*, bool keep_values) const {

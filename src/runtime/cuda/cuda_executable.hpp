@@ -22,6 +22,12 @@ namespace tessera::runtime::cuda {
 class DeviceTensor {
  public:
   static DeviceTensor empty(DType dtype, std::vector<int64_t> shape);
+  // Stream-ordered: allocated on `stream` and freed on it when the last copy
+  // goes (cuMemAllocAsync/cuMemFreeAsync), so a launch path never waits.
+  static DeviceTensor empty_on(DType dtype, std::vector<int64_t> shape, CUstream stream);
+  // A view of device memory the caller owns (a torch or CuPy tensor), kept
+  // alive by `owner`.
+  static DeviceTensor borrow(DType dtype, std::vector<int64_t> shape, CUdeviceptr ptr, std::shared_ptr<void> owner);
   static DeviceTensor upload(const Tensor& host, CUstream stream = nullptr);
   Tensor download(CUstream stream = nullptr) const;  // waits for the stream
 
@@ -61,12 +67,21 @@ class CudaExecutable final : public Executable {
 
   CUstream stream() const { return stream_; }
 
+  // Runs on the caller's device memory without copies: the launches are
+  // enqueued on the caller's `stream` and not waited for, the results (and
+  // intermediates) allocated on that stream. One record per launch, without
+  // device times (nothing waits).
+  std::vector<DeviceTensor> run_device(const std::vector<DeviceTensor>& inputs, CUstream stream,
+                                       std::vector<LaunchRecord>& launches) const;
+
  private:
   struct DeviceBinding;
   CudaExecutable() = default;
   // Upload, bind, launch (timed), finish, download.
   RunResult run_on(const std::vector<Tensor>& inputs, ThreadPool* pool, bool keep_values) const override;
-  void launch_each(const DeviceBinding& b, bool timed) const;
+  // The kernel arguments of b.slots: pointers, then tensor maps (E612 guards).
+  void set_params(DeviceBinding& b) const;
+  void launch_each(const DeviceBinding& b, bool timed, CUstream stream) const;
 
   std::vector<CUfunction> fns_;                             // null for library kernels
   std::vector<std::shared_ptr<CublasLtMatmul>> libraries_;  // per kernel; null for synthesized ones

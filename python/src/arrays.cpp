@@ -1,0 +1,133 @@
+#include "arrays.hpp"
+
+#include <memory>
+#include <string_view>
+
+#include "support/diagnostic.hpp"
+
+namespace nb = nanobind;
+
+namespace tessera::python {
+
+Framework framework_of(nb::handle array) {
+  // The type's module, not an isinstance check: no framework is imported here.
+  const nb::object module = nb::getattr(array.type(), "__module__", nb::none());
+  if (!nb::isinstance<nb::str>(module)) return Framework::Other;
+  const std::string_view name = nb::borrow<nb::str>(module).c_str();
+  auto from = [&](std::string_view package) {
+    return name.substr(0, name.find('.')) == package;
+  };
+  if (from("numpy")) return Framework::Numpy;
+  if (from("torch")) return Framework::Torch;
+  if (from("cupy")) return Framework::Cupy;
+  return Framework::Other;
+}
+
+namespace {
+
+std::string where(size_t position) { return "argument " + std::to_string(position); }
+
+DType dtype_of(const nb::dlpack::dtype& d, size_t position) {
+  using Code = nb::dlpack::dtype_code;
+  if (d.lanes == 1) {
+    if (d.code == static_cast<uint8_t>(Code::Float) && d.bits == 32) return DType::F32;
+    if (d.code == static_cast<uint8_t>(Code::Float) && d.bits == 64) return DType::F64;
+    if (d.code == static_cast<uint8_t>(Code::Float) && d.bits == 16) return DType::F16;
+    if (d.code == static_cast<uint8_t>(Code::Bfloat) && d.bits == 16) return DType::BF16;
+  }
+  static const char* codes[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
+  const std::string name = d.code < 7 ? codes[d.code] : "code " + std::to_string(d.code);
+  fail("E932", where(position) + " has elements of " + name + std::to_string(d.bits) +
+                   "; Tessera computes in f16, bf16, f32 and f64 (convert it first, e.g. .astype(np.float32))");
+}
+
+}  // namespace
+
+BorrowedArray borrow_array(nb::handle object, size_t position) {
+  BorrowedArray a;
+  // convert=false: a failed import is an error, never a converted copy.
+  if (!nb::try_cast(object, a.array, /*convert=*/false))
+    fail("E934", where(position) + " is a " + std::string(nb::type_name(object.type()).c_str()) +
+                     ", not an array (Tessera takes objects with __dlpack__: numpy, torch, CuPy, its own results)");
+  const int device = a.array.device_type();
+  if (device == nb::device::cpu::value || device == nb::device::cuda_host::value) a.place = Place::Host;
+  else if (device == nb::device::cuda::value) a.place = Place::Cuda;
+  else
+    fail("E931", where(position) + " lives on DLPack device type " + std::to_string(device) +
+                     "; Tessera runs on the host CPU and on CUDA devices");
+  a.device_id = a.array.device_id();
+  a.dtype = dtype_of(a.array.dtype(), position);
+  int64_t expect = 1;  // the C-order stride, in elements
+  a.shape.resize(a.array.ndim());
+  for (size_t i = a.array.ndim(); i-- > 0;) {
+    const int64_t extent = static_cast<int64_t>(a.array.shape(i));
+    a.shape[i] = extent;
+    // Dimensions of extent 1 (and empty arrays) may have any stride.
+    if (extent != 1 && a.array.stride(i) != expect && a.array.size() != 0)
+      fail("E930", where(position) + " is not C-contiguous (dimension " + std::to_string(i) + " has stride " +
+                       std::to_string(a.array.stride(i)) + " elements, " + std::to_string(expect) +
+                       " expected); Tessera takes arrays without copying them: pass np.ascontiguousarray(x) or "
+                       "x.contiguous()");
+    expect *= extent;
+  }
+  return a;
+}
+
+Tensor host_tensor(const BorrowedArray& a) {
+  // The deleter may run where the GIL is not held (a tensor copy outliving
+  // a kernel launch): it takes it before the array's reference goes.
+  auto* keep = new nb::ndarray<>(a.array);
+  std::shared_ptr<void> owner(keep, [](void* p) {
+    nb::gil_scoped_acquire gil;
+    delete static_cast<nb::ndarray<>*>(p);
+  });
+  return Tensor::borrow(a.dtype, a.shape, a.data(), std::move(owner));
+}
+
+namespace {
+
+nb::dlpack::dtype dlpack_dtype(DType t) {
+  using Code = nb::dlpack::dtype_code;
+  switch (t) {
+    case DType::F16: return {static_cast<uint8_t>(Code::Float), 16, 1};
+    case DType::BF16: return {static_cast<uint8_t>(Code::Bfloat), 16, 1};
+    case DType::F32: return {static_cast<uint8_t>(Code::Float), 32, 1};
+    case DType::F64: return {static_cast<uint8_t>(Code::Float), 64, 1};
+  }
+  return {};
+}
+
+template <class F>
+nb::object make_array(void* data, DType dtype, const std::vector<int64_t>& extents, nb::handle owner, int device,
+                      int device_id) {
+  std::vector<size_t> shape(extents.begin(), extents.end());
+  nb::ndarray<F> out(data, shape.size(), shape.data(), owner, nullptr, dlpack_dtype(dtype), device, device_id);
+  return nb::cast(out, nb::rv_policy::reference);
+}
+
+}  // namespace
+
+nb::object export_host(const Tensor& t, Framework framework) {
+  // The capsule holds a copy of the tensor, so its storage lives as long as
+  // the array does.
+  nb::capsule owner(new Tensor(t), [](void* p) noexcept { delete static_cast<Tensor*>(p); });
+  // numpy cannot hold bfloat16: such a result goes out as a DLPack array.
+  void* data = const_cast<void*>(t.data());
+  const int cpu = nb::device::cpu::value;
+  if (framework == Framework::Numpy && t.dtype() != DType::BF16)
+    return make_array<nb::numpy>(data, t.dtype(), t.shape(), owner, cpu, 0);
+  if (framework == Framework::Torch) return make_array<nb::pytorch>(data, t.dtype(), t.shape(), owner, cpu, 0);
+  return make_array<nb::array_api>(data, t.dtype(), t.shape(), owner, cpu, 0);
+}
+
+nb::object export_device(const runtime::cuda::DeviceTensor& t, int device_id, Framework framework) {
+  using runtime::cuda::DeviceTensor;
+  nb::capsule owner(new DeviceTensor(t), [](void* p) noexcept { delete static_cast<DeviceTensor*>(p); });
+  void* data = reinterpret_cast<void*>(t.ptr());
+  const int cuda = nb::device::cuda::value;
+  if (framework == Framework::Torch) return make_array<nb::pytorch>(data, t.dtype(), t.shape(), owner, cuda, device_id);
+  if (framework == Framework::Cupy) return make_array<nb::cupy>(data, t.dtype(), t.shape(), owner, cuda, device_id);
+  return make_array<nb::array_api>(data, t.dtype(), t.shape(), owner, cuda, device_id);
+}
+
+}  // namespace tessera::python

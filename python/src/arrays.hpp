@@ -1,0 +1,44 @@
+// Arrays across the Python boundary, through DLPack and never copied: a
+// caller's array (numpy, torch, CuPy, a previous result) in as a borrowed
+// Tensor, a result out as an array of the caller's framework that owns it.
+#pragma once
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <string>
+#include <vector>
+
+#include "runtime/cuda/cuda_executable.hpp"
+#include "runtime/tensor.hpp"
+
+namespace tessera::python {
+
+// Which array library the caller uses: results are handed back in its type.
+enum class Framework { Numpy, Torch, Cupy, Other };
+Framework framework_of(nanobind::handle array);
+
+// Where an array lives, from DLPack's device type.
+enum class Place { Host, Cuda };
+
+// A caller's array taken as-is. E934 (not an array), E931 (a device Tessera
+// cannot use here), E932 (an element type Tessera lacks), E930 (not
+// C-contiguous); a copy is never made instead.
+struct BorrowedArray {
+  nanobind::ndarray<> array;
+  Place place = Place::Host;
+  int device_id = 0;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  void* data() const { return array.data(); }
+};
+BorrowedArray borrow_array(nanobind::handle object, size_t position);
+
+// A host tensor viewed without a copy; the array stays alive while it is.
+Tensor host_tensor(const BorrowedArray& a);
+
+// `t` as an array of `framework` that keeps t's storage alive: no copy.
+nanobind::object export_host(const Tensor& t, Framework framework);
+// The same for a result in CUDA memory on device `device_id`.
+nanobind::object export_device(const runtime::cuda::DeviceTensor& t, int device_id, Framework framework);
+
+}  // namespace tessera::python

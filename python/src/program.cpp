@@ -1,0 +1,199 @@
+// tessera._core.Program: IR text compiled for a target and loaded once, then
+// called on arrays without copies. On the CPU the caller's arrays are the
+// kernels' buffers; on CUDA the caller's device memory is, and launches go
+// on the caller's stream without waiting. Every call records where each
+// kernel ran; with check=True the oracle checks every kernel and result.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+
+#include "arrays.hpp"
+#include "bindings.hpp"
+#include "oracle/run_check.hpp"
+#include "runtime/cuda/cuda_executable.hpp"
+#include "runtime/executable.hpp"
+#include "support/diagnostic.hpp"
+#include "targets/lane.hpp"
+#include "tessera/tessera.hpp"
+
+namespace nb = nanobind;
+
+namespace tessera::python {
+
+namespace {
+
+struct PyProgram {
+  Program program;
+  std::string target;
+  const targets::Lane* lane = nullptr;
+  std::vector<runtime::LaunchRecord> last_launches;
+  std::optional<oracle::RunCheck> last_check;
+  std::vector<uintptr_t> last_inputs, last_outputs;
+};
+
+PyProgram compile(const std::string& text, const std::string& target, const std::string& func,
+                  const std::string& filename) {
+  PyProgram p{Program::compile_text(text, target, func, filename), target, nullptr, {}, {}, {}, {}};
+  p.lane = &targets::runnable(target, /*emulate=*/false);
+  return p;
+}
+
+nb::list type_list(const std::vector<ir::Type>& types) {
+  nb::list out;
+  for (const ir::Type& t : types) {
+    nb::list shape;
+    for (int64_t d : t.shape) shape.append(d);
+    out.append(nb::make_tuple(std::string(dtype_name(t.dtype)), nb::tuple(shape)));
+  }
+  return out;
+}
+
+nb::list launch_list(const std::vector<runtime::LaunchRecord>& launches) {
+  nb::list out;
+  for (const runtime::LaunchRecord& r : launches) {
+    nb::dict d;
+    d["kernel"] = r.kernel;
+    d["placement"] = r.placement;
+    d["sha256"] = r.sha256;
+    d["programs"] = r.programs;
+    d["wall_ns"] = r.kernel_wall_ns;
+    d["implementation"] = r.implementation;
+    out.append(d);
+  }
+  return out;
+}
+
+nb::object check_report(const std::optional<oracle::RunCheck>& c) {
+  if (!c) return nb::none();
+  nb::list lines;
+  for (const oracle::CheckedValue& v : c->values) lines.append(v.describe());
+  lines.append(c->summary());
+  nb::dict d;
+  d["ok"] = c->ok;
+  d["lines"] = lines;
+  d["first_failure"] = c->first_failure;
+  d["seconds"] = c->seconds;
+  return d;
+}
+
+// The host lane: the arrays are the kernels' buffers; the results are new
+// host tensors handed out without a copy.
+nb::tuple call_host(PyProgram& self, const std::vector<BorrowedArray>& in, Framework framework, bool check) {
+  std::vector<Tensor> inputs;
+  inputs.reserve(in.size());
+  for (const BorrowedArray& a : in) inputs.push_back(host_tensor(a));
+  const runtime::Executable& exe = self.program.executable();
+  if (check && !self.program.graph())
+    fail("E124", "check needs the program as Graph IR (the oracle reads what the user meant)");
+  runtime::RunResult r;
+  {
+    nb::gil_scoped_release released;  // kernels run without the GIL: other Python threads go on
+    r = exe.run(inputs, nullptr, check);
+    if (check) self.last_check = oracle::check_run(*self.program.graph(), exe.schedule(), inputs, r.values);
+  }
+  self.last_launches = std::move(r.launches);
+  self.last_inputs.clear();
+  for (const Tensor& t : inputs) self.last_inputs.push_back(reinterpret_cast<uintptr_t>(t.data()));
+  self.last_outputs.clear();
+  nb::list out;
+  for (const Tensor& t : r.outputs) {
+    self.last_outputs.push_back(reinterpret_cast<uintptr_t>(t.data()));
+    out.append(export_host(t, framework));
+  }
+  if (check && !self.last_check->ok) fail("E880", self.last_check->summary() + "(the report: last_check)");
+  return nb::tuple(out);
+}
+
+// The CUDA lane: the caller's device memory in, results allocated on the
+// caller's stream, launches enqueued there and not waited for.
+nb::tuple call_cuda(PyProgram& self, const std::vector<BorrowedArray>& in, Framework framework, nb::handle stream,
+                    bool check) {
+  if (check) fail("E881", "check=True on CUDA arrays is not available yet: run the check with host arrays");
+  const auto* exe = dynamic_cast<const runtime::cuda::CudaExecutable*>(&self.program.executable());
+  if (!exe) fail("E931", "CUDA arrays given to a program for target '" + self.target + "'");
+  std::vector<runtime::cuda::DeviceTensor> inputs;
+  for (const BorrowedArray& a : in) {
+    auto* keep = new nb::ndarray<>(a.array);
+    std::shared_ptr<void> owner(keep, [](void* p) {
+      nb::gil_scoped_acquire gil;
+      delete static_cast<nb::ndarray<>*>(p);
+    });
+    inputs.push_back(runtime::cuda::DeviceTensor::borrow(a.dtype, a.shape, reinterpret_cast<CUdeviceptr>(a.data()),
+                                                         std::move(owner)));
+  }
+  CUstream s = stream.is_none() ? nullptr : reinterpret_cast<CUstream>(nb::cast<uintptr_t>(stream));
+  std::vector<runtime::cuda::DeviceTensor> results = exe->run_device(inputs, s, self.last_launches);
+  self.last_inputs.clear();
+  for (const auto& t : inputs) self.last_inputs.push_back(static_cast<uintptr_t>(t.ptr()));
+  self.last_outputs.clear();
+  nb::list out;
+  for (const runtime::cuda::DeviceTensor& t : results) {
+    self.last_outputs.push_back(static_cast<uintptr_t>(t.ptr()));
+    out.append(export_device(t, in.empty() ? 0 : in[0].device_id, framework));
+  }
+  return nb::tuple(out);
+}
+
+nb::tuple call(PyProgram& self, nb::args arrays, nb::handle stream, bool check) {
+  std::vector<BorrowedArray> in;
+  in.reserve(arrays.size());
+  bool cuda = false;
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    in.push_back(borrow_array(arrays[i], i));
+    cuda |= in.back().place == Place::Cuda;
+  }
+  for (size_t i = 0; i < in.size(); ++i)
+    if ((in[i].place == Place::Cuda) != cuda)
+      fail("E931", "argument " + std::to_string(i) + " is on the " + (cuda ? "host" : "CUDA device") +
+                       " and others are not: Tessera moves no data between devices");
+  const bool gpu_lane = self.lane->execution == targets::Execution::kNativeGpu;
+  if (cuda != gpu_lane)
+    fail("E931", std::string(cuda ? "CUDA" : "host") + " arrays given to a program compiled for target '" +
+                     self.target + "', which runs on the " + (gpu_lane ? "GPU" : "host") +
+                     " (compile for the arrays' device; nothing is copied over)");
+  const Framework framework = arrays.size() ? framework_of(arrays[0]) : Framework::Numpy;
+  return cuda ? call_cuda(self, in, framework, stream, check) : call_host(self, in, framework, check);
+}
+
+}  // namespace
+
+void bind_program(nb::module_& m) {
+  nb::class_<PyProgram>(m, "Program", "IR text (any layer) compiled for a target and loaded, ready to call.")
+      .def(nb::new_(&compile), nb::arg("text"), nb::arg("target") = "cpu", nb::arg("func") = "",
+           nb::arg("filename") = "<input>")
+      .def_prop_ro("target", [](const PyProgram& p) { return p.target; })
+      .def_prop_ro("input_names", [](const PyProgram& p) { return p.program.executable().input_names(); })
+      .def_prop_ro("output_names", [](const PyProgram& p) { return p.program.executable().output_names(); })
+      .def_prop_ro("input_types", [](const PyProgram& p) { return type_list(p.program.executable().input_types()); })
+      .def_prop_ro("output_types",
+                   [](const PyProgram& p) { return type_list(p.program.executable().output_types()); })
+      .def_prop_ro("kernels",
+                   [](const PyProgram& p) {
+                     nb::list out;
+                     for (const ir::KernelDesc& k : p.program.executable().kernels()) {
+                       nb::dict d;
+                       d["name"] = k.sym;
+                       d["sha256"] = k.sha256;
+                       d["implementation"] = k.library.empty() ? std::string("tessera") : k.library;
+                       d["grid"] = k.grid;
+                       out.append(d);
+                     }
+                     return out;
+                   })
+      .def("emit", [](const PyProgram& p, const std::string& layer) { return p.program.emit(layer); },
+           nb::arg("layer"), "The text of one layer: graph, schedule, tile, target, or source (the kernels).")
+      .def("__call__", &call, nb::arg("arrays"), nb::kw_only(), nb::arg("stream") = nb::none(),
+           nb::arg("check") = false,
+           "Runs on arrays (numpy, torch, CuPy, earlier results) without copying them; returns a tuple of results.")
+      .def_prop_ro("last_launches", [](const PyProgram& p) { return launch_list(p.last_launches); })
+      .def_prop_ro("last_check", [](const PyProgram& p) { return check_report(p.last_check); })
+      .def_prop_ro("last_pointers", [](const PyProgram& p) {
+        nb::dict d;
+        d["inputs"] = p.last_inputs;
+        d["outputs"] = p.last_outputs;
+        return d;
+      });
+}
+
+}  // namespace tessera::python
