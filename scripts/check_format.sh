@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CLANG_FORMAT=${CLANG_FORMAT:-clang-format}
-mapfile -t files < <(git ls-files -- src tools include tests bench | grep -E '\.(c|cc|cpp|h|hpp|cuh)$' || true)
+mapfile -t files < <(git ls-files -- src tools include tests bench python | grep -E '\.(c|cc|cpp|h|hpp|cuh)$' || true)
 if [[ ${1:-} == --fix ]]; then
   "$CLANG_FORMAT" -i "${files[@]}"
   exit 0

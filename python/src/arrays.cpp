@@ -14,9 +14,7 @@ Framework framework_of(nb::handle array) {
   const nb::object module = nb::getattr(array.type(), "__module__", nb::none());
   if (!nb::isinstance<nb::str>(module)) return Framework::Other;
   const std::string_view name = nb::borrow<nb::str>(module).c_str();
-  auto from = [&](std::string_view package) {
-    return name.substr(0, name.find('.')) == package;
-  };
+  auto from = [&](std::string_view package) { return name.substr(0, name.find('.')) == package; };
   if (from("numpy")) return Framework::Numpy;
   if (from("torch")) return Framework::Torch;
   if (from("cupy")) return Framework::Cupy;

@@ -13,8 +13,8 @@ namespace {
 
 // Raises from_diagnostic(...)'s exception; the Python side owns the classes.
 void raise(const std::string& code, const std::string& message, const SourceLoc& loc, const std::string& text) {
-  static nb::object* from_diagnostic =
-      new nb::object(nb::module_::import_("tessera.errors").attr("from_diagnostic"));  // kept to exit
+  static nb::object* from_diagnostic = new nb::object(
+      nb::module_::import_("tessera.errors").attr("from_diagnostic"));  // kept to exit
   nb::object file = loc.known() ? nb::object(nb::str(loc.file.c_str())) : nb::none();
   nb::object line = loc.known() ? nb::object(nb::int_(loc.line)) : nb::none();
   nb::object col = loc.known() ? nb::object(nb::int_(loc.col)) : nb::none();

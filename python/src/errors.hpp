@@ -3,6 +3,7 @@
 // (for IR text) file, line and column.
 #pragma once
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
 
 namespace tessera::python {
 

@@ -6,6 +6,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <optional>
 
 #include "arrays.hpp"
@@ -114,6 +115,8 @@ nb::tuple call_cuda(PyProgram& self, const std::vector<BorrowedArray>& in, Frame
   if (!exe) fail("E931", "CUDA arrays given to a program for target '" + self.target + "'");
   std::vector<runtime::cuda::DeviceTensor> inputs;
   for (const BorrowedArray& a : in) {
+    if (a.device_id != 0)
+      fail("E931", "an array on CUDA device " + std::to_string(a.device_id) + ": Tessera drives device 0 only");
     auto* keep = new nb::ndarray<>(a.array);
     std::shared_ptr<void> owner(keep, [](void* p) {
       nb::gil_scoped_acquire gil;
@@ -122,7 +125,12 @@ nb::tuple call_cuda(PyProgram& self, const std::vector<BorrowedArray>& in, Frame
     inputs.push_back(runtime::cuda::DeviceTensor::borrow(a.dtype, a.shape, reinterpret_cast<CUdeviceptr>(a.data()),
                                                          std::move(owner)));
   }
-  CUstream s = stream.is_none() ? nullptr : reinterpret_cast<CUstream>(nb::cast<uintptr_t>(stream));
+  // The caller's stream: given, or torch's current one for torch tensors (as
+  // torch's own ops use), else the legacy default stream.
+  nb::object on = nb::borrow(stream);
+  if (on.is_none() && framework == Framework::Torch && !in.empty())
+    on = nb::module_::import_("torch.cuda").attr("current_stream")(in[0].device_id).attr("cuda_stream");
+  CUstream s = on.is_none() ? nullptr : reinterpret_cast<CUstream>(nb::cast<uintptr_t>(on));
   std::vector<runtime::cuda::DeviceTensor> results = exe->run_device(inputs, s, self.last_launches);
   self.last_inputs.clear();
   for (const auto& t : inputs) self.last_inputs.push_back(static_cast<uintptr_t>(t.ptr()));
@@ -156,6 +164,33 @@ nb::tuple call(PyProgram& self, nb::args arrays, nb::handle stream, bool check) 
   return cuda ? call_cuda(self, in, framework, stream, check) : call_host(self, in, framework, check);
 }
 
+// Mean wall ns of one call's native part (the C++ API's run on the same
+// arrays), repeated in C++: what the Python call overhead is measured against.
+double native_ns(PyProgram& self, nb::args arrays, int64_t repeat) {
+  if (repeat < 1) fail("E122", "repeat must be at least 1");
+  std::vector<BorrowedArray> in;
+  for (size_t i = 0; i < arrays.size(); ++i) in.push_back(borrow_array(arrays[i], i));
+  const runtime::Executable& exe = self.program.executable();
+  nb::gil_scoped_release released;
+  std::chrono::steady_clock::time_point t0;
+  if (const auto* cuda = dynamic_cast<const runtime::cuda::CudaExecutable*>(&exe)) {
+    std::vector<runtime::cuda::DeviceTensor> inputs;
+    for (const BorrowedArray& a : in)
+      inputs.push_back(
+          runtime::cuda::DeviceTensor::borrow(a.dtype, a.shape, reinterpret_cast<CUdeviceptr>(a.data()), nullptr));
+    std::vector<runtime::LaunchRecord> launches;
+    t0 = std::chrono::steady_clock::now();
+    for (int64_t i = 0; i < repeat; ++i) cuda->run_device(inputs, nullptr, launches);
+  } else {
+    std::vector<Tensor> inputs;
+    for (const BorrowedArray& a : in) inputs.push_back(Tensor::borrow(a.dtype, a.shape, a.data(), nullptr));
+    t0 = std::chrono::steady_clock::now();
+    for (int64_t i = 0; i < repeat; ++i) exe.run(inputs);
+  }
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
+         static_cast<double>(repeat);
+}
+
 }  // namespace
 
 void bind_program(nb::module_& m) {
@@ -166,8 +201,7 @@ void bind_program(nb::module_& m) {
       .def_prop_ro("input_names", [](const PyProgram& p) { return p.program.executable().input_names(); })
       .def_prop_ro("output_names", [](const PyProgram& p) { return p.program.executable().output_names(); })
       .def_prop_ro("input_types", [](const PyProgram& p) { return type_list(p.program.executable().input_types()); })
-      .def_prop_ro("output_types",
-                   [](const PyProgram& p) { return type_list(p.program.executable().output_types()); })
+      .def_prop_ro("output_types", [](const PyProgram& p) { return type_list(p.program.executable().output_types()); })
       .def_prop_ro("kernels",
                    [](const PyProgram& p) {
                      nb::list out;
@@ -181,11 +215,14 @@ void bind_program(nb::module_& m) {
                      }
                      return out;
                    })
-      .def("emit", [](const PyProgram& p, const std::string& layer) { return p.program.emit(layer); },
-           nb::arg("layer"), "The text of one layer: graph, schedule, tile, target, or source (the kernels).")
+      .def(
+          "emit", [](const PyProgram& p, const std::string& layer) { return p.program.emit(layer); }, nb::arg("layer"),
+          "The text of one layer: graph, schedule, tile, target, or source (the kernels).")
       .def("__call__", &call, nb::arg("arrays"), nb::kw_only(), nb::arg("stream") = nb::none(),
            nb::arg("check") = false,
            "Runs on arrays (numpy, torch, CuPy, earlier results) without copying them; returns a tuple of results.")
+      .def("_native_ns", &native_ns, nb::arg("arrays"), nb::kw_only(), nb::arg("repeat") = 1000,
+           "Mean ns of the native part of one call, looped in C++ (the overhead baseline for benchmarks).")
       .def_prop_ro("last_launches", [](const PyProgram& p) { return launch_list(p.last_launches); })
       .def_prop_ro("last_check", [](const PyProgram& p) { return check_report(p.last_check); })
       .def_prop_ro("last_pointers", [](const PyProgram& p) {

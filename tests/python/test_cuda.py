@@ -1,0 +1,89 @@
+"""The Python front end on CUDA with torch tensors: run on the GPU machine
+(`pytest tests/python/test_cuda.py`); without torch or a GPU every test here
+is reported as skipped, never as passed."""
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device: the CUDA tests of the Python front end did not run", allow_module_level=True)
+
+import tessera as ts  # noqa: E402
+from tessera import _core  # noqa: E402
+
+RMS_SILU = """
+func @f(%x: tensor<64x256xf32>, %w: tensor<256xf32>, %g: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %n = tessera.rms_norm %x, %w {eps = 1.0e-06} : (tensor<64x256xf32>, tensor<256xf32>) -> tensor<64x256xf32>
+  %m = tessera.mul %n, %g : (tensor<64x256xf32>, tensor<64x256xf32>) -> tensor<64x256xf32>
+  %y = tessera.silu %m : tensor<64x256xf32> -> tensor<64x256xf32>
+  return %y : tensor<64x256xf32>
+}
+"""
+
+
+def reference(x, w, g):
+    n = x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * w
+    return torch.nn.functional.silu(n * g)
+
+
+def inputs(seed=0):
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    x = torch.randn(64, 256, device="cuda", generator=gen)
+    w = torch.randn(256, device="cuda", generator=gen)
+    g = torch.randn(64, 256, device="cuda", generator=gen)
+    return x, w, g
+
+
+def test_program_runs_on_torch_tensors_without_copies():
+    p = _core.Program(RMS_SILU, "cuda")
+    x, w, g = inputs()
+    (y,) = p(x, w, g)
+    torch.cuda.synchronize()
+    assert isinstance(y, torch.Tensor) and y.is_cuda and y.shape == (64, 256)
+    assert p.last_pointers["inputs"] == [x.data_ptr(), w.data_ptr(), g.data_ptr()]
+    assert p.last_pointers["outputs"] == [y.data_ptr()]
+    assert all(launch["placement"] == "native_gpu" for launch in p.last_launches)
+    torch.testing.assert_close(y, reference(x, w, g), rtol=1e-5, atol=1e-5)
+
+
+def test_jit_on_torch_tensors_and_results_fed_back():
+    @ts.jit
+    def block(x, w, g):
+        return ts.silu(ts.rms_norm(x, w, eps=1e-6) * g)
+
+    @ts.jit
+    def double(y):
+        return y * 2.0
+
+    x, w, g = inputs(1)
+    y = block(x, w, g)
+    z = double(y)  # a result goes straight back in, on the device
+    torch.cuda.synchronize()
+    torch.testing.assert_close(z, 2 * reference(x, w, g), rtol=1e-5, atol=1e-5)
+
+
+def test_launches_go_on_the_callers_stream():
+    p = _core.Program(RMS_SILU, "cuda")
+    x, w, g = inputs(2)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        (y,) = p(x, w, g)
+        y2 = y * 1.0  # torch on the same stream sees the finished result
+    side.synchronize()
+    torch.testing.assert_close(y2, reference(x, w, g), rtol=1e-5, atol=1e-5)
+
+
+def test_host_arrays_to_a_cuda_program_are_refused():
+    p = _core.Program(RMS_SILU, "cuda")
+    x, w, g = (t.cpu() for t in inputs())
+    with pytest.raises(ts.Error) as e:
+        p(x, w, g)
+    assert e.value.code == "E931"
+
+
+def test_non_contiguous_cuda_tensor_is_refused():
+    p = _core.Program(RMS_SILU, "cuda")
+    x, w, g = inputs()
+    with pytest.raises(ts.Error) as e:
+        p(x.t().contiguous().t(), w, g)
+    assert e.value.code == "E930"
