@@ -22,9 +22,10 @@ std::string kernel_list(const std::vector<std::string>& kernels) {
 
 std::string CheckedValue::describe() const {
   const Comparison& c = comparison;
-  std::string out = fmt::format("check {}  max_abs_err={:.3g}  tol={:.3g}  worst_ratio={:.3g}  {}{}\n", what,
-                                c.max_abs_err, c.tol_at_worst, c.worst_ratio, c.pass ? "PASS" : "FAIL",
-                                c.compared == elements ? "" : fmt::format("  (sampled {} of {})", c.compared, elements));
+  std::string out = fmt::format(
+      "check {}  max_abs_err={:.3g}  tol={:.3g}  worst_ratio={:.3g}  {}{}\n", what, c.max_abs_err, c.tol_at_worst,
+      c.worst_ratio, c.pass ? "PASS" : "FAIL",
+      c.compared == elements ? "" : fmt::format("  (sampled {} of {})", c.compared, elements));
   if (!c.pass)
     out += fmt::format("  {} of {} compared elements out of tolerance; first: {}\n", c.failures, c.compared,
                        c.first_failure);

@@ -30,7 +30,7 @@ struct RunCheck {
   std::string first_failure;  // names the kernel (or result) that failed first; empty when ok
   double seconds = 0;
   size_t kernels = 0, results = 0;  // launches checked, results compared
-  std::string summary() const;  // the last line: how many passed, or which failed
+  std::string summary() const;      // the last line: how many passed, or which failed
 };
 
 // `values` holds every value slot of the run (RunResult::values, keep_values),
