@@ -391,7 +391,7 @@ json run_bench(const BenchOptions& o) {
     packet["source"]["dirty"] = true;
   }
   if (!git.available && !o.expect_commit.empty()) {
-    if (o.expect_fingerprint != packet["source"]["fingerprint"])
+    if (o.expect_fingerprint != packet["source"]["fingerprint"].get<std::string>())
       fail("E855", "this tree's source fingerprint does not match the one given for commit " + o.expect_commit);
     packet["source"]["commit"] = o.expect_commit;
     packet["source"]["commit_proof"] = "no git here; the source fingerprint matched the given commit's";
