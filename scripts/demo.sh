@@ -35,6 +35,8 @@ say "Matmul with a fused bias + gelu epilogue (examples/matmul.tsr): one schedul
 $tsr compile examples/matmul.tsr --emit schedule | grep -E '= (schedule|tessera)\.' | sed -E 's/ (\{|: ).*$//'
 say "...the arbiter gates each candidate with the oracle, times it, and picks (then the ledger answers)"
 $tsr run examples/matmul.tsr --input x=random:seed=1 --input w=random:seed=2 --input bias=random:seed=3 --check --repeat 5
+say "From Python: ts.jit on numpy arrays (examples/python_block.py)"
+PYTHONPATH=$build/python python3 examples/python_block.py
 say "Tampering with a schedule is refused"
 $tsr compile examples/row_sum.tsr --emit schedule | sed 's/vector_width = 16/vector_width = 8/' > "$out/edited.sched"
 $tsr compile "$out/edited.sched" --emit tile || true

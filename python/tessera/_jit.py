@@ -17,6 +17,8 @@ from . import _core
 from ._trace import Tensor, dtype_name
 from .errors import ArgumentError, TraceError
 
+_package = sys.modules[__package__]  # tessera itself: its `check` is read on every call
+
 # DLPack device types: kDLCPU, kDLCUDA, kDLCUDAHost.
 _TARGET_OF_DEVICE = {1: "cpu", 2: "cuda", 3: "cpu"}
 
@@ -24,11 +26,7 @@ _TARGET_OF_DEVICE = {1: "cpu", 2: "cuda", 3: "cpu"}
 def _check_default(explicit: Optional[bool], own: bool) -> bool:
     if explicit is not None:
         return explicit
-    return own or bool(getattr(sys.modules["tessera"], "check", False))
-
-
-def _returned(program: "_core.Program", outputs: tuple, single: bool):
-    return outputs[0] if single else outputs
+    return own or bool(_package.check)
 
 
 class _Callable:
@@ -80,8 +78,9 @@ class JitFunction(_Callable):
         self._info = {"hits": 0, "misses": 0, "traces": 0, "compiles": 0}
 
     def __call__(self, *arrays, check: Optional[bool] = None):
+        # The hot path of a cached call: one key, one lookup, one native call.
         try:
-            key = tuple((a.__dlpack_device__(), a.dtype, a.shape) for a in arrays)
+            key = tuple([(a.__dlpack_device__(), a.dtype, a.shape) for a in arrays])
         except AttributeError:  # not an array: _specialize says which argument
             key = None
         entry = self._cache.get(key)
@@ -91,7 +90,10 @@ class JitFunction(_Callable):
             self._info["hits"] += 1
         program, single = entry
         self._last = program
-        return _returned(program, program(*arrays, check=_check_default(check, self.check)), single)
+        if check is None:
+            check = self.check or _package.check
+        outputs = program(*arrays, check=check)
+        return outputs[0] if single else outputs
 
     def _specialize(self, key: tuple, arrays: tuple):
         self._info["misses"] += 1
@@ -185,7 +187,8 @@ class CompiledProgram(_Callable):
         self._single = len(program.output_names) == 1
 
     def __call__(self, *arrays, check: Optional[bool] = None):
-        return _returned(self.program, self.program(*arrays, check=_check_default(check, self.check)), self._single)
+        outputs = self.program(*arrays, check=_check_default(check, self.check))
+        return outputs[0] if self._single else outputs
 
     @property
     def input_types(self) -> list:
