@@ -79,8 +79,12 @@ class Program {
  public:
   // Lowers a module (any layer) to Target IR for `target` and loads it on its
   // lane (cpu; cuda where a GPU is; metal and hip do not execute natively:
-  // E720, E722).
-  static Program compile(const ir::Module& m, const std::string& target = "cpu", const std::string& func = "");
+  // E720, E722). `matmul_candidates` maps a Graph IR matmul region to the
+  // candidate that computes it (the arbiter's choices); by default each is the
+  // synthesized kernel.
+  using Candidates = std::map<std::string, std::string>;
+  static Program compile(const ir::Module& m, const std::string& target = "cpu", const std::string& func = "",
+                         const Candidates& matmul_candidates = {});
   static Program compile_text(const std::string& text, const std::string& target = "cpu", const std::string& func = "",
                               const std::string& filename = "<input>");
 

@@ -71,16 +71,17 @@ BorrowedArray borrow_array(nb::handle object, size_t position) {
   return a;
 }
 
-Tensor host_tensor(const BorrowedArray& a) {
+std::shared_ptr<void> keep_alive(const BorrowedArray& a) {
   // The deleter may run where the GIL is not held (a tensor copy outliving
   // a kernel launch): it takes it before the array's reference goes.
-  auto* keep = new nb::ndarray<>(a.array);
-  std::shared_ptr<void> owner(keep, [](void* p) {
+  using Array = nb::ndarray<nb::ro>;
+  return std::shared_ptr<void>(new Array(a.array), [](void* p) {
     nb::gil_scoped_acquire gil;
-    delete static_cast<nb::ndarray<>*>(p);
+    delete static_cast<Array*>(p);
   });
-  return Tensor::borrow(a.dtype, a.shape, a.data(), std::move(owner));
 }
+
+Tensor host_tensor(const BorrowedArray& a) { return Tensor::borrow(a.dtype, a.shape, a.data(), keep_alive(a)); }
 
 namespace {
 

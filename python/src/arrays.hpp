@@ -5,6 +5,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,15 +25,19 @@ enum class Place { Host, Cuda };
 // cannot use here), E932 (an element type Tessera lacks), E930 (not
 // C-contiguous); a copy is never made instead.
 struct BorrowedArray {
-  nanobind::ndarray<> array;
+  // Read-only: kernels never write their inputs, and numpy's read-only arrays
+  // export only this way.
+  nanobind::ndarray<nanobind::ro> array;
   Place place = Place::Host;
   int device_id = 0;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
-  void* data() const { return array.data(); }
+  void* data() const { return const_cast<void*>(array.data()); }
 };
 BorrowedArray borrow_array(nanobind::handle object, size_t position);
 
+// A reference to the array that keeps it alive (taken without the GIL too).
+std::shared_ptr<void> keep_alive(const BorrowedArray& a);
 // A host tensor viewed without a copy; the array stays alive while it is.
 Tensor host_tensor(const BorrowedArray& a);
 

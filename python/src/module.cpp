@@ -4,6 +4,9 @@
 // moving arrays and errors across the boundary.
 #include <nanobind/nanobind.h>
 
+#include <nanobind/stl/string.h>
+
+#include "arrays.hpp"
 #include "bindings.hpp"
 #include "errors.hpp"
 
@@ -12,4 +15,15 @@ NB_MODULE(_core, m) {
   tessera::python::register_error_translator();
   tessera::python::bind_graph_builder(m);
   tessera::python::bind_program(m);
+  m.def(
+      "array_signature",
+      [](nanobind::handle array, size_t position) {
+        const tessera::python::BorrowedArray a = tessera::python::borrow_array(array, position);
+        nanobind::list shape;
+        for (int64_t d : a.shape) shape.append(d);
+        return nanobind::make_tuple(std::string(tessera::dtype_name(a.dtype)), nanobind::tuple(shape));
+      },
+      nanobind::arg("array"), nanobind::arg("position") = 0,
+      "(dtype, shape) of an array as a call would take it, for objects that expose only __dlpack__; raises the "
+      "call's error (E930-E934) for one it would refuse.");
 }

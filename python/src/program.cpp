@@ -9,8 +9,12 @@
 #include <chrono>
 #include <optional>
 
+#include "arbiter/arbiter.hpp"
+#include "arbiter/region_program.hpp"
 #include "arrays.hpp"
 #include "bindings.hpp"
+#include "ir/parser.hpp"
+#include "ir/verify.hpp"
 #include "oracle/run_check.hpp"
 #include "runtime/cuda/cuda_executable.hpp"
 #include "runtime/executable.hpp"
@@ -27,17 +31,31 @@ namespace {
 struct PyProgram {
   Program program;
   std::string target;
+  std::vector<std::string> arbiter_table;  // one table per matmul region the arbiter decided
+  size_t matmul_regions = 0;               // of the Graph IR (0 for a lower layer)
   const targets::Lane* lane = nullptr;
   std::vector<runtime::LaunchRecord> last_launches;
   std::optional<oracle::RunCheck> last_check;
   std::vector<uintptr_t> last_inputs, last_outputs;
 };
 
+// `tune`: the arbiter measures every candidate of each matmul region (or the
+// tuning ledger answers, docs/evidence.md) and the program uses its picks;
+// otherwise every matmul is the synthesized kernel, as `run --no-tune`.
 PyProgram compile(const std::string& text, const std::string& target, const std::string& func,
-                  const std::string& filename) {
-  PyProgram p{Program::compile_text(text, target, func, filename), target, nullptr, {}, {}, {}, {}};
-  p.lane = &targets::runnable(target, /*emulate=*/false);
-  return p;
+                  const std::string& filename, bool tune) {
+  const targets::Lane& lane = targets::runnable(target, /*emulate=*/false);
+  const std::unique_ptr<ir::Module> m = ir::parse(text, filename);
+  std::vector<std::string> table;
+  Program::Candidates candidates;
+  const size_t regions = ir::detect_layer(*m) == ir::Layer::Graph ? arbiter::matmul_regions(*m).size() : 0;
+  if (tune && regions > 0 && !lane.arbiter_lane.empty()) {
+    const auto decisions = arbiter::arbitrate(*m, arbiter::runner(lane.arbiter_lane), {});
+    for (const arbiter::Decision& d : decisions) table.push_back(arbiter::describe(d, /*table=*/true));
+    candidates = arbiter::choices(decisions);
+  }
+  return PyProgram{
+      Program::compile(*m, target, func, candidates), target, std::move(table), regions, &lane, {}, {}, {}, {}};
 }
 
 nb::list type_list(const std::vector<ir::Type>& types) {
@@ -117,13 +135,8 @@ nb::tuple call_cuda(PyProgram& self, const std::vector<BorrowedArray>& in, Frame
   for (const BorrowedArray& a : in) {
     if (a.device_id != 0)
       fail("E931", "an array on CUDA device " + std::to_string(a.device_id) + ": Tessera drives device 0 only");
-    auto* keep = new nb::ndarray<>(a.array);
-    std::shared_ptr<void> owner(keep, [](void* p) {
-      nb::gil_scoped_acquire gil;
-      delete static_cast<nb::ndarray<>*>(p);
-    });
-    inputs.push_back(runtime::cuda::DeviceTensor::borrow(a.dtype, a.shape, reinterpret_cast<CUdeviceptr>(a.data()),
-                                                         std::move(owner)));
+    inputs.push_back(
+        runtime::cuda::DeviceTensor::borrow(a.dtype, a.shape, reinterpret_cast<CUdeviceptr>(a.data()), keep_alive(a)));
   }
   // The caller's stream: given, or torch's current one for torch tensors (as
   // torch's own ops use), else the legacy default stream.
@@ -196,7 +209,11 @@ double native_ns(PyProgram& self, nb::args arrays, int64_t repeat) {
 void bind_program(nb::module_& m) {
   nb::class_<PyProgram>(m, "Program", "IR text (any layer) compiled for a target and loaded, ready to call.")
       .def(nb::new_(&compile), nb::arg("text"), nb::arg("target") = "cpu", nb::arg("func") = "",
-           nb::arg("filename") = "<input>")
+           nb::arg("filename") = "<input>", nb::arg("tune") = false)
+      .def_prop_ro("matmul_regions", [](const PyProgram& p) { return p.matmul_regions; })
+      .def_prop_ro(
+          "arbiter_table", [](const PyProgram& p) { return p.arbiter_table; },
+          "The arbiter's table for each matmul region (compiled with tune=True; else empty).")
       .def_prop_ro("target", [](const PyProgram& p) { return p.target; })
       .def_prop_ro("input_names", [](const PyProgram& p) { return p.program.executable().input_names(); })
       .def_prop_ro("output_names", [](const PyProgram& p) { return p.program.executable().output_names(); })

@@ -1,219 +1,442 @@
-"""ts.jit and ts.compile: a Python function (or IR text) compiled once per
-signature and called on arrays without copies.
+"""ts.jit and ts.compile: a function (or IR text) compiled once per signature, called on arrays, never copied.
 
-A signature is the arrays' (device, dtype, shape); the first call with a new
-one traces the function over proxy tensors into Graph IR, compiles that text
-for the arrays' target and keeps it; later calls with the same signature go
-straight to the compiled program."""
+A signature is each array's (device, dtype, shape). The first call with a new one traces the function over
+proxy tensors into Graph IR, compiles the text for the arrays' target and keeps the program; later calls
+with that signature go straight to it. Signatures whose traced text is the same share one program.
+"""
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import re
+import stat
 import sys
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union, overload
 
 from . import _core
-from ._trace import Tensor, dtype_name
-from .errors import ArgumentError, TraceError
+from ._trace import Tensor, _Trace, dtype_name
+from .errors import ArgumentError, ParseError, TraceError
 
-_package = sys.modules[__package__]  # tessera itself: its `check` is read on every call
+__all__ = ["jit", "compile", "JitFunction", "CompiledProgram"]
 
-# DLPack device types: kDLCPU, kDLCUDA, kDLCUDAHost.
+_package = sys.modules[__package__]  # `tessera` itself: ts.check is read from it on every call
+
+# DLPack device types: kDLCPU, kDLCUDA, kDLCUDAHost (pinned host memory is host memory).
 _TARGET_OF_DEVICE = {1: "cpu", 2: "cuda", 3: "cpu"}
 
+Signature = List[Tuple[str, str, Tuple[int, ...]]]  # per argument: (target, dtype, shape)
+Entry = Tuple["_core.Program", bool]  # a signature's program, and whether it returns one array
 
-def _check_default(explicit: Optional[bool], own: bool) -> bool:
-    if explicit is not None:
-        return explicit
-    return own or bool(_package.check)
+
+# -- reading an array's signature ----------------------------------------------------------------------------
+
+def _describe(a: Any, position: int, fn: str) -> Tuple[str, str, Tuple[int, ...]]:
+    """(target, Tessera dtype, shape) of an argument, or the error the native call would give too."""
+    where = f"argument {position} of {fn}"
+    if not hasattr(a, "__dlpack__") or not hasattr(a, "__dlpack_device__"):
+        raise ArgumentError("E934", f"{where} is a {type(a).__name__}, not an array (Tessera takes objects "
+                                    "with __dlpack__: numpy, torch, CuPy, its own results)")
+    device = a.__dlpack_device__()[0]
+    target = _TARGET_OF_DEVICE.get(int(device))
+    if target is None:
+        raise ArgumentError("E931", f"{where} lives on DLPack device type {device}; Tessera runs on the host "
+                                    "CPU and on CUDA devices")
+    dtype, shape = getattr(a, "dtype", None), getattr(a, "shape", None)
+    if dtype is None or shape is None:  # an object with only __dlpack__ (a bf16 result of numpy inputs...)
+        dtype, shape = _core.array_signature(a, position)
+    name = dtype_name(dtype) if getattr(dtype, "isnative", True) else None  # big-endian numpy: refused
+    if name is None:
+        raise ArgumentError("E932", f"{where} has elements of {dtype}; Tessera computes in f16, bf16, f32 "
+                                    "and f64 (convert it first, e.g. .astype(np.float32))")
+    return target, name, tuple(int(d) for d in shape)
+
+
+# -- what the last call ran ----------------------------------------------------------------------------------
+
+def _ir_type(dtype: str, shape: Sequence[int]) -> str:
+    return f"tensor<{''.join(f'{d}x' for d in shape)}{dtype}>"
+
+
+def _explain(program: "_core.Program", name: str) -> str:
+    """What ran in the program's last call (before any: what would run), one line a kernel."""
+    ins = ", ".join(_ir_type(d, s) for d, s in program.input_types)
+    outs = ", ".join(_ir_type(d, s) for d, s in program.output_types)
+    kernels = program.kernels
+    lines = [f"{name} on target {program.target}: {len(kernels)} kernel(s), ({ins}) -> ({outs})"]
+    grid = {k["name"]: k["grid"] for k in kernels}
+    launches = program.last_launches
+    for k in launches or kernels:
+        if launches:
+            kernel = k["kernel"]
+            ran = f"placement={k['placement']}  programs={k['programs']}  wall={k['wall_ns'] / 1e6:.3f} ms"
+        else:
+            kernel, ran = k["name"], "placement=(not run yet)"
+        lines.append(f"  kernel @{kernel}  {ran}  implementation={k['implementation']}  "
+                     f"grid={grid.get(kernel)}  sha256={k['sha256']}")
+    # With tune=True the arbiter decided each matmul region among the synthesized kernel and the libraries.
+    if program.arbiter_table:
+        lines.append("the arbiter's choice for each matmul region:")
+        lines.extend("  " + line for table in program.arbiter_table for line in table.splitlines())
+    elif program.matmul_regions:
+        lines.append(f"{program.matmul_regions} matmul region(s) run Tessera's synthesized kernel "
+                     "(tune=True asks the arbiter to check and time the library candidates too)")
+    return "\n".join(lines)
 
 
 class _Callable:
-    """What ts.jit and ts.compile share: the last program called, its launches and check report."""
+    """What ts.jit and ts.compile share: the program of the last call, its launches and check report."""
 
     _last: Optional["_core.Program"] = None
 
     @property
-    def last_launches(self) -> list:
-        """Each kernel of the last call: name, placement (where it ran), sha256, programs, wall_ns, implementation."""
-        return self._last.last_launches if self._last else []
+    def last_launches(self) -> List[dict]:
+        """Each kernel launch of the last call: kernel, placement (where it ran), sha256, programs,
+        wall_ns, implementation ("tessera", or the library the arbiter chose, e.g. "openblas")."""
+        return self._last.last_launches if self._last is not None else []
 
     @property
     def last_check(self) -> Optional[dict]:
-        """The oracle's report of the last checked call: ok, lines, first_failure, seconds."""
-        return self._last.last_check if self._last else None
+        """The oracle's report of the last checked call: ok, lines, first_failure, seconds (else None)."""
+        return self._last.last_check if self._last is not None else None
 
     @property
-    def last_pointers(self) -> dict:
-        """Data pointers of the last call's arrays and results: identical to the caller's (no copies)."""
-        return self._last.last_pointers if self._last else {"inputs": [], "outputs": []}
+    def last_pointers(self) -> Dict[str, List[int]]:
+        """The data pointers of the last call's arguments and results: the callers' own (no copies)."""
+        return self._last.last_pointers if self._last is not None else {"inputs": [], "outputs": []}
 
-    @staticmethod
-    def _explain(program: "_core.Program", launches: list) -> str:
-        lines = [f"target {program.target}: {len(program.kernels)} kernel(s)"]
-        for k, launch in zip(program.kernels, launches):
-            lines.append(f"  kernel @{k['name']}  placement={launch['placement']}  sha256={k['sha256']}  "
-                         f"grid={k['grid']}  implementation={k['implementation']}")
-        return "\n".join(lines)
+
+# -- ts.jit --------------------------------------------------------------------------------------------------
+
+_RESULT_NAME = re.compile(r"r[0-9]+")  # the builder names results r0, r1, ...: an input must not take one
+
+
+def _input_names(params: Sequence[str], n: int) -> List[str]:
+    """The IR names of n inputs: the Python parameters' where they are valid and unique, else x<i>."""
+    names: List[str] = []
+    for i in range(n):
+        name = params[i] if i < len(params) else f"x{i}"
+        if not (name.isascii() and name.isidentifier()) or _RESULT_NAME.fullmatch(name):
+            name = f"x{i}"
+        while name in names:
+            name += "_"
+        names.append(name)
+    return names
+
+
+def _outputs(result: Any, trace: _Trace, inputs: List[str], fn: str) -> List[Tensor]:
+    """The traced function's results as a list of tensors of `trace`, or the error that says why not."""
+    outputs = [result] if isinstance(result, Tensor) else \
+        list(result) if isinstance(result, (tuple, list)) else None
+    if not outputs:
+        what = "nothing" if outputs == [] else f"a {type(result).__name__}"
+        raise TraceError("E942", f"{fn} returned {what}: a jitted function returns a traced tensor, or a "
+                                 "tuple or list of them")
+    for i, out in enumerate(outputs):
+        if not isinstance(out, Tensor):
+            raise TraceError("E942", f"{fn} returned a {type(out).__name__} as result {i}: a jitted "
+                                     "function returns traced tensors")
+        if out._trace is not trace:
+            raise TraceError("E944", f"{fn} returned a tensor of another trace (result {i})")
+        if out._transposed:
+            raise TraceError("E941", f"{fn} returns a transposed tensor (.T / .mT) as result {i}: Graph IR "
+                                     "has no standalone transpose; it works as an operand of matmul (@)")
+    # An argument next to computed results comes back as the caller's array; alone, the compiler has
+    # nothing to lower (it would refuse the program with a confusing E710).
+    if all(out._value.name in inputs for out in outputs):
+        raise TraceError("E946", f"{fn} returns its argument(s) unchanged: there is nothing to compile "
+                                 "(use the array itself)")
+    return outputs
 
 
 class JitFunction(_Callable):
-    """A Python function compiled by Tessera; call it on numpy, torch or CuPy arrays."""
+    """A Python function compiled by Tessera (made by ``ts.jit``): call it on numpy, torch or CuPy arrays.
 
-    def __init__(self, fn: Callable, target: Optional[str] = None, check: bool = False):
+    Calls return one array, or a tuple when the function returns a tuple or list of tensors.
+    """
+
+    def __init__(self, fn: Callable, target: Optional[str] = None, check: Optional[bool] = None,
+                 tune: bool = False):
+        if not callable(fn):
+            raise TypeError(f"ts.jit needs a function, got {type(fn).__name__}")
+        functools.update_wrapper(self, fn)
         self.fn = fn
+        #: The target every call compiles for; None: the arrays' device (host: "cpu", CUDA: "cuda").
         self.target = target
+        #: Check every call against the oracle; None: follow ts.check.
         self.check = check
-        self.__name__ = getattr(fn, "__name__", "jit")
-        self.__doc__ = fn.__doc__
-        self._func = re.sub(r"\W", "_", self.__name__).strip("_") or "jit"
+        #: Let the arbiter pick each matmul region's implementation (synthesized kernel or a library).
+        self.tune = tune
+        self._func = re.sub(r"[^A-Za-z0-9_]", "_", getattr(fn, "__name__", "")).strip("_") or "jit"
         try:
-            params = list(inspect.signature(fn).parameters.values())
-        except (TypeError, ValueError):
+            params = inspect.signature(fn).parameters.values()
+        except (TypeError, ValueError):  # a builtin or a C callable: no names to take
             params = []
-        self._names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        self._cache: Dict[tuple, Tuple["_core.Program", bool]] = {}
-        self._by_text: Dict[Tuple[str, str], "_core.Program"] = {}
-        self._info = {"hits": 0, "misses": 0, "traces": 0, "compiles": 0}
+        self._params = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self.cache_clear()
 
-    def __call__(self, *arrays, check: Optional[bool] = None):
-        # The hot path of a cached call: one key, one lookup, one native call.
+    def __repr__(self) -> str:
+        return f"<tessera.jit {getattr(self, '__qualname__', self._func)}>"
+
+    def __call__(self, *arrays: Any, check: Optional[bool] = None, stream: Optional[int] = None) -> Any:
+        """Runs the compiled kernels on ``arrays`` (tracing and compiling first for a new signature).
+
+        Args:
+            arrays: C-contiguous arrays with ``__dlpack__``, all on one device; never copied.
+            check: run the oracle on this call (default: the jit's ``check``, else ``ts.check``).
+            stream: the CUDA stream to launch on (default: torch's current stream for torch tensors).
+        """
+        # The hot path: a flat key of plain attributes, one dict lookup, the native call. Nothing is
+        # allocated but the key; no inspect, no logging.
+        key = ()
         try:
-            key = tuple([(a.__dlpack_device__(), a.dtype, a.shape) for a in arrays])
-        except AttributeError:  # not an array: _specialize says which argument
-            key = None
-        entry = self._cache.get(key)
+            for a in arrays:
+                key += (a.__dlpack_device__(), a.dtype, a.shape)
+            entry = self._cache.get(key)
+        except (AttributeError, TypeError):  # traced tensors, DLPack-only objects, or not arrays
+            return self._call_unusual(arrays, check, stream)
         if entry is None:
             entry = self._specialize(key, arrays)
         else:
-            self._info["hits"] += 1
-        program, single = entry
+            self._hits += 1
+        program = self._last = entry[0]
+        if check is None:
+            check = self.check
+            if check is None:
+                check = _package.check
+        if check or stream is not None:
+            out = program(*arrays, check=bool(check), stream=stream)
+        else:
+            out = program(*arrays)
+        return out[0] if entry[1] else out
+
+    def _call_unusual(self, arrays: tuple, check: Optional[bool], stream: Optional[int]) -> Any:
+        if any(isinstance(a, Tensor) for a in arrays):
+            return self.fn(*arrays)  # called while another function is traced: its ops join that trace
+        program, single = self._lookup(arrays)
         self._last = program
         if check is None:
-            check = self.check or _package.check
-        outputs = program(*arrays, check=check)
-        return outputs[0] if single else outputs
+            check = self.check if self.check is not None else _package.check
+        out = program(*arrays, check=bool(check), stream=stream)
+        return out[0] if single else out
 
-    def _specialize(self, key: tuple, arrays: tuple):
-        self._info["misses"] += 1
-        for i, a in enumerate(arrays):
-            if not hasattr(a, "__dlpack__"):
-                raise ArgumentError("E934", f"argument {i} of {self.__name__} is a {type(a).__name__}, not an "
-                                            "array (numpy, torch, CuPy: anything with __dlpack__)")
-        targets = {_TARGET_OF_DEVICE.get(a.__dlpack_device__()[0]) for a in arrays}
-        if None in targets or len(targets) > 1:
-            raise ArgumentError("E931", f"the arrays of {self.__name__} are on devices {sorted(map(str, targets))}: "
-                                        "Tessera runs each call on one device, the host CPU or a CUDA GPU")
+    def _lookup(self, arrays: tuple) -> Entry:
+        """The entry of the arrays' signature, traced and compiled if new."""
+        try:
+            key = ()
+            for a in arrays:
+                key += (a.__dlpack_device__(), a.dtype, a.shape)
+            entry = self._cache.get(key)
+        except (AttributeError, TypeError):
+            # A key from the arrays' full description: for DLPack-only objects it reads the capsule on
+            # every call (slower); for anything else it raises the argument's error.
+            key = ("dlpack",) + tuple(_describe(a, i, self.__name__) for i, a in enumerate(arrays))
+            entry = self._cache.get(key)
+        if entry is None:
+            return self._specialize(key, arrays)
+        self._hits += 1
+        return entry
+
+    def _specialize(self, key: tuple, arrays: tuple) -> Entry:
+        self._misses += 1
+        signature = [_describe(a, i, self.__name__) for i, a in enumerate(arrays)]
+        targets = {t for t, _, _ in signature}
+        if len(targets) > 1:
+            raise ArgumentError("E931", f"the arguments of {self.__name__} are on the host and on a CUDA "
+                                        "device: a call runs on one device; Tessera moves no data")
         target = self.target or (targets.pop() if targets else "cpu")
-        text, single = self._trace([(dtype_name(a.dtype), tuple(a.shape)) for a in arrays])
-        program = self._by_text.get((target, text))
+        text, single = self._trace(signature)
+        program = self._programs.get((target, text))
         if program is None:
-            program = _core.Program(text, target, "", f"<jit {self.__name__}>")
-            self._info["compiles"] += 1
-            self._by_text[(target, text)] = program
-        self._cache[key] = (program, single)
-        return self._cache[key]
+            program = _core.Program(text, target, "", f"<ts.jit {self.__name__}>", self.tune)
+            self._compiles += 1
+            self._programs[(target, text)] = program
+        entry = (program, single)
+        self._cache[key] = entry
+        return entry
 
-    def _trace(self, signature: list) -> Tuple[str, bool]:
-        self._info["traces"] += 1
-        g = _core.GraphBuilder(self._func)
-        names = self._names if len(self._names) == len(signature) else [f"x{i}" for i in range(len(signature))]
-        proxies = [Tensor(g, g.input(n, d, list(s))) for n, (d, s) in zip(names, signature)]
-        result = self.fn(*proxies)
-        single = not isinstance(result, (tuple, list))
-        outputs = [result] if single else list(result)
-        if not outputs:
-            raise TraceError("E942", f"{self.__name__} returned no tensor")
-        for i, out in enumerate(outputs):
-            if not isinstance(out, Tensor):
-                raise TraceError("E942", f"{self.__name__} returned a {type(out).__name__} (result {i}); a jitted "
-                                         "function returns traced tensors (one, or a tuple)")
-            if out._transposed:
-                raise TraceError("E941", f"{self.__name__} returns a .T tensor: Graph IR has no standalone "
-                                         "transpose (.T works as an operand of matmul / @)")
-            if out._graph is not g:
-                raise TraceError("E944", f"{self.__name__} returned a tensor of another trace")
-            if any(out._value.name == p._value.name for p in proxies):
-                raise TraceError("E946", f"{self.__name__} returns its argument {out._value.name!r} unchanged: "
-                                         "there is nothing to compile for it (return the array itself)")
-            g.output(out._value)
-        return g.text(), single
+    def _trace(self, signature: Signature) -> Tuple[str, bool]:
+        """The function traced over proxy tensors of `signature`: the Graph IR text, and whether it
+        returned one tensor (else a tuple or list)."""
+        self._traces += 1
+        trace = _Trace(self._func)
+        names = _input_names(self._params, len(signature))
+        proxies = [Tensor(trace, trace.builder.input(name, dtype, list(shape)))
+                   for name, (_, dtype, shape) in zip(names, signature)]
+        try:
+            result = self.fn(*proxies)
+            for out in _outputs(result, trace, names, self.__name__):
+                trace.builder.output(out._value)
+            return trace.builder.text(), isinstance(result, Tensor)
+        finally:
+            trace.open = False  # a tensor kept past its trace is refused (E944), never added to this graph
 
     def _program_for(self, arrays: tuple) -> "_core.Program":
         if arrays:
-            key = tuple((a.__dlpack_device__(), a.dtype, a.shape) for a in arrays)
-            return (self._cache.get(key) or self._specialize(key, arrays))[0]
+            return self._lookup(arrays)[0]
         if self._last is None:
-            raise ArgumentError("E945", f"{self.__name__} has not been called yet: pass example arrays")
+            raise TraceError("E945", f"{self.__name__} has not been called yet: pass example arrays, as "
+                                     f"{self.__name__}.lower(layer, *arrays) or .explain(*arrays)")
         return self._last
 
-    def lower(self, layer: str = "graph", *arrays) -> str:
-        """The text of one layer (graph, schedule, tile, target, source) for `arrays`' signature, or the last call's."""
+    def lower(self, layer: str = "graph", *arrays: Any) -> str:
+        """The text of one layer, as ``tessera compile --emit`` prints it.
+
+        Args:
+            layer: "graph", "schedule", "tile", "target" or "source" (the kernels' source).
+            arrays: example arrays for the signature to show (traced and compiled if new; nothing runs);
+                without them, the last call's.
+        """
         return self._program_for(arrays).emit(layer)
 
-    def explain(self, *arrays) -> str:
-        """Runs once on `arrays` and says what ran: each kernel, where it ran, its digest and implementation."""
+    def explain(self, *arrays: Any) -> str:
+        """What runs: each kernel, its placement (where it ran), implementation ("tessera" or the library
+        the arbiter chose), grid and sha256. With ``arrays`` the function runs once on them first; without,
+        the last call is described."""
         program = self._program_for(arrays)
         if arrays:
             program(*arrays)
             self._last = program
-        return self._explain(program, program.last_launches)
+        return _explain(program, f"@{self._func}")
 
-    def cache_info(self) -> dict:
-        """Calls served from the cache (hits), new signatures (misses), traces and compiles so far."""
-        return dict(self._info, signatures=len(self._cache), programs=len(self._by_text))
+    def cache_info(self) -> Dict[str, int]:
+        """Counts: hits (calls served from the cache), misses (new signatures), traces, compiles, and the
+        signatures and programs now cached. A cached call adds one hit and nothing else."""
+        return {"hits": self._hits, "misses": self._misses, "traces": self._traces,
+                "compiles": self._compiles, "signatures": len(self._cache), "programs": len(self._programs)}
+
+    def cache_clear(self) -> None:
+        """Forgets every signature and program (and resets cache_info)."""
+        self._cache: Dict[tuple, Entry] = {}
+        self._programs: Dict[Tuple[str, str], "_core.Program"] = {}
+        self._hits = self._misses = self._traces = self._compiles = 0
+        self._last = None
 
 
-def jit(fn: Optional[Callable] = None, *, target: Optional[str] = None, check: bool = False) -> Any:
+@overload
+def jit(fn: Callable, *, target: Optional[str] = None, check: Optional[bool] = None,
+        tune: bool = False) -> JitFunction: ...
+@overload
+def jit(fn: None = None, *, target: Optional[str] = None, check: Optional[bool] = None,
+        tune: bool = False) -> Callable[[Callable], JitFunction]: ...
+
+
+def jit(fn: Optional[Callable] = None, *, target: Optional[str] = None, check: Optional[bool] = None,
+        tune: bool = False):
     """Compiles a function of tensors with Tessera: ``@ts.jit`` or ``@ts.jit(target="cpu", check=True)``.
 
-    The function is traced once per signature (the arrays' device, dtype and shape) into Graph IR and
-    compiled for the arrays' device (or `target`); calls then run the compiled kernels on the arrays
-    themselves, without copies. ``check=True`` (or ``ts.check = True``) checks every call against the oracle.
+    The function is traced once per signature (each array's device, dtype and shape) into Graph IR and
+    compiled for the arrays' device, or for ``target``; calls then run the compiled kernels on the arrays
+    themselves, without copies. ``check=True`` checks every call against the oracle (None: follow
+    ``ts.check``). ``tune=True`` lets the arbiter check and time each matmul region's candidates (the
+    synthesized kernel, OpenBLAS, cuBLASLt) and use its pick; by default matmuls are Tessera's kernel.
     """
     if fn is None:
-        return lambda f: JitFunction(f, target, check)
-    return JitFunction(fn, target, check)
+        return lambda f: JitFunction(f, target, check, tune)
+    return JitFunction(fn, target, check, tune)
 
+
+# -- ts.compile ----------------------------------------------------------------------------------------------
 
 class CompiledProgram(_Callable):
-    """IR text compiled for one target (ts.compile): call it on arrays like a jitted function."""
+    """IR text compiled for one target (made by ``ts.compile``): call it on arrays like a jitted function.
 
-    def __init__(self, program: "_core.Program", check: bool):
+    A program with one result returns it; with several, a tuple.
+    """
+
+    def __init__(self, program: "_core.Program", check: Optional[bool] = None):
+        #: The native program (tessera._core.Program).
         self.program = program
-        self._last = program
+        #: Check every call against the oracle; None: follow ts.check.
         self.check = check
+        self._last = program
         self._single = len(program.output_names) == 1
 
-    def __call__(self, *arrays, check: Optional[bool] = None):
-        outputs = self.program(*arrays, check=_check_default(check, self.check))
-        return outputs[0] if self._single else outputs
+    def __repr__(self) -> str:
+        return f"<tessera.CompiledProgram for {self.program.target}: {', '.join(self.program.input_names)}>"
+
+    def __call__(self, *arrays: Any, check: Optional[bool] = None, stream: Optional[int] = None) -> Any:
+        """Runs on ``arrays``: C-contiguous, of the program's dtypes and shapes, on its device; not copied."""
+        if check is None:
+            check = self.check
+            if check is None:
+                check = _package.check
+        if check or stream is not None:
+            out = self.program(*arrays, check=bool(check), stream=stream)
+        else:
+            out = self.program(*arrays)
+        return out[0] if self._single else out
 
     @property
-    def input_types(self) -> list:
+    def target(self) -> str:
+        return self.program.target
+
+    @property
+    def input_names(self) -> List[str]:
+        return self.program.input_names
+
+    @property
+    def output_names(self) -> List[str]:
+        return self.program.output_names
+
+    @property
+    def input_types(self) -> List[Tuple[str, Tuple[int, ...]]]:
+        """(dtype, shape) of each input: [("f32", (4, 8)), ...]."""
         return self.program.input_types
 
     @property
-    def output_types(self) -> list:
+    def output_types(self) -> List[Tuple[str, Tuple[int, ...]]]:
+        """(dtype, shape) of each result."""
         return self.program.output_types
 
+    @property
+    def kernels(self) -> List[dict]:
+        """Each kernel: name, sha256, implementation, grid."""
+        return self.program.kernels
+
     def lower(self, layer: str = "graph") -> str:
-        """The text of one layer: graph, schedule, tile, target, or source."""
+        """The text of one layer: "graph" (needs Graph IR input), "schedule", "tile", "target", "source"."""
         return self.program.emit(layer)
 
-    def explain(self, *arrays) -> str:
-        """Runs once on `arrays` (if given) and says what ran."""
+    def explain(self, *arrays: Any) -> str:
+        """Runs once on ``arrays`` (if given) and says what ran: each kernel, placement, implementation,
+        sha256."""
         if arrays:
             self.program(*arrays)
-        return self._explain(self.program, self.program.last_launches)
+        return _explain(self.program, "program")
 
 
-def compile(source, target: str = "cpu", func: str = "", check: bool = False) -> CompiledProgram:
-    """IR text of any layer (or the path of a .tsr file) compiled for `target`; errors carry file:line:col."""
-    if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source
-                                           and source.endswith(".tsr") and os.path.isfile(source)):
+def _read_ir_file(path: str) -> str:
+    # As the CLI: anything but a regular file (a FIFO, a directory) is refused before it is opened.
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise ParseError("E109", f"cannot read the IR file '{path}': not a regular file", file=path)
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise ParseError("E109", f"cannot read the IR file '{path}': {e.strerror}", file=path) from None
+    return data.decode("utf-8", errors="replace")
+
+
+def compile(source: Union[str, bytes, "os.PathLike[str]"], target: str = "cpu", func: str = "",
+            check: Optional[bool] = None, tune: bool = False) -> CompiledProgram:
+    """IR text of any layer, or the path of a ``.tsr`` file, compiled for ``target`` and loaded.
+
+    Args:
+        source: the text, or a path (an ``os.PathLike``, or a one-line string ending in ``.tsr``).
+        target: "cpu", or "cuda" on a machine with a GPU (other targets cannot run here: E720-E722).
+        func: which func of the module (default: the only one).
+        check: check every call against the oracle (None: follow ``ts.check``); needs Graph IR text.
+        tune: let the arbiter pick each matmul region's implementation (needs Graph IR text).
+
+    Errors in the text carry file, line and column (``e.file``, ``e.line``, ``e.col``).
+    """
+    if isinstance(source, bytes):
+        source = source.decode("utf-8", errors="replace")
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and source.endswith(".tsr")
+                                           and "\n" not in source):
         path = os.fspath(source)
-        with open(path, encoding="utf-8") as f:
-            return CompiledProgram(_core.Program(f.read(), target, func, path), check)
-    return CompiledProgram(_core.Program(source, target, func, "<input>"), check)
+        return CompiledProgram(_core.Program(_read_ir_file(path), target, func, path, tune), check)
+    if not isinstance(source, str):
+        raise TypeError(f"ts.compile takes IR text or a path, got {type(source).__name__}")
+    return CompiledProgram(_core.Program(source, target, func, "<input>", tune), check)

@@ -1,231 +1,509 @@
-"""Tracing: the proxy tensor a jitted function sees, and one function per
-Graph IR op. Every op goes through tessera._core.GraphBuilder, which checks
-types and shapes in C++ (the rules live in one place, the compiler's); this
-file only spells the ops the Python way."""
+"""Tracing: the proxy tensor a jitted function sees, and one function per Graph IR op.
+
+Each op goes straight to tessera._core.GraphBuilder, which type-checks and verifies it in C++: the shape
+and dtype rules live in one place, the compiler's, and are never re-derived here. This file only spells
+the ops the Python way and refuses, with a stable code, what Graph IR cannot express:
+
+    E940  an operation Graph IR has no op for (comparison, indexing, bool(), len(), iteration, //, ...)
+    E941  .T / .mT anywhere but as an operand of matmul (Graph IR has no standalone transpose)
+    E943  an unknown element type
+    E944  a tensor of another trace, or one kept after its trace ended
+    E947  an operand that is neither a traced tensor nor a Python number (an array captured by the function)
+    E948  a bad option value (gelu's approximate, an axis that is not an int)
+"""
 from __future__ import annotations
 
+import builtins
 import numbers
-from typing import Optional, Sequence, Tuple, Union
+import operator
+from typing import Any, Optional, Sequence, Tuple, Union
 
 from . import _core
 from .errors import TraceError
 
-_DTYPE_NAMES = {"f16": "f16", "float16": "f16", "half": "f16", "bf16": "bf16", "bfloat16": "bf16",
-                "f32": "f32", "float32": "f32", "float": "f32", "f64": "f64", "float64": "f64", "double": "f64"}
+__all__ = ["Tensor", "float16", "bfloat16", "float32", "float64", "dtype_name",
+           "neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "silu",
+           "add", "sub", "mul", "div", "maximum", "minimum", "pow", "cast", "astype",
+           "softmax", "log_softmax", "layer_norm", "rms_norm", "matmul", "sum", "mean", "max", "min", "prod"]
 
-float16, bfloat16, float32, float64 = "f16", "bf16", "f32", "f64"
+#: Element types, as Tessera names them; any common spelling is accepted too (see dtype_name).
+float16: str = "f16"
+bfloat16: str = "bf16"
+float32: str = "f32"
+float64: str = "f64"
 
-Scalar = Union[int, float]
+# Spellings of numpy ("float32"), torch ("torch.float32": the prefix is dropped) and Tessera ("f32"). "float"
+# and Python's float are float64, as in numpy.
+_DTYPES = {"f16": "f16", "float16": "f16", "half": "f16",
+           "bf16": "bf16", "bfloat16": "bf16",
+           "f32": "f32", "float32": "f32", "single": "f32",
+           "f64": "f64", "float64": "f64", "double": "f64", "float": "f64"}
+
+DType = Any  # "f32", "float32", np.float32, np.dtype("float32"), torch.float32, ts.float32 ...
+Axis = Optional[Union[int, Sequence[int]]]
 
 
-def dtype_name(dtype) -> str:
-    """Tessera's name ("f32"...) for a dtype spelled any common way: "float32", np.float32, torch.float32."""
-    name = getattr(dtype, "__name__", None) or str(dtype)
-    name = name.rsplit(".", 1)[-1]
-    try:
-        return _DTYPE_NAMES[name]
-    except KeyError:
-        raise TraceError("E943", f"unknown element type {dtype!r}: Tessera computes in f16, bf16, f32 and f64") \
-            from None
+def dtype_name(dtype: DType) -> Optional[str]:
+    """Tessera's name ("f32"...) of a dtype spelled any common way, or None if it is not one of Tessera's."""
+    if dtype is None:  # numpy would read None as float64: too easy to pass by mistake
+        return None
+    name = dtype.__name__ if isinstance(dtype, type) else str(dtype)  # np.float32, float; or "f32", np.dtype
+    found = _DTYPES.get(name[6:] if name.startswith("torch.") else name)
+    if found is None:
+        try:  # numpy's other spellings: "f4", "<f8", np.dtype(ml_dtypes.bfloat16)
+            import numpy
+            found = _DTYPES.get(numpy.dtype(dtype).name)
+        except Exception:
+            return None
+    return found
+
+
+def _dtype(dtype: DType, what: str) -> str:
+    name = dtype_name(dtype)
+    if name is None:
+        raise TraceError("E943", f"{what}: unknown element type {dtype!r}; Tessera computes in f16, bf16, "
+                                 "f32 and f64 (ts.float16, ts.bfloat16, ts.float32, ts.float64)")
+    return name
+
+
+class _Trace:
+    """One trace: the builder its tensors add ops to, open while the traced function runs."""
+
+    __slots__ = ("builder", "open")
+
+    def __init__(self, func_name: str):
+        self.builder = _core.GraphBuilder(func_name)
+        self.open = True
 
 
 class Tensor:
-    """A tensor of a function being traced by ts.jit: a value of the Graph IR being built.
+    """A tensor of a function being traced by ``ts.jit``: a value of the Graph IR being built.
 
-    It has a ``shape`` and a ``dtype`` but no data: operations on it add ops to the graph.
+    It has a ``shape``, a ``dtype`` and an ``ndim`` but no data: every operation on it adds an op to the
+    graph, checked on the spot by the compiler. Operators: ``+ - * / ** @``, unary ``-``, ``abs()``;
+    methods: ``sum mean max min prod astype``; ``.T``/``.mT`` as operands of ``@``.
     """
 
-    __slots__ = ("_graph", "_value", "_transposed")
+    __slots__ = ("_trace", "_value", "_transposed")
 
-    def __init__(self, graph: "_core.GraphBuilder", value: "_core.Value", transposed: bool = False):
-        self._graph = graph
+    def __init__(self, trace: _Trace, value: "_core.Value", transposed: bool = False):
+        self._trace = trace
         self._value = value
         self._transposed = transposed
 
-    # -- what it is --------------------------------------------------------------------------
+    # -- what it is ------------------------------------------------------------------------------------------
     @property
     def shape(self) -> Tuple[int, ...]:
-        s = self._value.shape
+        """The extents, as a tuple of ints."""
+        s = tuple(self._value.shape)
         return s[:-2] + (s[-1], s[-2]) if self._transposed else s
 
     @property
     def dtype(self) -> str:
+        """The element type: "f16", "bf16", "f32" or "f64"."""
         return self._value.dtype
 
     @property
     def ndim(self) -> int:
+        """The rank."""
         return len(self._value.shape)
 
     @property
     def T(self) -> "Tensor":
-        """The transpose of the last two axes; Graph IR has it only as a matmul operand's flag."""
+        """The transpose, as numpy's ``.T``: a no-op for rank 0 and 1, the swap of the two axes for rank 2.
+
+        Graph IR has no transpose op: the result is only valid as an operand of ``@``/``ts.matmul``, where it
+        becomes ``transpose_a``/``transpose_b``. For batched tensors use ``.mT`` (numpy's ``.T`` would
+        reverse every axis).
+        """
         if self.ndim < 2:
-            raise TraceError("E941", f".T needs rank 2 or more, the tensor is {self.shape}")
-        return Tensor(self._graph, self._value, not self._transposed)
+            return self
+        if self.ndim > 2:
+            raise TraceError("E941", f".T of a rank-{self.ndim} tensor: numpy's .T reverses every axis, "
+                                     "which Graph IR cannot express; .mT swaps the last two (as a matmul "
+                                     "operand)")
+        return Tensor(self._trace, self._value, not self._transposed)
+
+    @property
+    def mT(self) -> "Tensor":
+        """The swap of the last two axes (numpy's and torch's ``.mT``), valid only as an operand of ``@``."""
+        if self.ndim < 2:
+            raise TraceError("E941", f".mT needs rank 2 or more, the tensor has shape {self.shape}")
+        return Tensor(self._trace, self._value, not self._transposed)
 
     def __repr__(self) -> str:
-        return f"tessera.Tensor(traced %{self._value.name}: {self.dtype}{list(self.shape)})"
+        t = ".T" if self._transposed else ""
+        return f"tessera.Tensor(traced %{self._value.name}{t}: {self.dtype}{list(self.shape)})"
 
-    # -- arithmetic ----------------------------------------------------------------------------
-    def __add__(self, other): return add(self, other)
-    def __radd__(self, other): return add(other, self)
-    def __sub__(self, other): return sub(self, other)
-    def __rsub__(self, other): return sub(other, self)
-    def __mul__(self, other): return mul(self, other)
-    def __rmul__(self, other): return mul(other, self)
-    def __truediv__(self, other): return div(self, other)
-    def __rtruediv__(self, other): return div(other, self)
-    def __pow__(self, other): return pow(self, other)
-    def __rpow__(self, other): return pow(other, self)
-    def __matmul__(self, other): return matmul(self, other)
-    def __rmatmul__(self, other): return matmul(other, self)
-    def __neg__(self): return neg(self)
-    def __pos__(self): return self
-    def __abs__(self): return abs(self)
+    # -- arithmetic ------------------------------------------------------------------------------------------
+    def __add__(self, other: "Operand") -> "Tensor": return add(self, other)
+    def __radd__(self, other: "Operand") -> "Tensor": return add(other, self)
+    def __sub__(self, other: "Operand") -> "Tensor": return sub(self, other)
+    def __rsub__(self, other: "Operand") -> "Tensor": return sub(other, self)
+    def __mul__(self, other: "Operand") -> "Tensor": return mul(self, other)
+    def __rmul__(self, other: "Operand") -> "Tensor": return mul(other, self)
+    def __truediv__(self, other: "Operand") -> "Tensor": return div(self, other)
+    def __rtruediv__(self, other: "Operand") -> "Tensor": return div(other, self)
+    def __pow__(self, other: "Operand") -> "Tensor": return pow(self, other)
+    def __rpow__(self, other: "Operand") -> "Tensor": return pow(other, self)
+    def __matmul__(self, other: "Tensor") -> "Tensor": return matmul(self, other)
+    def __rmatmul__(self, other: "Tensor") -> "Tensor": return matmul(other, self)
+    def __neg__(self) -> "Tensor": return neg(self)
+    def __pos__(self) -> "Tensor": return self
+    def __abs__(self) -> "Tensor": return abs(self)
 
-    # -- reductions and casts as methods -------------------------------------------------------
-    def sum(self, axis=None, keepdims: bool = False) -> "Tensor": return sum(self, axis, keepdims)
-    def mean(self, axis=None, keepdims: bool = False) -> "Tensor": return mean(self, axis, keepdims)
-    def max(self, axis=None, keepdims: bool = False) -> "Tensor": return max(self, axis, keepdims)
-    def min(self, axis=None, keepdims: bool = False) -> "Tensor": return min(self, axis, keepdims)
-    def prod(self, axis=None, keepdims: bool = False) -> "Tensor": return prod(self, axis, keepdims)
-    def astype(self, dtype) -> "Tensor": return cast(self, dtype)
+    # -- reductions and casts as methods ---------------------------------------------------------------------
+    def sum(self, axis: Axis = None, keepdims: bool = False) -> "Tensor":
+        """The sum over ``axis`` (None: every axis), as numpy's."""
+        return sum(self, axis, keepdims)
 
-    # -- what Graph IR cannot express: a clear error, not a wrong graph -------------------------
-    def _unsupported(self, what: str):
-        raise TraceError("E940", f"{what} on a traced tensor: Graph IR has no such op "
-                                 "(tracing records tensor ops; data-dependent Python cannot be traced)")
+    def mean(self, axis: Axis = None, keepdims: bool = False) -> "Tensor":
+        """The mean over ``axis`` (None: every axis), as numpy's."""
+        return mean(self, axis, keepdims)
 
-    def __lt__(self, other): self._unsupported("comparison '<'")
-    def __le__(self, other): self._unsupported("comparison '<='")
-    def __gt__(self, other): self._unsupported("comparison '>'")
-    def __ge__(self, other): self._unsupported("comparison '>='")
-    def __eq__(self, other): self._unsupported("comparison '=='")
-    def __ne__(self, other): self._unsupported("comparison '!='")
-    def __getitem__(self, index): self._unsupported("indexing or slicing")
-    def __setitem__(self, index, value): self._unsupported("item assignment")
-    def __bool__(self): self._unsupported("bool()")
-    def __len__(self): self._unsupported("len()")
-    def __iter__(self): self._unsupported("iteration")
-    def __array__(self, *args, **kwargs): self._unsupported("conversion to a numpy array")
-    __hash__ = object.__hash__
+    def max(self, axis: Axis = None, keepdims: bool = False) -> "Tensor":
+        """The maximum over ``axis`` (None: every axis); NaN propagates."""
+        return max(self, axis, keepdims)
+
+    def min(self, axis: Axis = None, keepdims: bool = False) -> "Tensor":
+        """The minimum over ``axis`` (None: every axis); NaN propagates."""
+        return min(self, axis, keepdims)
+
+    def prod(self, axis: Axis = None, keepdims: bool = False) -> "Tensor":
+        """The product over ``axis`` (None: every axis), as numpy's."""
+        return prod(self, axis, keepdims)
+
+    def astype(self, dtype: DType) -> "Tensor":
+        """The tensor converted to another element type (rounded to nearest even)."""
+        return cast(self, dtype)
+
+    # -- numpy functions on a traced tensor ------------------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # numpy calls this for np.exp(t), and for np.float32(2) * t: the ufuncs Graph IR has become its ops,
+        # so code written with numpy's functions traces; the others are refused by name.
+        op = _UFUNCS.get(ufunc.__name__) if method == "__call__" and not kwargs else None
+        if op is None:
+            _unsupported(f"numpy's {ufunc.__name__}" + (f".{method}" if method != "__call__" else "") +
+                         (f" with {', '.join(kwargs)}=" if kwargs else ""))
+        return op(*inputs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        name = func.__name__
+        _unsupported(f"np.{name}", f"use ts.{name}" if name in __all__ else None)
+
+    # -- what Graph IR cannot express: a clear error, never a wrong graph ------------------------------------
+    def __eq__(self, other): _unsupported("comparison '=='")
+    def __ne__(self, other): _unsupported("comparison '!='")
+    def __lt__(self, other): _unsupported("comparison '<'")
+    def __le__(self, other): _unsupported("comparison '<='")
+    def __gt__(self, other): _unsupported("comparison '>'")
+    def __ge__(self, other): _unsupported("comparison '>='")
+    def __getitem__(self, index): _unsupported("indexing or slicing")
+    def __setitem__(self, index, value): _unsupported("item assignment")
+    def __delitem__(self, index): _unsupported("item deletion")
+    def __bool__(self): _unsupported("bool() (if, while, and, or, not)", _DATA_DEPENDENT)
+    def __len__(self): _unsupported("len()", "use .shape[0]")
+    def __iter__(self): _unsupported("iteration")
+    def __contains__(self, item): _unsupported("'in'")
+    def __float__(self): _unsupported("float()", _DATA_DEPENDENT)
+    def __int__(self): _unsupported("int()", _DATA_DEPENDENT)
+    def __index__(self): _unsupported("use as an index", _DATA_DEPENDENT)
+    def __complex__(self): _unsupported("complex()")
+    def __array__(self, *args, **kwargs): _unsupported("conversion to a numpy array", _DATA_DEPENDENT)
+    __hash__ = object.__hash__  # __eq__ is taken; tensors still go in sets and dicts by identity
 
 
-def _value(x: Tensor, op: str) -> "_core.Value":
-    if x._transposed:
-        raise TraceError("E941", f"{op} of a .T tensor: Graph IR has no standalone transpose "
-                                 "(.T works as an operand of matmul / @)")
+Operand = Union[Tensor, int, float]
+_DATA_DEPENDENT = "a traced tensor has no values: the function is traced once per signature, not run per call"
+
+
+def _unsupported(what: str, hint: Optional[str] = None):
+    raise TraceError("E940", f"{what} on a traced tensor: Graph IR has no such operation" +
+                             (f" ({hint})" if hint else ""))
+
+
+def _no_operator(symbol: str):
+    def refuse(self, *other):
+        _unsupported(f"operator '{symbol}'")
+    return refuse
+
+
+for _name, _symbol in (("floordiv", "//"), ("mod", "%"), ("divmod", "divmod"), ("and", "&"), ("or", "|"),
+                       ("xor", "^"), ("lshift", "<<"), ("rshift", ">>")):
+    setattr(Tensor, f"__{_name}__", _no_operator(_symbol))
+    setattr(Tensor, f"__r{_name}__", _no_operator(_symbol))
+for _name, _symbol in (("invert", "~"), ("round", "round()"), ("trunc", "math.trunc()"),
+                       ("floor", "math.floor()"), ("ceil", "math.ceil()"), ("reversed", "reversed()")):
+    setattr(Tensor, f"__{_name}__", _no_operator(_symbol))
+
+
+# -- operands ------------------------------------------------------------------------------------------------
+
+def _check_tensor(x: Any, op: str) -> Tensor:
+    if not isinstance(x, Tensor):
+        # Most often an array the function captured from its scope: Graph IR has no array constants.
+        kind = "an array it did not receive as an argument (pass it as one)" \
+            if hasattr(x, "__dlpack__") or hasattr(x, "__array__") else f"a {type(x).__name__}"
+        raise TraceError("E947", f"ts.{op} takes the traced tensors of a function compiled by ts.jit and "
+                                 f"Python numbers, not {kind}")
+    if not x._trace.open:
+        raise TraceError("E944", f"ts.{op} of a tensor whose trace has ended (kept from an earlier trace?)")
+    return x
+
+
+def _value(x: Any, op: str) -> "_core.Value":
+    """x's graph value, for an op that takes it as it is (a .T operand is only valid for matmul)."""
+    if _check_tensor(x, op)._transposed:
+        raise TraceError("E941", f"ts.{op} of a transposed tensor (.T / .mT): Graph IR has no standalone "
+                                 "transpose; it works as an operand of matmul (@)")
     return x._value
 
 
-def _operands(a, b, op: str):
-    """Both operands as graph values of one graph; a Python number becomes a rank-0 constant."""
-    tensor = a if isinstance(a, Tensor) else b
-    if not isinstance(tensor, Tensor):
-        raise TraceError("E940", f"{op} needs a traced tensor operand, got {type(a).__name__} and "
-                                 f"{type(b).__name__}")
-    g = tensor._graph
+def _same_trace(op: str, *tensors: Tensor) -> _Trace:
+    trace = tensors[0]._trace
+    for t in tensors[1:]:
+        if t._trace is not trace:
+            raise TraceError("E944", f"ts.{op} mixes tensors of two different traces (a tensor kept from "
+                                     "another traced function?)")
+    return trace
+
+
+def _operands(a: Any, b: Any, op: str):
+    """Both operands as values of one graph; a Python number becomes a rank-0 constant of the tensor's
+    dtype."""
+    tensors = [x for x in (a, b) if isinstance(x, Tensor)]
+    if not tensors:
+        _check_tensor(a if not isinstance(a, numbers.Real) else b, op)
+    trace = _same_trace(op, *tensors)
+    dtype = tensors[0].dtype
 
     def lift(x):
         if isinstance(x, Tensor):
-            if x._graph is not g:
-                raise TraceError("E944", f"{op} mixes tensors of two different traces (a tensor kept "
-                                         "from another jitted call?)")
             return _value(x, op)
         if isinstance(x, numbers.Real):
-            return g.constant(float(x), tensor.dtype, [])
-        raise TraceError("E940", f"{op} takes traced tensors and Python numbers, not {type(x).__name__}")
+            return trace.builder.constant(float(x), dtype, [])
+        _check_tensor(x, op)
 
-    return g, lift(a), lift(b)
-
-
-def _unary(fn: str):
-    def apply(x: Tensor) -> Tensor:
-        return Tensor(x._graph, x._graph.unary(fn, _value(x, fn)))
-    apply.__name__ = fn
-    apply.__doc__ = f"Elementwise {fn} (Graph IR tessera.{fn})."
-    return apply
+    return trace.builder, lift(a), lift(b)
 
 
-def _binary(fn: str, name: str):
-    def apply(a, b) -> Tensor:
-        g, va, vb = _operands(a, b, name)
-        return Tensor(g, g.binary(fn, va, vb))
-    apply.__name__ = name
-    apply.__doc__ = f"Elementwise {name} with numpy broadcasting (Graph IR tessera.{fn}); numbers become constants."
-    return apply
+def _axis(axis: Any, op: str) -> int:
+    try:
+        return operator.index(axis)
+    except TypeError:
+        raise TraceError("E948", f"ts.{op}: axis must be an int, got {axis!r}") from None
 
 
-neg, abs, exp, log, sqrt, rsqrt, tanh, sigmoid, relu, silu = (
-    _unary(f) for f in ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "silu"))
-add, sub, mul, div, maximum, minimum, pow = (
-    _binary(f, n) for f, n in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("div", "div"),
-                               ("max", "maximum"), ("min", "minimum"), ("pow", "pow")))
+def _axes(x: Tensor, axis: Axis, op: str) -> list:
+    if axis is None:
+        return list(range(x.ndim))
+    if isinstance(axis, (tuple, list)):
+        return [_axis(a, op) for a in axis]
+    return [_axis(axis, op)]
+
+
+def _number(value: Any, op: str, name: str) -> float:
+    if not isinstance(value, numbers.Real):
+        raise TraceError("E948", f"ts.{op}: {name} must be a number, got {value!r}")
+    return float(value)
+
+
+def _unary(fn: str, x: Tensor, op: Optional[str] = None) -> Tensor:
+    v = _value(x, op or fn)
+    return Tensor(x._trace, x._trace.builder.unary(fn, v))
+
+
+def _binary(fn: str, a: Operand, b: Operand, op: str) -> Tensor:
+    builder, va, vb = _operands(a, b, op)
+    t = a if isinstance(a, Tensor) else b
+    return Tensor(t._trace, builder.binary(fn, va, vb))
+
+
+# -- elementwise ops (result: the operand's shape and dtype) -------------------------------------------------
+
+def neg(x: Tensor) -> Tensor:
+    """-x (tessera.neg)."""
+    return _unary("neg", x)
+
+
+def abs(x: Tensor) -> Tensor:
+    """|x| (tessera.abs)."""
+    return _unary("abs", x)
+
+
+def exp(x: Tensor) -> Tensor:
+    """e**x (tessera.exp)."""
+    return _unary("exp", x)
+
+
+def log(x: Tensor) -> Tensor:
+    """The natural logarithm (tessera.log)."""
+    return _unary("log", x)
+
+
+def sqrt(x: Tensor) -> Tensor:
+    """The square root (tessera.sqrt)."""
+    return _unary("sqrt", x)
+
+
+def rsqrt(x: Tensor) -> Tensor:
+    """1 / sqrt(x) (tessera.rsqrt)."""
+    return _unary("rsqrt", x)
+
+
+def tanh(x: Tensor) -> Tensor:
+    """The hyperbolic tangent (tessera.tanh)."""
+    return _unary("tanh", x)
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    """1 / (1 + exp(-x)) (tessera.sigmoid)."""
+    return _unary("sigmoid", x)
+
+
+def relu(x: Tensor) -> Tensor:
+    """max(x, 0); relu(NaN) is NaN (tessera.relu)."""
+    return _unary("relu", x)
+
+
+def silu(x: Tensor) -> Tensor:
+    """x * sigmoid(x) (tessera.silu)."""
+    return _unary("silu", x)
 
 
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
-    """GELU, exact (erf) or with approximate="tanh"."""
+    """GELU: exact, x * Phi(x) with erf (approximate="none"), or its tanh form (approximate="tanh")."""
     if approximate not in ("none", "tanh"):
-        raise TraceError("E943", f"gelu approximate must be 'none' or 'tanh', got {approximate!r}")
-    return Tensor(x._graph, x._graph.unary("gelu" if approximate == "none" else "gelu_tanh", _value(x, "gelu")))
+        raise TraceError("E948", f"ts.gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return _unary("gelu" if approximate == "none" else "gelu_tanh", x, "gelu")
 
 
-def cast(x: Tensor, dtype) -> Tensor:
-    """The tensor converted to another element type (f16, bf16, f32, f64)."""
-    return Tensor(x._graph, x._graph.cast(_value(x, "cast"), dtype_name(dtype)))
+# -- binary ops: numpy broadcasting, equal dtypes (no implicit promotion: E209) ------------------------------
+
+def add(a: Operand, b: Operand) -> Tensor:
+    """a + b with numpy broadcasting; a Python number becomes a constant of the other operand's dtype."""
+    return _binary("add", a, b, "add")
 
 
-astype = cast
+def sub(a: Operand, b: Operand) -> Tensor:
+    """a - b with numpy broadcasting."""
+    return _binary("sub", a, b, "sub")
 
+
+def mul(a: Operand, b: Operand) -> Tensor:
+    """a * b with numpy broadcasting."""
+    return _binary("mul", a, b, "mul")
+
+
+def div(a: Operand, b: Operand) -> Tensor:
+    """a / b with numpy broadcasting (IEEE: x/0 is inf or NaN)."""
+    return _binary("div", a, b, "div")
+
+
+def maximum(a: Operand, b: Operand) -> Tensor:
+    """The elementwise maximum with numpy broadcasting; NaN propagates (as np.maximum)."""
+    return _binary("max", a, b, "maximum")
+
+
+def minimum(a: Operand, b: Operand) -> Tensor:
+    """The elementwise minimum with numpy broadcasting; NaN propagates (as np.minimum)."""
+    return _binary("min", a, b, "minimum")
+
+
+def pow(a: Operand, b: Operand) -> Tensor:
+    """a ** b with numpy broadcasting, as std::pow (pow(-8, 1/3) is NaN, pow(x, 0) is 1)."""
+    return _binary("pow", a, b, "pow")
+
+
+def cast(x: Tensor, dtype: DType) -> Tensor:
+    """x converted to another element type, rounded to nearest even (tessera.cast)."""
+    v = _value(x, "cast")
+    return Tensor(x._trace, x._trace.builder.cast(v, _dtype(dtype, "ts.cast")))
+
+
+def astype(x: Tensor, dtype: DType) -> Tensor:
+    """x converted to another element type (the same as ts.cast and x.astype)."""
+    return cast(x, dtype)
+
+
+# -- row ops -------------------------------------------------------------------------------------------------
 
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """Softmax over one axis."""
-    return Tensor(x._graph, x._graph.softmax(_value(x, "softmax"), axis))
+    """exp(x - max) / sum(exp(x - max)) over one axis (negative: from the end)."""
+    v = _value(x, "softmax")
+    return Tensor(x._trace, x._trace.builder.softmax(v, _axis(axis, "softmax")))
 
 
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """Log-softmax over one axis."""
-    return Tensor(x._graph, x._graph.log_softmax(_value(x, "log_softmax"), axis))
+    """x - max - log(sum(exp(x - max))) over one axis."""
+    v = _value(x, "log_softmax")
+    return Tensor(x._trace, x._trace.builder.log_softmax(v, _axis(axis, "log_softmax")))
 
 
 def layer_norm(x: Tensor, w: Tensor, b: Tensor, eps: float = 1e-5) -> Tensor:
-    """Layer norm over the last axis with weight w and bias b (both of the last axis' length)."""
-    g, vw, vb = _operands(w, b, "layer_norm")
-    return Tensor(g, g.layer_norm(_value(x, "layer_norm"), vw, vb, float(eps)))
+    """(x - mean) / sqrt(var + eps) * w + b over the last axis; w and b have the last axis' length."""
+    vx, vw, vb = _value(x, "layer_norm"), _value(w, "layer_norm"), _value(b, "layer_norm")
+    trace = _same_trace("layer_norm", x, w, b)
+    return Tensor(trace, trace.builder.layer_norm(vx, vw, vb, _number(eps, "layer_norm", "eps")))
 
 
 def rms_norm(x: Tensor, w: Tensor, eps: float = 1e-6) -> Tensor:
-    """RMS norm over the last axis with weight w."""
-    return Tensor(x._graph, x._graph.rms_norm(_value(x, "rms_norm"), _value(w, "rms_norm"), float(eps)))
+    """x / sqrt(mean(x*x) + eps) * w over the last axis; w has the last axis' length."""
+    vx, vw = _value(x, "rms_norm"), _value(w, "rms_norm")
+    trace = _same_trace("rms_norm", x, w)
+    return Tensor(trace, trace.builder.rms_norm(vx, vw, _number(eps, "rms_norm", "eps")))
 
+
+# -- matmul --------------------------------------------------------------------------------------------------
 
 def matmul(a: Tensor, b: Tensor, transpose_a: bool = False, transpose_b: bool = False,
-           out_dtype=None) -> Tensor:
-    """a @ b, batched over leading axes (broadcast); .T operands become transpose flags; f32 accumulation."""
-    for x in (a, b):
-        if not isinstance(x, Tensor):
-            raise TraceError("E940", f"matmul takes traced tensors, not {type(x).__name__}")
-    if a._graph is not b._graph:
-        raise TraceError("E944", "matmul mixes tensors of two different traces")
-    out = dtype_name(out_dtype) if out_dtype is not None else a.dtype
-    return Tensor(a._graph, a._graph.matmul(a._value, b._value, out, transpose_a != a._transposed,
-                                            transpose_b != b._transposed))
+           out_dtype: Optional[DType] = None) -> Tensor:
+    """a @ b, batched over the leading axes (broadcast), with f32 accumulation.
+
+    ``a.T @ b`` / ``a @ b.mT`` set the transpose flags (they compose with the explicit ones). The result
+    has ``out_dtype`` (default: a's dtype). Operands are f32, f16 or bf16 (E214).
+    """
+    _check_tensor(a, "matmul")
+    _check_tensor(b, "matmul")
+    trace = _same_trace("matmul", a, b)
+    out = _dtype(out_dtype, "ts.matmul out_dtype") if out_dtype is not None else a.dtype
+    return Tensor(trace, trace.builder.matmul(a._value, b._value, out, bool(transpose_a) != a._transposed,
+                                              bool(transpose_b) != b._transposed))
 
 
-def _axes(x: Tensor, axis) -> list:
-    if axis is None:
-        return list(range(x.ndim))
-    if isinstance(axis, numbers.Integral):
-        return [int(axis)]
-    return [int(a) for a in axis]
+# -- reductions ----------------------------------------------------------------------------------------------
+
+def _reduce(kind: str, x: Tensor, axis: Axis, keepdims: bool) -> Tensor:
+    v = _value(x, kind)
+    return Tensor(x._trace, x._trace.builder.reduce(v, kind, _axes(x, axis, kind), builtins.bool(keepdims)))
 
 
-def _reduction(kind: str):
-    def apply(x: Tensor, axis: Optional[Union[int, Sequence[int]]] = None, keepdims: bool = False) -> Tensor:
-        return Tensor(x._graph, x._graph.reduce(_value(x, kind), kind, _axes(x, axis), bool(keepdims)))
-    apply.__name__ = kind
-    apply.__doc__ = f"The {kind} over `axis` (an int, a tuple, or None for every axis), as numpy's."
-    return apply
+def sum(x: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """The sum over ``axis`` (an int, a tuple, or None for every axis), as np.sum; 0 over an empty extent."""
+    return _reduce("sum", x, axis, keepdims)
 
 
-sum, mean, max, min, prod = (_reduction(k) for k in ("sum", "mean", "max", "min", "prod"))
+def mean(x: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """The mean over ``axis``, as np.mean (an empty extent is compile error E206)."""
+    return _reduce("mean", x, axis, keepdims)
+
+
+def max(x: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """The maximum over ``axis``, as np.max: NaN propagates (an empty extent is E206)."""
+    return _reduce("max", x, axis, keepdims)
+
+
+def min(x: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """The minimum over ``axis``, as np.min: NaN propagates (an empty extent is E206)."""
+    return _reduce("min", x, axis, keepdims)
+
+
+def prod(x: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """The product over ``axis``, as np.prod; 1 over an empty extent."""
+    return _reduce("prod", x, axis, keepdims)
+
+
+# numpy ufuncs on traced tensors (np.exp(t), np.float32(2) * t) become these ops.
+_UFUNCS = {"add": add, "subtract": sub, "multiply": mul, "divide": div, "true_divide": div, "power": pow,
+           "maximum": maximum, "minimum": minimum, "negative": neg, "absolute": abs, "exp": exp, "log": log,
+           "sqrt": sqrt, "tanh": tanh, "matmul": matmul, "positive": lambda x: x}

@@ -120,14 +120,15 @@ const Module& GraphBuilder::module() {
   return *m_;
 }
 
-Program Program::compile(const Module& m, const std::string& target, const std::string& func) {
+Program Program::compile(const Module& m, const std::string& target, const std::string& func,
+                         const Candidates& matmul_candidates) {
   Program p;
   Layer at = detect_layer(m);
   std::shared_ptr<Module> current = clone(m);
   verify(*current, at);
   if (at == Layer::Graph) p.graph_ = current;
   const machine::Descriptor device = targets::describe_target(target);
-  if (at <= Layer::Schedule) p.schedule_ = passes::lower(*current, Layer::Schedule, device);
+  if (at <= Layer::Schedule) p.schedule_ = passes::lower(*current, Layer::Schedule, device, matmul_candidates);
   if (at <= Layer::Tile) p.tile_ = passes::lower(p.schedule_ ? *p.schedule_ : *current, Layer::Tile, device);
   p.target_ = passes::lower(p.tile_ ? *p.tile_ : *current, Layer::Target, device);
   p.exe_ = targets::runnable(target, /*emulate=*/false).load(*p.target_, func);
