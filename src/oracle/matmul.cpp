@@ -61,20 +61,36 @@ Dims read_dims(const ir::Op& op, const std::vector<int64_t>& sa, const std::vect
   return d;
 }
 
-// Matrix b of B as rows of kk: its values, and |value| + tolerance, in double.
+// The columns of B that matrix b's needed elements read, in order (all of
+// them when everything is needed).
+std::vector<int64_t> needed_columns(Need need, const Dims& d, int64_t b) {
+  std::vector<uint8_t> used(static_cast<size_t>(d.n), need ? 0 : 1);
+  for (int64_t i = 0; need && i < d.m; ++i)
+    for (int64_t j = 0; j < d.n; ++j)
+      if (need[(b * d.m + i) * d.n + j]) used[j] = 1;
+  std::vector<int64_t> cols;
+  for (int64_t j = 0; j < d.n; ++j)
+    if (used[j]) cols.push_back(j);
+  return cols;
+}
+
+// Columns `cols` of matrix b of B as rows of kk (k x cols.size()): their
+// values, |value| and |value| + tolerance, in double. A sampled check reads a
+// few columns: only those are gathered.
 struct RowsOfB {
-  std::vector<double> value, abs, wide;  // k x n each
+  Doubles value, abs, wide;
 };
 
-RowsOfB gather_b(const Source& b, const Dims& d, int64_t offset) {
+RowsOfB gather_b(const Source& b, const Dims& d, int64_t offset, const std::vector<int64_t>& cols) {
   RowsOfB r;
-  const size_t size = static_cast<size_t>(d.k * d.n);
+  const size_t width = cols.size(), size = static_cast<size_t>(d.k) * width;
   r.value.resize(size);
   r.abs.resize(size);
   r.wide.resize(size);
   for (int64_t kk = 0; kk < d.k; ++kk)
-    for (int64_t j = 0; j < d.n; ++j) {
-      const int64_t at = offset + (d.tb ? j * d.k + kk : kk * d.n + j), here = kk * d.n + j;
+    for (size_t c = 0; c < width; ++c) {
+      const int64_t j = cols[c], at = offset + (d.tb ? j * d.k + kk : kk * d.n + j);
+      const size_t here = static_cast<size_t>(kk) * width + c;
       const double y = b.at(at);
       r.value[here] = y;
       r.abs[here] = std::fabs(y);
@@ -114,40 +130,49 @@ bool evaluate_matmul(const ir::Op& op, const std::vector<Source>& in, Need need,
   // take rows (each element's sum stays in one order).
   const bool shared_b = matrix_offset(sb, 1) == 0;
   RowsOfB rows_b;
+  std::vector<int64_t> cols_b;  // the columns rows_b holds
   for (int64_t b = 0; b < d.batches; ++b) {
-    if (b == 0 || !shared_b) rows_b = gather_b(in[1], d, matrix_offset(sb, b));
-    const int64_t oa = matrix_offset(sa, b);
+    std::vector<int64_t> cols = needed_columns(need, d, b);
+    if (cols.empty()) continue;
+    if (rows_b.value.empty() || !shared_b || cols != cols_b) {
+      rows_b = gather_b(in[1], d, matrix_offset(sb, b), cols);
+      cols_b = std::move(cols);
+    }
+    const int64_t oa = matrix_offset(sa, b), width = static_cast<int64_t>(cols_b.size());
     runtime::ThreadPool::global().parallel_for(m, [&](int64_t begin, int64_t end) {
-      std::vector<double> value(n), abs_dot(n), plain(n);
-      std::vector<int64_t> cols;
+      // Per row: sums over the gathered columns; `pick` the positions (in
+      // cols_b) of the ones this row needs.
+      std::vector<double> value(width), abs_dot(width), plain(width);
+      std::vector<int64_t> pick;
       for (int64_t i = begin; i < end; ++i) {
         const int64_t row = (b * m + i) * n;
-        cols.clear();
-        for (int64_t j = 0; j < n; ++j)
-          if (needed(need, row + j)) cols.push_back(j);
-        if (cols.empty()) continue;
-        const bool all = static_cast<int64_t>(cols.size()) == n;
+        pick.clear();
+        for (int64_t c = 0; c < width; ++c)
+          if (needed(need, row + cols_b[c])) pick.push_back(c);
+        if (pick.empty()) continue;
+        const bool all = static_cast<int64_t>(pick.size()) == width;
         std::fill(value.begin(), value.end(), 0.0);
         std::fill(abs_dot.begin(), abs_dot.end(), 0.0);
         std::fill(plain.begin(), plain.end(), 0.0);
         for (int64_t kk = 0; kk < k; ++kk) {
           const int64_t ia = oa + (d.ta ? kk * m + i : i * k + kk);
           const double x = in[0].at(ia), ax = std::fabs(x), wx = ax + in[0].tol(ia);
-          const double *bv = &rows_b.value[kk * n], *ba = &rows_b.abs[kk * n], *bw = &rows_b.wide[kk * n];
+          const double *bv = &rows_b.value[kk * width], *ba = &rows_b.abs[kk * width], *bw = &rows_b.wide[kk * width];
           if (all) {
-            accumulate_row(n, x, wx, ax, bv, bw, ba, value.data(), abs_dot.data(), plain.data());
+            accumulate_row(width, x, wx, ax, bv, bw, ba, value.data(), abs_dot.data(), plain.data());
           } else {
-            for (int64_t j : cols) {
-              value[j] += x * bv[j];
-              abs_dot[j] += wx * bw[j];
-              plain[j] += ax * ba[j];
+            for (int64_t c : pick) {
+              value[c] += x * bv[c];
+              abs_dot[c] += wx * bw[c];
+              plain[c] += ax * ba[c];
             }
           }
         }
-        for (int64_t j : cols) {
-          out.value[row + j] = value[j];
-          const double carried = std::max(abs_dot[j] - plain[j], 0.0);
-          out.tolerance[row + j] = matmul_tolerance(k, abs_dot[j], carried, value[j], dt, out.dtype);
+        for (int64_t c : pick) {
+          const int64_t at = row + cols_b[c];
+          out.value[at] = value[c];
+          const double carried = std::max(abs_dot[c] - plain[c], 0.0);
+          out.tolerance[at] = matmul_tolerance(k, abs_dot[c], carried, value[c], dt, out.dtype);
         }
       }
     });

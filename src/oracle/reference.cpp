@@ -201,7 +201,7 @@ Expected reduce(const ir::Op& op, const Source& x, detail::Need need) {
   if (a.kind == Kind::Max) init = -kInf;
   if (a.kind == Kind::Min) init = kInf;
   if (a.kind == Kind::Prod) init = 1;
-  std::vector<double> acc(n_out, init), abs_in(n_out, a.kind == Kind::Prod ? 1.0 : 0.0), err_in(n_out, 0.0);
+  Doubles acc(n_out, init), abs_in(n_out, a.kind == Kind::Prod ? 1.0 : 0.0), err_in(n_out, 0.0);
 
   const int64_t numel = product(in_shape);
   OutputOdometer walk{in_shape, map.out_stride};
@@ -422,7 +422,10 @@ std::vector<Expected> evaluate_ops(const std::vector<const ir::Op*>& ops,
     Source s = source(results[r], {});
     const bool again = std::find(results.begin() + static_cast<std::ptrdiff_t>(r) + 1, results.end(), results[r]) !=
                        results.end();
-    out.push_back(s.tensor ? from_tensor(*s.tensor) : again ? *s.computed : std::move(computed[results[r]]));
+    // A result returned twice is copied; the last (or only) return takes it.
+    if (s.tensor) out.push_back(from_tensor(*s.tensor));
+    else if (again) out.push_back(*s.computed);
+    else out.push_back(std::move(computed[results[r]]));
     if (sample) out.back().sampled = (*sample)[r];
   }
   return out;

@@ -12,17 +12,22 @@
 #include <vector>
 
 #include "ir/ir.hpp"
+#include "runtime/block_cache.hpp"
 #include "runtime/tensor.hpp"
 #include "support/dtype.hpp"
 
 namespace tessera::oracle {
 
+// The oracle's large buffers: a sampled check makes and frees one per value
+// of a deep graph, and recycled blocks skip the OS's page faults.
+using Doubles = std::vector<double, runtime::RecyclingAllocator<double>>;
+
 struct Expected {
   std::vector<int64_t> shape;
   DType dtype = DType::F32;
-  std::vector<double> value;      // exact-ish reference in double, before rounding to dtype
-  std::vector<double> tolerance;  // per-element absolute bound on |got - value|
-  std::vector<uint8_t> sampled;   // the elements evaluated (one flag each); empty: all
+  Doubles value;                 // exact-ish reference in double, before rounding to dtype
+  Doubles tolerance;             // per-element absolute bound on |got - value|
+  std::vector<uint8_t> sampled;  // the elements evaluated (one flag each); empty: all
 };
 
 // Evaluates func `func` (empty = the first func) of a Graph IR module on

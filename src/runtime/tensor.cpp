@@ -3,63 +3,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
-#include <new>
 
+#include "runtime/block_cache.hpp"
 #include "support/diagnostic.hpp"
 #include "support/half.hpp"
 
 namespace tessera {
-
-namespace {
-
-// Large host buffers are recycled, as framework allocators do: glibc hands
-// a freed 16 MiB block back to the OS, and the next launch's fresh output
-// then takes a page fault every 4 KiB inside the kernel, a large share of a
-// short CPU kernel's time (the measurement: docs/journal.md, 2026-12-03).
-// Blocks of at least 1 MiB wait here for a request of the same rounded size,
-// at most 1 GiB of them; contents are not cleared (Tensor::empty never was).
-class BlockCache {
- public:
-  static constexpr std::size_t kMin = std::size_t{1} << 20, kMaxHeld = std::size_t{1} << 30;
-  void* take(std::size_t bytes) {
-    if (bytes >= kMin) {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (auto it = free_.find(bytes); it != free_.end()) {
-        void* p = it->second;
-        free_.erase(it);
-        held_ -= bytes;
-        return p;
-      }
-    }
-    return std::aligned_alloc(64, bytes);
-  }
-  void give(void* p, std::size_t bytes) {
-    if (bytes >= kMin) {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (held_ + bytes <= kMaxHeld) {
-        free_.emplace(bytes, p);
-        held_ += bytes;
-        return;
-      }
-    }
-    std::free(p);
-  }
-
- private:
-  std::mutex mu_;
-  std::multimap<std::size_t, void*> free_;
-  std::size_t held_ = 0;
-};
-
-// Never destroyed: tensors may be freed by other statics' destructors at exit.
-BlockCache& block_cache() {
-  static BlockCache* cache = new BlockCache;
-  return *cache;
-}
-
-}  // namespace
 
 int64_t Tensor::numel() const {
   int64_t n = 1;
@@ -90,10 +39,10 @@ Tensor Tensor::empty(DType dtype, std::vector<int64_t> shape) {
   std::size_t bytes = t.nbytes();
   std::size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded == 0) rounded = 64;
-  void* p = block_cache().take(rounded);
+  void* p = runtime::host_blocks().take(rounded);
   if (!p) fail("E602", "out of host memory allocating " + std::to_string(bytes) + " bytes");
   t.data_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(p),
-                                       [rounded](std::byte* q) { block_cache().give(q, rounded); });
+                                       [rounded](std::byte* q) { runtime::host_blocks().give(q, rounded); });
   return t;
 }
 
