@@ -7,6 +7,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
+#include <cstring>
 #include <optional>
 
 #include "arbiter/arbiter.hpp"
@@ -124,11 +125,36 @@ nb::tuple call_host(PyProgram& self, const std::vector<BorrowedArray>& in, Frame
   return nb::tuple(out);
 }
 
+// check=True on CUDA arrays: the inputs are read back and the program runs
+// once more through the path of `tessera run --check --target cuda` (every
+// value kept); the oracle checks that run, and the results the call returns
+// must equal that run's bit for bit (E881), so what was checked is what the
+// caller gets. The call waits for the caller's stream.
+void check_cuda_run(PyProgram& self, const runtime::cuda::CudaExecutable& exe,
+                    const std::vector<runtime::cuda::DeviceTensor>& inputs,
+                    const std::vector<runtime::cuda::DeviceTensor>& results, CUstream stream) {
+  nb::gil_scoped_release released;
+  std::vector<Tensor> host_inputs;
+  for (const runtime::cuda::DeviceTensor& t : inputs) host_inputs.push_back(t.download(stream));
+  const runtime::RunResult checked = exe.run(host_inputs, nullptr, /*keep_values=*/true);
+  self.last_check = oracle::check_run(*self.program.graph(), exe.schedule(), host_inputs, checked.values);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const Tensor got = results[i].download(stream);
+    if (got.nbytes() != checked.outputs[i].nbytes() ||
+        std::memcmp(got.data(), checked.outputs[i].data(), got.nbytes()) != 0)
+      fail("E881", "result %" + exe.output_names()[i] +
+                       " of this call differs from the checked run's on the same inputs: its kernels are not "
+                       "deterministic, so the check does not vouch for it");
+  }
+  if (!self.last_check->ok) fail("E880", self.last_check->summary() + "(the report: last_check)");
+}
+
 // The CUDA lane: the caller's device memory in, results allocated on the
 // caller's stream, launches enqueued there and not waited for.
 nb::tuple call_cuda(PyProgram& self, const std::vector<BorrowedArray>& in, Framework framework, nb::handle stream,
                     bool check) {
-  if (check) fail("E881", "check=True on CUDA arrays is not available yet: run the check with host arrays");
+  if (check && !self.program.graph())
+    fail("E124", "check needs the program as Graph IR (the oracle reads what the user meant)");
   const auto* exe = dynamic_cast<const runtime::cuda::CudaExecutable*>(&self.program.executable());
   if (!exe) fail("E931", "CUDA arrays given to a program for target '" + self.target + "'");
   std::vector<runtime::cuda::DeviceTensor> inputs;
@@ -145,6 +171,7 @@ nb::tuple call_cuda(PyProgram& self, const std::vector<BorrowedArray>& in, Frame
     on = nb::module_::import_("torch.cuda").attr("current_stream")(in[0].device_id).attr("cuda_stream");
   CUstream s = on.is_none() ? nullptr : reinterpret_cast<CUstream>(nb::cast<uintptr_t>(on));
   std::vector<runtime::cuda::DeviceTensor> results = exe->run_device(inputs, s, self.last_launches);
+  if (check) check_cuda_run(self, *exe, inputs, results, s);
   self.last_inputs.clear();
   for (const auto& t : inputs) self.last_inputs.push_back(static_cast<uintptr_t>(t.ptr()));
   self.last_outputs.clear();

@@ -87,3 +87,13 @@ def test_non_contiguous_cuda_tensor_is_refused():
     with pytest.raises(ts.Error) as e:
         p(x.t().contiguous().t(), w, g)
     assert e.value.code == "E930"
+
+
+def test_check_on_cuda_arrays_checks_what_the_call_returns():
+    p = _core.Program(RMS_SILU, "cuda")
+    x, w, g = inputs(3)
+    (y,) = p(x, w, g, check=True)
+    report = p.last_check
+    assert report["ok"], report["lines"]
+    assert "1 results within tolerance" in report["lines"][-1]
+    torch.testing.assert_close(y, reference(x, w, g), rtol=1e-5, atol=1e-5)
