@@ -125,6 +125,20 @@ nb::tuple call_host(PyProgram& self, const std::vector<BorrowedArray>& in, Frame
   return nb::tuple(out);
 }
 
+// torch's current stream on `device`: through the raw accessor Triton uses
+// (no Stream object per call), else the public API.
+CUstream torch_current_stream(int device) {
+  static nb::object* raw = [] {  // kept to exit
+    nb::object c = nb::module_::import_("torch._C");
+    return new nb::object(nb::hasattr(c, "_cuda_getCurrentRawStream") ? c.attr("_cuda_getCurrentRawStream")
+                                                                      : nb::none());
+  }();
+  nb::object handle = !raw->is_none()
+                          ? (*raw)(device)
+                          : nb::module_::import_("torch.cuda").attr("current_stream")(device).attr("cuda_stream");
+  return reinterpret_cast<CUstream>(nb::cast<uintptr_t>(handle));
+}
+
 // check=True on CUDA arrays: the inputs are read back and the program runs
 // once more through the path of `tessera run --check --target cuda` (every
 // value kept); the oracle checks that run, and the results the call returns
@@ -166,10 +180,9 @@ nb::tuple call_cuda(PyProgram& self, const std::vector<BorrowedArray>& in, Frame
   }
   // The caller's stream: given, or torch's current one for torch tensors (as
   // torch's own ops use), else the legacy default stream.
-  nb::object on = nb::borrow(stream);
-  if (on.is_none() && framework == Framework::Torch && !in.empty())
-    on = nb::module_::import_("torch.cuda").attr("current_stream")(in[0].device_id).attr("cuda_stream");
-  CUstream s = on.is_none() ? nullptr : reinterpret_cast<CUstream>(nb::cast<uintptr_t>(on));
+  CUstream s = nullptr;
+  if (!stream.is_none()) s = reinterpret_cast<CUstream>(nb::cast<uintptr_t>(stream));
+  else if (framework == Framework::Torch && !in.empty()) s = torch_current_stream(in[0].device_id);
   std::vector<runtime::cuda::DeviceTensor> results = exe->run_device(inputs, s, self.last_launches);
   if (check) check_cuda_run(self, *exe, inputs, results, s);
   self.last_inputs.clear();
