@@ -1,14 +1,17 @@
 // Host tensors (src/runtime/tensor.cpp): large blocks are recycled, so a
 // launch's fresh outputs do not page-fault inside the kernel; small ones are
-// not kept; a recycled block is a different tensor, never shared with a live one.
+// not kept; a recycled block is a different tensor, never shared with a live one;
+// a borrowed tensor is the caller's memory, checked for alignment.
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <vector>
 
+#include "error_code.hpp"
 #include "runtime/tensor.hpp"
 
 namespace tessera {
@@ -75,6 +78,39 @@ TEST(Tensor, EmptyAndSmallTensorsStillAllocate) {
   for (int i = 0; i < 4; ++i) small.push_back(Tensor::empty(DType::F64, {16}));
   for (int i = 0; i < 4; ++i)
     for (int j = i + 1; j < 4; ++j) EXPECT_NE(small[i].data(), small[j].data());
+}
+
+// A borrowed tensor (what the Python front end makes of a caller's array) is
+// the caller's memory, kept alive by its owner as long as any copy lives.
+TEST(Tensor, BorrowedMemoryIsViewedNotCopiedAndOutlivesNoCopy) {
+  auto storage = std::make_shared<std::vector<float>>(std::vector<float>{1, 2, 3, 4, 5, 6});
+  std::weak_ptr<std::vector<float>> watch = storage;
+  Tensor copy;
+  {
+    Tensor t = Tensor::borrow(DType::F32, {2, 3}, storage->data(), storage);
+    EXPECT_EQ(t.data(), storage->data());
+    EXPECT_EQ(t.get(4), 5.0);
+    t.set(0, 7.0);
+    EXPECT_EQ((*storage)[0], 7.0f);  // writes land in the caller's memory
+    copy = t;
+  }
+  storage.reset();
+  EXPECT_FALSE(watch.expired());  // the copy keeps the owner alive
+  EXPECT_EQ(copy.get(0), 7.0);
+  copy = Tensor();
+  EXPECT_TRUE(watch.expired());
+}
+
+TEST(Tensor, BorrowRefusesMisalignedAndOversizedMemory) {
+  alignas(8) static unsigned char bytes[64];
+  EXPECT_EQ(code_of([] { Tensor::borrow(DType::F32, {4}, bytes + 2, nullptr); }), "E603");
+  EXPECT_EQ(code_of([] { Tensor::borrow(DType::F64, {4}, bytes + 4, nullptr); }), "E603");
+  EXPECT_EQ(code_of([] { Tensor::borrow(DType::F32, {4}, nullptr, nullptr); }), "E603");
+  EXPECT_EQ(code_of([] { Tensor::borrow(DType::F32, {-1}, bytes, nullptr); }), "E601");
+  EXPECT_EQ(code_of([] { Tensor::borrow(DType::F32, {int64_t{1} << 40, int64_t{1} << 40}, bytes, nullptr); }), "E601");
+  // No elements: any pointer, even none.
+  EXPECT_TRUE(Tensor::borrow(DType::F16, {0, 3}, nullptr, nullptr).valid());
+  EXPECT_EQ(Tensor::borrow(DType::BF16, {2}, bytes + 2, nullptr).numel(), 2);
 }
 
 }  // namespace
