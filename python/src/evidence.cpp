@@ -1,0 +1,41 @@
+// tessera._core's evidence functions: what `tessera evidence verify` and the
+// README's performance table say, from Python (tessera.evidence wraps them).
+#include <nanobind/stl/string.h>
+
+#include "bindings.hpp"
+#include "evidence/packet.hpp"
+#include "evidence/provenance.hpp"
+#include "evidence/report.hpp"
+
+namespace nb = nanobind;
+
+namespace tessera::python {
+
+namespace {
+
+// The source tree packets are judged against: given, or the one around the
+// working directory (E853 when there is none).
+std::string root_or_here(const std::string& root) { return root.empty() ? evidence::source_root() : root; }
+
+}  // namespace
+
+void bind_evidence(nb::module_& m) {
+  m.def(
+      "verify_packet",
+      [](const std::string& path, const std::string& root, const std::string& public_key) {
+        const evidence::Verification v = evidence::verify_packet(path, root_or_here(root), public_key);
+        return nb::make_tuple(std::string(evidence::verdict_name(v.verdict)), static_cast<int>(v.verdict), v.detail);
+      },
+      nb::arg("path"), nb::arg("source_root") = "", nb::arg("public_key") = "",
+      "(verdict, exit code, detail) of one evidence packet, as `tessera evidence verify` gives them.");
+  m.def(
+      "headline_table",
+      [](const std::string& dir, const std::string& root) { return evidence::headline_table(dir, root_or_here(root)); },
+      nb::arg("dir"), nb::arg("source_root") = "",
+      "The README's performance table (markdown) from the packets under dir.");
+  m.def(
+      "source_fingerprint", [](const std::string& root) { return evidence::source_fingerprint(root_or_here(root)); },
+      nb::arg("source_root") = "", "The fingerprint of a source tree's sources, as packets record it.");
+}
+
+}  // namespace tessera::python
