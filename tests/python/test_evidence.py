@@ -1,7 +1,6 @@
 """tessera.evidence: packets verified from Python as the CLI verifies them."""
 import json
 
-
 from tessera import evidence
 
 ROOT = __file__.rsplit("/tests/", 1)[0]
