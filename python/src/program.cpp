@@ -104,8 +104,6 @@ nb::tuple call_host(PyProgram& self, const std::vector<BorrowedArray>& in, Frame
   inputs.reserve(in.size());
   for (const BorrowedArray& a : in) inputs.push_back(host_tensor(a));
   const runtime::Executable& exe = self.program.executable();
-  if (check && !self.program.graph())
-    fail("E124", "check needs the program as Graph IR (the oracle reads what the user meant)");
   runtime::RunResult r;
   {
     nb::gil_scoped_release released;  // kernels run without the GIL: other Python threads go on
@@ -167,8 +165,6 @@ void check_cuda_run(PyProgram& self, const runtime::cuda::CudaExecutable& exe,
 // caller's stream, launches enqueued there and not waited for.
 nb::tuple call_cuda(PyProgram& self, const std::vector<BorrowedArray>& in, Framework framework, nb::handle stream,
                     bool check) {
-  if (check && !self.program.graph())
-    fail("E124", "check needs the program as Graph IR (the oracle reads what the user meant)");
   const auto* exe = dynamic_cast<const runtime::cuda::CudaExecutable*>(&self.program.executable());
   if (!exe) fail("E931", "CUDA arrays given to a program for target '" + self.target + "'");
   std::vector<runtime::cuda::DeviceTensor> inputs;
@@ -197,6 +193,8 @@ nb::tuple call_cuda(PyProgram& self, const std::vector<BorrowedArray>& in, Frame
 }
 
 nb::tuple call(PyProgram& self, nb::args arrays, nb::handle stream, bool check) {
+  if (check && !self.program.graph())
+    fail("E124", "check needs the program as Graph IR (the oracle reads what the user meant)");
   std::vector<BorrowedArray> in;
   in.reserve(arrays.size());
   bool cuda = false;

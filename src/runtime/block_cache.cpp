@@ -1,27 +1,16 @@
 #include "runtime/block_cache.hpp"
 
-#include <map>
-#include <mutex>
-
 namespace tessera::runtime {
-
-namespace {
-
-std::mutex mu;
-std::multimap<std::size_t, void*>* free_blocks = new std::multimap<std::size_t, void*>;  // never destroyed
-std::size_t held = 0;
-
-}  // namespace
 
 void* BlockCache::take(std::size_t bytes) {
   if (bytes >= kMin) {
-    std::lock_guard<std::mutex> lock(mu);
+    std::lock_guard<std::mutex> lock(mu_);
     // The smallest free block that holds `bytes`, if it is at most twice as
     // big (it is given back under the smaller size: only its capacity is lost).
-    if (auto it = free_blocks->lower_bound(bytes); it != free_blocks->end() && it->first <= 2 * bytes) {
+    if (auto it = free_.lower_bound(bytes); it != free_.end() && it->first <= 2 * bytes) {
       void* p = it->second;
-      held -= it->first;
-      free_blocks->erase(it);
+      held_ -= it->first;
+      free_.erase(it);
       return p;
     }
   }
@@ -31,10 +20,10 @@ void* BlockCache::take(std::size_t bytes) {
 void BlockCache::give(void* p, std::size_t bytes) {
   if (!p) return;
   if (bytes >= kMin) {
-    std::lock_guard<std::mutex> lock(mu);
-    if (held + bytes <= kMaxHeld) {
-      free_blocks->emplace(bytes, p);
-      held += bytes;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (held_ + bytes <= kMaxHeld) {
+      free_.emplace(bytes, p);
+      held_ += bytes;
       return;
     }
   }

@@ -7,6 +7,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <new>
 
 namespace tessera::runtime {
@@ -17,6 +19,11 @@ class BlockCache {
   // 64-byte aligned; `bytes` a multiple of 64. Null when out of memory.
   void* take(std::size_t bytes);
   void give(void* p, std::size_t bytes);
+
+ private:
+  std::mutex mu_;
+  std::multimap<std::size_t, void*> free_;  // by the size they were given back under
+  std::size_t held_ = 0;
 };
 
 // The process's cache (never destroyed: buffers may be freed by other

@@ -37,8 +37,7 @@ Tensor Tensor::empty(DType dtype, std::vector<int64_t> shape) {
   t.shape_ = std::move(shape);
   checked_elements(t);
   std::size_t bytes = t.nbytes();
-  std::size_t rounded = (bytes + 63) / 64 * 64;
-  if (rounded == 0) rounded = 64;
+  const std::size_t rounded = (bytes + 63) / 64 * 64;
   void* p = runtime::host_blocks().take(rounded);
   if (!p) fail("E602", "out of host memory allocating " + std::to_string(bytes) + " bytes");
   t.data_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(p),

@@ -97,3 +97,16 @@ def test_check_on_cuda_arrays_checks_what_the_call_returns():
     assert report["ok"], report["lines"]
     assert "1 results within tolerance" in report["lines"][-1]
     torch.testing.assert_close(y, reference(x, w, g), rtol=1e-5, atol=1e-5)
+
+
+def test_cupy_arrays_run_without_copies():
+    cupy = pytest.importorskip("cupy")
+    p = _core.Program(RMS_SILU, "cuda")
+    x, w, g = (cupy.from_dlpack(t) for t in inputs(4))
+    (y,) = p(x, w, g)
+    cupy.cuda.Device().synchronize()
+    assert isinstance(y, cupy.ndarray)
+    assert p.last_pointers["inputs"] == [x.data.ptr, w.data.ptr, g.data.ptr]
+    assert p.last_pointers["outputs"] == [y.data.ptr]
+    want = reference(*(torch.from_dlpack(a) for a in (x, w, g)))
+    torch.testing.assert_close(torch.from_dlpack(y), want, rtol=1e-5, atol=1e-5)
