@@ -2,10 +2,11 @@
 # On the GPU machine (no Debian -dev packages, no internet): `pip install .`
 # with the headers and libraries its build needs carried in SYSROOT (fmt,
 # nlohmann-json, OpenSSL from this Debian machine; scripts/make_sysroot.sh),
-# then the Python tests (torch on CUDA included) and the overhead benchmark.
-#   scripts/device_python.sh SYSROOT OUT
+# then the Python tests (torch on CUDA included) and the overhead benchmark's
+# packet, sealed for COMMIT when this tree's fingerprint is FINGERPRINT.
+#   scripts/device_python.sh SYSROOT OUT COMMIT FINGERPRINT
 set -euo pipefail
-sysroot=$(realpath "$1") out=$2
+sysroot=$(realpath "$1") out=$2 commit=$3 fingerprint=$4
 mkdir -p "$out"
 start=$(date +%s)
 export CMAKE_PREFIX_PATH=$sysroot OPENSSL_ROOT_DIR=$sysroot CMAKE_BUILD_PARALLEL_LEVEL=$(nproc)
@@ -16,5 +17,6 @@ export PYTHONPATH=/tmp/site TESSERA_CACHE_DIR=/tmp/tc
 echo "== pytest tests/python [t+$(($(date +%s) - start))s]"
 python3 -m pytest -q -rs -p no:cacheprovider tests/python 2>&1 | tail -40 || true
 echo "== overhead [t+$(($(date +%s) - start))s]"
-python3 bench/python_overhead.py --out "$out/python_overhead.json" || true
+python3 bench/python_overhead.py --packet "$out/python-cuda.packet.json" --commit "$commit" \
+  --fingerprint "$fingerprint" || true
 echo "== done [t+$(($(date +%s) - start))s]"

@@ -23,8 +23,8 @@ if want gpu; then
 fi
 if want python; then
   echo "== python [t+$(($(date +%s) - start))s]"
-  scripts/device_python.sh "$carry/sysroot" "$out" > "$out/python.log" 2>&1
-  tail -8 "$out/python.log"
+  scripts/device_python.sh "$carry/sysroot" "$out" "$commit" "$fingerprint" > "$out/python.log" 2>&1
+  tail -12 "$out/python.log"
 fi
 if want packets; then
   echo "== cuda packets [t+$(($(date +%s) - start))s]"

@@ -9,9 +9,11 @@ namespace nb = nanobind;
 
 namespace tessera::python {
 
-Framework framework_of(nb::handle array) {
+namespace {
+
+Framework framework_from_module(nb::handle type) {
   // The type's module, not an isinstance check: no framework is imported here.
-  const nb::object module = nb::getattr(array.type(), "__module__", nb::none());
+  const nb::object module = nb::getattr(type, "__module__", nb::none());
   if (!nb::isinstance<nb::str>(module)) return Framework::Other;
   const std::string_view name = nb::borrow<nb::str>(module).c_str();
   auto from = [&](std::string_view package) { return name.substr(0, name.find('.')) == package; };
@@ -19,6 +21,43 @@ Framework framework_of(nb::handle array) {
   if (from("torch")) return Framework::Torch;
   if (from("cupy")) return Framework::Cupy;
   return Framework::Other;
+}
+
+// torch's own DLPack functions, looked up once. Tensor.__dlpack__ is Python
+// code around to_dlpack whose checks cost most of a small call; the ones
+// that matter here are made in borrow_array. _from_dlpack is the C function
+// behind torch.from_dlpack, which for a CUDA capsule would also query the
+// current stream in Python.
+struct TorchHooks {
+  nb::object to_dlpack, from_dlpack, is_grad_enabled;
+};
+
+const TorchHooks& torch_hooks() {
+  static const TorchHooks* hooks = [] {  // kept to exit, as the module is
+    const nb::module_ torch = nb::module_::import_("torch");
+    const nb::object c = torch.attr("_C");
+    auto* h = new TorchHooks;
+    h->to_dlpack = torch.attr("to_dlpack");
+    h->from_dlpack = nb::hasattr(c, "_from_dlpack") ? c.attr("_from_dlpack")
+                                                    : nb::module_::import_("torch.utils.dlpack").attr("from_dlpack");
+    h->is_grad_enabled = torch.attr("is_grad_enabled");
+    return h;
+  }();
+  return *hooks;
+}
+
+}  // namespace
+
+Framework framework_of(nb::handle array) {
+  // Remembered per type (a handful: ndarray, Tensor, Parameter...); the cache
+  // holds each type, so its address cannot be reused by another.
+  static std::vector<std::pair<nb::object, Framework>>* seen = new std::vector<std::pair<nb::object, Framework>>();
+  const nb::handle type = array.type();
+  for (const auto& [t, f] : *seen)
+    if (t.is(type)) return f;
+  const Framework f = framework_from_module(type);
+  if (seen->size() < 32) seen->emplace_back(nb::borrow(type), f);
+  return f;
 }
 
 namespace {
@@ -41,10 +80,36 @@ DType dtype_of(const nb::dlpack::dtype& d, size_t position) {
 
 }  // namespace
 
-BorrowedArray borrow_array(nb::handle object, size_t position) {
+namespace {
+
+// The DLPack capsule of `object`, or null to let nanobind ask for it.
+nb::object capsule_of(nb::handle object, Framework framework, size_t position,
+                      std::optional<intptr_t> consumer_stream) {
+  if (consumer_stream && nb::hasattr(object, "__dlpack_device__")) {
+    const nb::tuple device = nb::borrow<nb::tuple>(object.attr("__dlpack_device__")());
+    if (nb::cast<int>(device[0]) == nb::device::cuda::value)
+      return object.attr("__dlpack__")(nb::arg("stream") = *consumer_stream);
+  }
+  if (framework != Framework::Torch) return {};
+  if (nb::cast<bool>(object.attr("requires_grad")) && nb::cast<bool>(torch_hooks().is_grad_enabled()))
+    fail("E935", where(position) +
+                     " is a torch tensor that requires grad while autograd is on: Tessera's kernels record no "
+                     "gradient for torch (call under torch.no_grad(), or pass x.detach())");
+  try {
+    return torch_hooks().to_dlpack(object);
+  } catch (const nb::python_error&) {  // sparse, conjugated...: nanobind's import says no the same way
+    return {};
+  }
+}
+
+}  // namespace
+
+BorrowedArray borrow_array(nb::handle object, size_t position, std::optional<intptr_t> consumer_stream) {
   BorrowedArray a;
+  a.framework = framework_of(object);
+  const nb::object capsule = capsule_of(object, a.framework, position, consumer_stream);
   // convert=false: a failed import is an error, never a converted copy.
-  if (!nb::try_cast(object, a.array, /*convert=*/false))
+  if (!nb::try_cast(capsule.is_valid() ? capsule : nb::borrow(object), a.array, /*convert=*/false))
     fail("E934", where(position) + " is a " + std::string(nb::type_name(object.type()).c_str()) +
                      ", not an array (Tessera takes objects with __dlpack__: numpy, torch, CuPy, its own results)");
   const int device = a.array.device_type();
@@ -96,11 +161,11 @@ nb::dlpack::dtype dlpack_dtype(DType t) {
   return {};
 }
 
-template <class F>
+template <class... F>
 nb::object make_array(void* data, DType dtype, const std::vector<int64_t>& extents, nb::handle owner, int device,
                       int device_id) {
   std::vector<size_t> shape(extents.begin(), extents.end());
-  nb::ndarray<F> out(data, shape.size(), shape.data(), owner, nullptr, dlpack_dtype(dtype), device, device_id);
+  nb::ndarray<F...> out(data, shape.size(), shape.data(), owner, nullptr, dlpack_dtype(dtype), device, device_id);
   return nb::cast(out, nb::rv_policy::reference);
 }
 
@@ -115,7 +180,8 @@ nb::object export_host(const Tensor& t, Framework framework) {
   const int cpu = nb::device::cpu::value;
   if (framework == Framework::Numpy && t.dtype() != DType::BF16)
     return make_array<nb::numpy>(data, t.dtype(), t.shape(), owner, cpu, 0);
-  if (framework == Framework::Torch) return make_array<nb::pytorch>(data, t.dtype(), t.shape(), owner, cpu, 0);
+  if (framework == Framework::Torch)
+    return torch_hooks().from_dlpack(make_array<>(data, t.dtype(), t.shape(), owner, cpu, 0));
   return make_array<nb::array_api>(data, t.dtype(), t.shape(), owner, cpu, 0);
 }
 
@@ -124,7 +190,8 @@ nb::object export_device(const runtime::cuda::DeviceTensor& t, int device_id, Fr
   nb::capsule owner(new DeviceTensor(t), [](void* p) noexcept { delete static_cast<DeviceTensor*>(p); });
   void* data = reinterpret_cast<void*>(t.ptr());
   const int cuda = nb::device::cuda::value;
-  if (framework == Framework::Torch) return make_array<nb::pytorch>(data, t.dtype(), t.shape(), owner, cuda, device_id);
+  if (framework == Framework::Torch)  // a bare capsule (no framework) to torch's C function
+    return torch_hooks().from_dlpack(make_array<>(data, t.dtype(), t.shape(), owner, cuda, device_id));
   if (framework == Framework::Cupy) return make_array<nb::cupy>(data, t.dtype(), t.shape(), owner, cuda, device_id);
   return make_array<nb::array_api>(data, t.dtype(), t.shape(), owner, cuda, device_id);
 }

@@ -6,6 +6,7 @@
 #include <nanobind/ndarray.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,18 +24,25 @@ enum class Place { Host, Cuda };
 
 // A caller's array taken as-is. E934 (not an array), E931 (a device Tessera
 // cannot use here), E932 (an element type Tessera lacks), E930 (not
-// C-contiguous); a copy is never made instead.
+// C-contiguous), E935 (a torch tensor autograd tracks); a copy is never made
+// instead.
 struct BorrowedArray {
   // Read-only: kernels never write their inputs, and numpy's read-only arrays
   // export only this way.
   nanobind::ndarray<nanobind::ro> array;
+  Framework framework = Framework::Other;
   Place place = Place::Host;
   int device_id = 0;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   void* data() const { return const_cast<void*>(array.data()); }
 };
-BorrowedArray borrow_array(nanobind::handle object, size_t position);
+// `consumer_stream`: the CUDA stream the call launches on, when the caller
+// named one; a CUDA array is then taken through the DLPack stream handshake
+// (its producer's pending work is ordered before that stream). Without it,
+// the call runs on the producer's stream (torch's current one) and no
+// handshake is needed.
+BorrowedArray borrow_array(nanobind::handle object, size_t position, std::optional<intptr_t> consumer_stream = {});
 
 // A reference to the array that keeps it alive (taken without the GIL too).
 std::shared_ptr<void> keep_alive(const BorrowedArray& a);

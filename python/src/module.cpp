@@ -15,6 +15,7 @@ NB_MODULE(_core, m) {
   tessera::python::register_error_translator();
   tessera::python::bind_graph_builder(m);
   tessera::python::bind_program(m);
+  tessera::python::bind_dispatcher(m);
   tessera::python::bind_evidence(m);
   m.def(
       "array_signature",

@@ -12,11 +12,11 @@
 
 #include "arbiter/arbiter.hpp"
 #include "arbiter/region_program.hpp"
-#include "arrays.hpp"
 #include "bindings.hpp"
 #include "ir/parser.hpp"
 #include "ir/verify.hpp"
 #include "oracle/run_check.hpp"
+#include "program.hpp"
 #include "runtime/cuda/cuda_executable.hpp"
 #include "runtime/executable.hpp"
 #include "support/diagnostic.hpp"
@@ -28,17 +28,6 @@ namespace nb = nanobind;
 namespace tessera::python {
 
 namespace {
-
-struct PyProgram {
-  Program program;
-  std::string target;
-  std::vector<std::string> arbiter_table;  // one table per matmul region the arbiter decided
-  size_t matmul_regions = 0;               // of the Graph IR (0 for a lower layer)
-  const targets::Lane* lane = nullptr;
-  std::vector<runtime::LaunchRecord> last_launches;
-  std::optional<oracle::RunCheck> last_check;
-  std::vector<uintptr_t> last_inputs, last_outputs;
-};
 
 // `tune`: the arbiter measures every candidate of each matmul region (or the
 // tuning ledger answers, docs/evidence.md) and the program uses its picks;
@@ -55,8 +44,16 @@ PyProgram compile(const std::string& text, const std::string& target, const std:
     for (const arbiter::Decision& d : decisions) table.push_back(arbiter::describe(d, /*table=*/true));
     candidates = arbiter::choices(decisions);
   }
-  return PyProgram{
-      Program::compile(*m, target, func, candidates), target, std::move(table), regions, &lane, {}, {}, {}, {}};
+  return PyProgram{Program::compile(*m, target, func, candidates),
+                   target,
+                   std::move(table),
+                   regions,
+                   &lane,
+                   {},
+                   nullptr,
+                   {},
+                   {},
+                   {}};
 }
 
 nb::list type_list(const std::vector<ir::Type>& types) {
@@ -79,6 +76,7 @@ nb::list launch_list(const std::vector<runtime::LaunchRecord>& launches) {
     d["programs"] = r.programs;
     d["wall_ns"] = r.kernel_wall_ns;
     d["implementation"] = r.implementation;
+    d["graph"] = r.graph;
     out.append(d);
   }
   return out;
@@ -99,7 +97,8 @@ nb::object check_report(const std::optional<oracle::RunCheck>& c) {
 
 // The host lane: the arrays are the kernels' buffers; the results are new
 // host tensors handed out without a copy.
-nb::tuple call_host(PyProgram& self, const std::vector<BorrowedArray>& in, Framework framework, bool check) {
+nb::tuple call_host(PyProgram& self, const std::vector<BorrowedArray>& in, bool check) {
+  const Framework framework = in.empty() ? Framework::Numpy : in[0].framework;
   std::vector<Tensor> inputs;
   inputs.reserve(in.size());
   for (const BorrowedArray& a : in) inputs.push_back(host_tensor(a));
@@ -111,6 +110,7 @@ nb::tuple call_host(PyProgram& self, const std::vector<BorrowedArray>& in, Frame
     if (check) self.last_check = oracle::check_run(*self.program.graph(), exe.schedule(), inputs, r.values);
   }
   self.last_launches = std::move(r.launches);
+  self.last_device = nullptr;
   self.last_inputs.clear();
   for (const Tensor& t : inputs) self.last_inputs.push_back(reinterpret_cast<uintptr_t>(t.data()));
   self.last_outputs.clear();
@@ -163,45 +163,58 @@ void check_cuda_run(PyProgram& self, const runtime::cuda::CudaExecutable& exe,
 
 // The CUDA lane: the caller's device memory in, results allocated on the
 // caller's stream, launches enqueued there and not waited for.
-nb::tuple call_cuda(PyProgram& self, const std::vector<BorrowedArray>& in, Framework framework, nb::handle stream,
-                    bool check) {
+nb::tuple call_cuda(PyProgram& self, const std::vector<BorrowedArray>& in, nb::handle stream, bool check) {
   const auto* exe = dynamic_cast<const runtime::cuda::CudaExecutable*>(&self.program.executable());
   if (!exe) fail("E931", "CUDA arrays given to a program for target '" + self.target + "'");
+  const runtime::HostSchedule& h = exe->schedule();
+  // The arrays live through the call (the caller holds them); only a result
+  // that is an argument itself must keep its array alive.
+  const bool returns_an_input = std::any_of(h.result_slots.begin(), h.result_slots.end(),
+                                            [&](int s) { return static_cast<size_t>(s) < in.size(); });
   std::vector<runtime::cuda::DeviceTensor> inputs;
+  inputs.reserve(in.size());
   for (const BorrowedArray& a : in) {
     if (a.device_id != 0)
       fail("E931", "an array on CUDA device " + std::to_string(a.device_id) + ": Tessera drives device 0 only");
-    inputs.push_back(
-        runtime::cuda::DeviceTensor::borrow(a.dtype, a.shape, reinterpret_cast<CUdeviceptr>(a.data()), keep_alive(a)));
+    inputs.push_back(runtime::cuda::DeviceTensor::borrow(a.dtype, a.shape, reinterpret_cast<CUdeviceptr>(a.data()),
+                                                         returns_an_input ? keep_alive(a) : nullptr));
   }
+  const Framework framework = in.empty() ? Framework::Other : in[0].framework;
   // The caller's stream: given, or torch's current one for torch tensors (as
   // torch's own ops use), else the legacy default stream.
   CUstream s = nullptr;
   if (!stream.is_none()) s = reinterpret_cast<CUstream>(nb::cast<uintptr_t>(stream));
-  else if (framework == Framework::Torch && !in.empty()) s = torch_current_stream(in[0].device_id);
-  std::vector<runtime::cuda::DeviceTensor> results = exe->run_device(inputs, s, self.last_launches);
+  else if (framework == Framework::Torch) s = torch_current_stream(in[0].device_id);
+  std::vector<runtime::cuda::DeviceTensor> results = exe->run_device(inputs, s);
+  self.last_device = exe;
   if (check) check_cuda_run(self, *exe, inputs, results, s);
-  self.last_inputs.clear();
-  for (const auto& t : inputs) self.last_inputs.push_back(static_cast<uintptr_t>(t.ptr()));
-  self.last_outputs.clear();
+  self.last_inputs.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) self.last_inputs[i] = static_cast<uintptr_t>(inputs[i].ptr());
+  self.last_outputs.resize(results.size());
   nb::list out;
-  for (const runtime::cuda::DeviceTensor& t : results) {
-    self.last_outputs.push_back(static_cast<uintptr_t>(t.ptr()));
-    out.append(export_device(t, in.empty() ? 0 : in[0].device_id, framework));
+  for (size_t i = 0; i < results.size(); ++i) {
+    self.last_outputs[i] = static_cast<uintptr_t>(results[i].ptr());
+    out.append(export_device(results[i], in.empty() ? 0 : in[0].device_id, framework));
   }
   return nb::tuple(out);
 }
 
-nb::tuple call(PyProgram& self, nb::args arrays, nb::handle stream, bool check) {
+}  // namespace
+
+std::vector<BorrowedArray> borrow_call_arrays(const PyProgram&, nb::handle arrays, nb::handle stream) {
+  std::optional<intptr_t> consumer;  // DLPack's stream numbering: 1 is the legacy default stream
+  if (!stream.is_none()) consumer = nb::cast<uintptr_t>(stream) == 0 ? 1 : nb::cast<intptr_t>(stream);
+  const size_t n = nb::len(arrays);
+  std::vector<BorrowedArray> in;
+  in.reserve(n);
+  for (size_t i = 0; i < n; ++i) in.push_back(borrow_array(arrays[i], i, consumer));
+  return in;
+}
+
+nb::tuple run_program(PyProgram& self, const std::vector<BorrowedArray>& in, nb::handle stream, bool check) {
   if (check && !self.program.graph())
     fail("E124", "check needs the program as Graph IR (the oracle reads what the user meant)");
-  std::vector<BorrowedArray> in;
-  in.reserve(arrays.size());
-  bool cuda = false;
-  for (size_t i = 0; i < arrays.size(); ++i) {
-    in.push_back(borrow_array(arrays[i], i));
-    cuda |= in.back().place == Place::Cuda;
-  }
+  const bool cuda = !in.empty() && in[0].place == Place::Cuda;
   for (size_t i = 0; i < in.size(); ++i)
     if ((in[i].place == Place::Cuda) != cuda)
       fail("E931", "argument " + std::to_string(i) + " is on the " + (cuda ? "host" : "CUDA device") +
@@ -211,8 +224,13 @@ nb::tuple call(PyProgram& self, nb::args arrays, nb::handle stream, bool check) 
     fail("E931", std::string(cuda ? "CUDA" : "host") + " arrays given to a program compiled for target '" +
                      self.target + "', which runs on the " + (gpu_lane ? "GPU" : "host") +
                      " (compile for the arrays' device; nothing is copied over)");
-  const Framework framework = arrays.size() ? framework_of(arrays[0]) : Framework::Numpy;
-  return cuda ? call_cuda(self, in, framework, stream, check) : call_host(self, in, framework, check);
+  return cuda ? call_cuda(self, in, stream, check) : call_host(self, in, check);
+}
+
+namespace {
+
+nb::tuple call(PyProgram& self, nb::args arrays, nb::handle stream, bool check) {
+  return run_program(self, borrow_call_arrays(self, arrays, stream), stream, check);
 }
 
 // Mean wall ns of one call's native part (the C++ API's run on the same
@@ -229,9 +247,8 @@ double native_ns(PyProgram& self, nb::args arrays, int64_t repeat) {
     for (const BorrowedArray& a : in)
       inputs.push_back(
           runtime::cuda::DeviceTensor::borrow(a.dtype, a.shape, reinterpret_cast<CUdeviceptr>(a.data()), nullptr));
-    std::vector<runtime::LaunchRecord> launches;
     t0 = std::chrono::steady_clock::now();
-    for (int64_t i = 0; i < repeat; ++i) cuda->run_device(inputs, nullptr, launches);
+    for (int64_t i = 0; i < repeat; ++i) cuda->run_device(inputs, nullptr);
   } else {
     std::vector<Tensor> inputs;
     for (const BorrowedArray& a : in) inputs.push_back(Tensor::borrow(a.dtype, a.shape, a.data(), nullptr));
@@ -278,7 +295,10 @@ void bind_program(nb::module_& m) {
            "Runs on arrays (numpy, torch, CuPy, earlier results) without copying them; returns a tuple of results.")
       .def("_native_ns", &native_ns, nb::arg("arrays"), nb::kw_only(), nb::arg("repeat") = 1000,
            "Mean ns of the native part of one call, looped in C++ (the overhead baseline for benchmarks).")
-      .def_prop_ro("last_launches", [](const PyProgram& p) { return launch_list(p.last_launches); })
+      .def_prop_ro("last_launches",
+                   [](const PyProgram& p) {
+                     return launch_list(p.last_device ? p.last_device->device_launches() : p.last_launches);
+                   })
       .def_prop_ro("last_check", [](const PyProgram& p) { return check_report(p.last_check); })
       .def_prop_ro("last_pointers", [](const PyProgram& p) {
         nb::dict d;

@@ -27,6 +27,7 @@ _TARGET_OF_DEVICE = {1: "cpu", 2: "cuda", 3: "cpu"}
 
 Signature = List[Tuple[str, str, Tuple[int, ...]]]  # per argument: (target, dtype, shape)
 Entry = Tuple["_core.Program", bool]  # a signature's program, and whether it returns one array
+_MISS = object()  # the dispatcher's answer for a call it does not serve
 
 
 # -- reading an array's signature ----------------------------------------------------------------------------
@@ -186,74 +187,51 @@ class JitFunction(_Callable):
             check: run the oracle on this call (default: the jit's ``check``, else ``ts.check``).
             stream: the CUDA stream to launch on (default: torch's current stream for torch tensors).
         """
-        # The hot path: a flat key of plain attributes, one dict lookup, the native call. Nothing is
-        # allocated but the key; no inspect, no logging.
-        key = ()
-        try:
-            for a in arrays:
-                key += (a.__dlpack_device__(), a.dtype, a.shape)
-            entry = self._cache.get(key)
-        except (AttributeError, TypeError):  # traced tensors, DLPack-only objects, or not arrays
-            return self._call_unusual(arrays, check, stream)
-        if entry is None:
-            entry = self._specialize(key, arrays)
-        else:
-            self._hits += 1
-        program = self._last = entry[0]
+        # The hot path: the native dispatcher takes the arrays, finds their signature's program and runs
+        # it. Nothing else happens in Python.
         if check is None:
             check = self.check
             if check is None:
                 check = _package.check
-        if check or stream is not None:
-            out = program(*arrays, check=bool(check), stream=stream)
-        else:
-            out = program(*arrays)
-        return out[0] if entry[1] else out
+        out = self._dispatch(arrays, check, stream, _MISS)
+        if out is _MISS:
+            return self._call_unusual(arrays, check, stream)
+        return out
 
-    def _call_unusual(self, arrays: tuple, check: Optional[bool], stream: Optional[int]) -> Any:
+    @property
+    def _last(self) -> Optional["_core.Program"]:
+        return self._dispatcher.last
+
+    def _call_unusual(self, arrays: tuple, check: bool, stream: Optional[int]) -> Any:
+        """A call the dispatcher did not serve: a new signature, traced tensors, or arrays it refuses."""
         if any(isinstance(a, Tensor) for a in arrays):
             return self.fn(*arrays)  # called while another function is traced: its ops join that trace
         program, single = self._lookup(arrays)
-        self._last = program
-        if check is None:
-            check = self.check if self.check is not None else _package.check
+        self._dispatcher.last = program
         out = program(*arrays, check=bool(check), stream=stream)
         return out[0] if single else out
 
     def _lookup(self, arrays: tuple) -> Entry:
         """The entry of the arrays' signature, traced and compiled if new."""
-        try:
-            key = ()
-            for a in arrays:
-                key += (a.__dlpack_device__(), a.dtype, a.shape)
-            entry = self._cache.get(key)
-        except (AttributeError, TypeError):
-            # A key from the arrays' full description: for DLPack-only objects it reads the capsule on
-            # every call (slower); for anything else it raises the argument's error.
-            key = ("dlpack",) + tuple(_describe(a, i, self.__name__) for i, a in enumerate(arrays))
-            entry = self._cache.get(key)
+        signature = [_describe(a, i, self.__name__) for i, a in enumerate(arrays)]
+        entry = self._signatures.get(tuple(signature))
         if entry is None:
-            return self._specialize(key, arrays)
-        self._hits += 1
+            entry = self._specialize(signature)
+            self._signatures[tuple(signature)] = entry
+            self._dispatcher.add(arrays, *entry)
         return entry
 
-    def _specialize(self, key: tuple, arrays: tuple) -> Entry:
+    def _specialize(self, signature: Signature) -> Entry:
         self._misses += 1
-        signature = [_describe(a, i, self.__name__) for i, a in enumerate(arrays)]
         targets = {t for t, _, _ in signature}
         if len(targets) > 1:
             raise ArgumentError("E931", f"the arguments of {self.__name__} are on the host and on a CUDA "
                                         "device: a call runs on one device; Tessera moves no data")
         target = self.target or (targets.pop() if targets else "cpu")
         text, single = self._trace(signature)
-        program = self._programs.get((target, text))
-        if program is None:
-            program = _core.Program(text, target, "", f"<ts.jit {self.__name__}>", self.tune)
-            self._compiles += 1
-            self._programs[(target, text)] = program
-        entry = (program, single)
-        self._cache[key] = entry
-        return entry
+        program = _core.Program(text, target, "", f"<ts.jit {self.__name__}>", self.tune)
+        self._compiles += 1
+        return program, single
 
     def _trace(self, signature: Signature) -> Tuple[str, bool]:
         """The function traced over proxy tensors of `signature`: the Graph IR text, and whether it
@@ -296,21 +274,22 @@ class JitFunction(_Callable):
         program = self._program_for(arrays)
         if arrays:
             program(*arrays)
-            self._last = program
+            self._dispatcher.last = program
         return _explain(program, f"@{self._func}")
 
     def cache_info(self) -> Dict[str, int]:
         """Counts: hits (calls served from the cache), misses (new signatures), traces, compiles, and the
         signatures and programs now cached. A cached call adds one hit and nothing else."""
-        return {"hits": self._hits, "misses": self._misses, "traces": self._traces,
-                "compiles": self._compiles, "signatures": len(self._cache), "programs": len(self._programs)}
+        return {"hits": self._dispatcher.hits, "misses": self._misses, "traces": self._traces,
+                "compiles": self._compiles, "signatures": len(self._signatures),
+                "programs": len({id(program) for program, _ in self._signatures.values()})}
 
     def cache_clear(self) -> None:
         """Forgets every signature and program (and resets cache_info)."""
-        self._cache: Dict[tuple, Entry] = {}
-        self._programs: Dict[Tuple[str, str], "_core.Program"] = {}
-        self._hits = self._misses = self._traces = self._compiles = 0
-        self._last = None
+        self._dispatcher = _core.Dispatcher()
+        self._dispatch = self._dispatcher.__call__
+        self._signatures: Dict[tuple, Entry] = {}
+        self._misses = self._traces = self._compiles = 0
 
 
 @overload

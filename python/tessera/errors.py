@@ -10,7 +10,7 @@ need::
       VerifyError          E2xx-E5xx  IR that is not valid, or cannot be scheduled, lowered or rendered
       ExecutionError       E6xx-E7xx  the runtime refused a call or failed (shape guards, devices, toolchains)
       CheckError           E8xx       the oracle disagreed with a kernel or a result (check=True)
-      ArgumentError        E9xx       arguments from Python Tessera cannot take as they are (E930-E934)
+      ArgumentError        E9xx       arguments from Python Tessera cannot take as they are (E930-E935)
         TraceError         E940-E959  an operation a traced function cannot express in Graph IR
       InternalError        E999       a bug in Tessera, never in its input
 
@@ -77,7 +77,7 @@ class CheckError(Error):
 class ArgumentError(Error):
     """E9xx: an argument from Python Tessera cannot take as it is. Arrays are never copied or converted:
     not C-contiguous (E930), on another device (E931), an element type Tessera lacks (E932), not an
-    array at all (E934)."""
+    array at all (E934), a torch tensor that autograd tracks (E935)."""
 
 
 class TraceError(ArgumentError):

@@ -209,11 +209,6 @@ json run_bench(const BenchOptions& o) {
   packet["target"] = o.target;
   packet["device_descriptor"] = machine.str();  // what every case was compiled for
   packet["date"] = utc_now_iso();
-  GitState git = git_state(root);
-  packet["source"] = {{"fingerprint", source_fingerprint(root)},
-                      {"commit", git.available ? git.commit : "unknown"},
-                      {"git", git.available},
-                      {"dirty", git.dirty}};
   packet["environment"] = environment(o.target);
   packet["sampling_requested"] = plan.to_json();
   packet["timing_domains"] = {
@@ -377,32 +372,7 @@ json run_bench(const BenchOptions& o) {
                                                      : "read of 256 MiB (STREAM-like, every core), per case"}};
   packet["all_checks_pass"] = all_pass;
   if (!all_pass) fail("E854", "a case failed its oracle check: no packet is written for wrong results");
-  bool clean = git.available && !git.dirty;
-  // What `evidence verify` re-derives from the commit: a clean tree whose
-  // fingerprinted directories hold files git does not track (ignored ones)
-  // would record a fingerprint no commit has.
-  if (clean && source_fingerprint_at(root, git.commit) != packet["source"]["fingerprint"].get<std::string>()) {
-    clean = false;
-    git.dirty_files =
-        "files under src/, include/, device/, tools/ or cmake/ that git ignores (the fingerprint covers "
-        "them; commit " +
-        git.commit + " does not)\n";
-    git.dirty = true;
-    packet["source"]["dirty"] = true;
-  }
-  if (!git.available && !o.expect_commit.empty()) {
-    if (o.expect_fingerprint != packet["source"]["fingerprint"].get<std::string>())
-      fail("E855", "this tree's source fingerprint does not match the one given for commit " + o.expect_commit);
-    packet["source"]["commit"] = o.expect_commit;
-    packet["source"]["commit_proof"] = "no git here; the source fingerprint matched the given commit's";
-    clean = true;
-  }
-  packet["sealed"] = clean;
-  if (!clean && !o.allow_dirty)
-    fail("E855", git.available ? "the working tree is dirty; commit first (or pass --unsealed to write an "
-                                 "explicitly unsealed packet):\n" +
-                                     git.dirty_files
-                               : "no git checkout here to prove which commit was measured; pass --unsealed");
+  stamp_source(packet, root, {o.allow_dirty, o.expect_commit, o.expect_fingerprint});
   seal(packet);
   return packet;
 }

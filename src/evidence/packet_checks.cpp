@@ -101,6 +101,18 @@ std::string case_contradiction(const json& c) {
   if (c.contains("achieved_tflops") && !same(c["achieved_tflops"], c.at("flops").get<double>() / median / 1e3))
     return in_case(fmt::format("achieved_tflops {} is not flops / median ({})", num(c["achieved_tflops"]),
                                num(c["flops"].get<double>() / median / 1e3)));
+  // A call-overhead case (bench/python_overhead.py): the Python call's median
+  // minus the same run's native (C++ API) median, against its target.
+  if (c.contains("overhead_ns")) {
+    const double overhead = median - c.at("domains").at("native_call").at("median_ns").get<double>();
+    if (!same(c["overhead_ns"], overhead))
+      return in_case(fmt::format("overhead_ns {} is not its call's median minus the native call's ({})",
+                                 num(c["overhead_ns"]), num(overhead)));
+    if (c.contains("meets_target") && c["meets_target"].get<bool>() != (overhead <= c.at("target_overhead_ns")))
+      return in_case("meets_target is " + c["meets_target"].dump() + ", but its overhead " + num(overhead) + " ns is " +
+                     (overhead <= c.at("target_overhead_ns").get<double>() ? "within" : "above") + " the target of " +
+                     num(c["target_overhead_ns"]) + " ns");
+  }
   for (const json& a : anchors)
     if (a.contains("ratio_anchor_over_tessera") &&
         !same(a["ratio_anchor_over_tessera"], a.at("median_ns").get<double>() / median))

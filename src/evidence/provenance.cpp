@@ -156,4 +156,38 @@ nlohmann::json environment(const std::string& target) {
   return env;
 }
 
+void stamp_source(nlohmann::json& packet, const std::string& root, const SealOptions& o) {
+  GitState git = git_state(root);
+  const std::string fingerprint = source_fingerprint(root);
+  packet["source"] = {{"fingerprint", fingerprint},
+                      {"commit", git.available ? git.commit : "unknown"},
+                      {"git", git.available},
+                      {"dirty", git.dirty}};
+  bool clean = git.available && !git.dirty;
+  // What `evidence verify` re-derives from the commit: a clean tree whose
+  // fingerprinted directories hold files git does not track (ignored ones)
+  // would record a fingerprint no commit has.
+  if (clean && source_fingerprint_at(root, git.commit) != fingerprint) {
+    clean = false;
+    git.dirty_files =
+        "files under src/, include/, device/, tools/ or cmake/ that git ignores (the fingerprint covers "
+        "them; commit " +
+        git.commit + " does not)\n";
+    packet["source"]["dirty"] = true;
+  }
+  if (!git.available && !o.expect_commit.empty()) {
+    if (o.expect_fingerprint != fingerprint)
+      fail("E855", "this tree's source fingerprint does not match the one given for commit " + o.expect_commit);
+    packet["source"]["commit"] = o.expect_commit;
+    packet["source"]["commit_proof"] = "no git here; the source fingerprint matched the given commit's";
+    clean = true;
+  }
+  packet["sealed"] = clean;
+  if (!clean && !o.allow_dirty)
+    fail("E855", git.available ? "the working tree is dirty; commit first (or pass --unsealed to write an "
+                                 "explicitly unsealed packet):\n" +
+                                     git.dirty_files
+                               : "no git checkout here to prove which commit was measured; pass --unsealed");
+}
+
 }  // namespace tessera::evidence

@@ -31,6 +31,20 @@ struct GitState {
 };
 GitState git_state(const std::string& root);
 
+// Which commit a packet may claim. Where the tree has no git (a copy sent to
+// a GPU machine): the commit the caller vouches for and that commit's source
+// fingerprint; the packet is sealed only if this tree's fingerprint matches.
+struct SealOptions {
+  bool allow_dirty = false;  // write an explicitly unsealed packet instead of refusing (E855)
+  std::string expect_commit, expect_fingerprint;
+};
+// packet["source"] (fingerprint, commit, git, dirty, commit_proof) and
+// packet["sealed"]. E855 when the tree cannot be sealed and allow_dirty is
+// false: a dirty tree, ignored files under the fingerprinted directories, no
+// git and no commit given, or a given commit whose fingerprint is not this
+// tree's.
+void stamp_source(nlohmann::json& packet, const std::string& root, const SealOptions& o);
+
 // cpu: model, feature digest, host compiler; cuda adds device, driver, NVRTC.
 nlohmann::json environment(const std::string& target);
 

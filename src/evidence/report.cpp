@@ -43,6 +43,14 @@ std::string xml_escape(const std::string& s) {
   return o;
 }
 
+// Three significant figures without exponents: 4.02, 33.4, 156.
+std::string three_figures(double v) { return fmt::format("{:.{}f}", v, v >= 100 ? 0 : v >= 10 ? 1 : 2); }
+
+std::string duration(double ns) {
+  if (ns >= 1e6) return three_figures(ns / 1e6) + " ms";
+  return three_figures(ns / 1e3) + " us";
+}
+
 struct LoadedPacket {
   std::string path, relative;  // relative: to the report's directory
   json body;
@@ -74,6 +82,7 @@ std::vector<LoadedPacket> load_packets(const std::string& dir) {
 
 int write_report(const std::string& dir, const std::string& root) {
   std::vector<Row> rows;
+  std::string overhead_rows;  // call-overhead cases (bench/python_overhead.py) have a table of their own
   const std::vector<LoadedPacket> loaded = load_packets(dir);
   const int packets = static_cast<int>(loaded.size());
   for (const LoadedPacket& lp : loaded) {
@@ -84,6 +93,16 @@ int write_report(const std::string& dir, const std::string& root) {
     const bool gpu = on_gpu(p.value("target", std::string()));
     std::string device = gpu ? env["gpu"].value("name", "?") : env["cpu"].value("model", "?");
     for (const json& c : p["cases"]) {
+      if (c.contains("overhead_ns")) {
+        const json& d = c["domains"];
+        overhead_rows += fmt::format(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n", lp.relative, device, c.value("name", "?"),
+            duration(d[c.value("primary_domain", "")].value("median_ns", 0.0)),
+            duration(d["native_call"].value("median_ns", 0.0)), duration(c["overhead_ns"]),
+            duration(c.value("target_overhead_ns", 0.0)) + (c.value("meets_target", false) ? " (met)" : " (not met)"),
+            verdict_name(v.verdict));
+        continue;
+      }
       Row r;
       r.packet = lp.relative;
       r.target = p["target"];
@@ -138,6 +157,11 @@ int write_report(const std::string& dir, const std::string& root) {
                       r.target, r.device, r.name, r.gbs, r.ceiling, r.ceiling > 0 ? 100 * r.gbs / r.ceiling : 0.0,
                       r.tflops >= 0 ? fmt::format("{:.2f}", r.tflops) : "-", r.anchors.empty() ? "-" : r.anchors,
                       r.stable ? "yes" : "no", r.oracle, r.verdict);
+  if (!overhead_rows.empty())
+    md << "\n## Call overhead\n\nA cached call from Python against the same run looped in C++ (the C++ API's "
+          "call), medians of the same run:\n\n| packet | device | case | Python call | C++ call | overhead | "
+          "target | status |\n|---|---|---|---|---|---|---|---|\n"
+       << overhead_rows;
   md << "\n![achieved bandwidth against the ceiling](report.svg)\n";
   write_file_atomic((fs::path(dir) / "report.md").string(), md.str());
 
@@ -176,14 +200,6 @@ int write_report(const std::string& dir, const std::string& root) {
 
 namespace {
 
-// Three significant figures without exponents: 4.02, 33.4, 156.
-std::string three_figures(double v) { return fmt::format("{:.{}f}", v, v >= 100 ? 0 : v >= 10 ? 1 : 2); }
-
-std::string duration(double ns) {
-  if (ns >= 1e6) return three_figures(ns / 1e6) + " ms";
-  return three_figures(ns / 1e3) + " us";
-}
-
 double primary_median_ns(const json& c) {
   const std::string domain = c.value("primary_domain", "");
   if (!c.contains("domains") || !c["domains"].contains(domain)) return 0;
@@ -192,6 +208,8 @@ double primary_median_ns(const json& c) {
 
 // Matmul programs by TFLOP/s, everything else by bytes read and written once; then the time.
 std::string tessera_cell(const json& c) {
+  if (c.contains("overhead_ns"))  // a call-overhead case: the call, and what it adds to the C++ API's
+    return duration(primary_median_ns(c)) + " a call, " + duration(c["overhead_ns"]) + " over the C++ call";
   const double ns = primary_median_ns(c), tflops = c.value("achieved_tflops", -1.0), gbs = c.value("achieved_gbs", 0.0);
   std::string rate = tflops >= 0   ? three_figures(tflops) + " TFLOP/s"
                      : gbs >= 1000 ? three_figures(gbs / 1000) + " TB/s"

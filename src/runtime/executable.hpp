@@ -28,6 +28,7 @@ struct LaunchRecord {
   // What ran: "tessera" (a synthesized kernel) or the library of a library
   // candidate with its version ("openblas 0.3.21", "cublaslt 130000").
   std::string implementation = "tessera";
+  bool graph = false;  // launched inside one CUDA graph with the run's other kernels
 };
 
 struct RunResult {

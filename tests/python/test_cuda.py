@@ -110,3 +110,76 @@ def test_cupy_arrays_run_without_copies():
     assert p.last_pointers["outputs"] == [y.data.ptr]
     want = reference(*(torch.from_dlpack(a) for a in (x, w, g)))
     torch.testing.assert_close(torch.from_dlpack(y), want, rtol=1e-5, atol=1e-5)
+
+
+@ts.jit
+def scores(x, w):
+    return ts.softmax(x @ w, axis=-1) * 2.0  # two kernels: the matmul, then the softmax
+
+
+def scores_reference(x, w):
+    return torch.softmax(x @ w, dim=-1) * 2.0
+
+
+def operands(seed):
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    return torch.randn(128, 64, device="cuda", generator=gen), torch.randn(64, 96, device="cuda", generator=gen)
+
+
+def test_several_kernels_launch_as_one_graph_and_arguments_follow_the_arrays():
+    x, w = operands(5)
+    y = scores(x, w)
+    launches = scores.last_launches
+    assert len(launches) == 2 and all(launch["graph"] for launch in launches)
+    # New arrays (the graph's arguments change), the old ones again, and results kept across calls.
+    x2, w2 = operands(6)
+    y2 = scores(x2, w2)
+    y3 = scores(x, w)
+    torch.cuda.synchronize()
+    for got, (a, b) in ((y, (x, w)), (y2, (x2, w2)), (y3, (x, w))):
+        torch.testing.assert_close(got, scores_reference(a, b), rtol=1e-4, atol=1e-5)
+    assert scores.cache_info()["compiles"] == 1
+
+
+def test_one_graph_on_two_streams_keeps_its_intermediates_apart():
+    # The graph owns the intermediate between its kernels; launches on two streams are ordered by the
+    # driver, so neither sees the other's intermediate.
+    pairs = [operands(10 + i) for i in range(8)]
+    streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+    for s in streams:
+        s.wait_stream(torch.cuda.current_stream())
+    results = []
+    for i, (x, w) in enumerate(pairs):
+        with torch.cuda.stream(streams[i % 2]):
+            results.append(scores(x, w))
+    torch.cuda.synchronize()
+    for got, (x, w) in zip(results, pairs):
+        torch.testing.assert_close(got, scores_reference(x, w), rtol=1e-4, atol=1e-5)
+
+
+def test_one_kernel_launches_directly():
+    p = _core.Program(RMS_SILU, "cuda")
+    p(*inputs())
+    assert [launch["graph"] for launch in p.last_launches] == [False]
+
+
+def test_a_named_stream_takes_torch_tensors_through_the_dlpack_handshake():
+    p = _core.Program(RMS_SILU, "cuda")
+    x, w, g = inputs(7)
+    side = torch.cuda.Stream()  # torch's pending work on its current stream is ordered before this one
+    (y,) = p(x, w, g, stream=side.cuda_stream)
+    side.synchronize()
+    torch.testing.assert_close(y, reference(x, w, g), rtol=1e-5, atol=1e-5)
+
+
+def test_tensors_autograd_tracks_are_refused_unless_grad_is_off():
+    p = _core.Program(RMS_SILU, "cuda")
+    x, w, g = inputs(8)
+    w.requires_grad_(True)
+    with pytest.raises(ts.Error) as e:
+        p(x, w, g)
+    assert e.value.code == "E935"
+    with torch.no_grad():
+        (y,) = p(x, w, g)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, reference(x, w.detach(), g), rtol=1e-5, atol=1e-5)

@@ -83,6 +83,11 @@ struct Driver {
     bind(lib, api.cuGraphLaunch, "cuGraphLaunch", "libcuda");
     bind(lib, api.cuGraphExecDestroy, "cuGraphExecDestroy", "libcuda");
     bind(lib, api.cuGraphDestroy, "cuGraphDestroy", "libcuda");
+    bind(lib, api.cuGraphCreate, "cuGraphCreate", "libcuda");
+    bind(lib, api.cuGraphAddKernelNode, "cuGraphAddKernelNode_v2", "libcuda");
+    bind(lib, api.cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2", "libcuda");
+    bind(lib, api.cuDeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", "libcuda");
+    bind(lib, api.cuMemPoolSetAttribute, "cuMemPoolSetAttribute", "libcuda");
     bind(lib, api.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled", "libcuda");  // CUDA 12+ drivers
 
     CUresult r = api.cuInit(0);
@@ -94,6 +99,14 @@ struct Driver {
     CUcontext ctx;
     check_here(api.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
     check_here(api.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    // Stream-ordered allocations (results of calls on the caller's stream)
+    // come from the device's default pool; by default it hands memory back
+    // to the OS at every synchronize, and the next call pays for the
+    // allocation again. Keep it, as a caching allocator does.
+    CUmemoryPool pool = nullptr;
+    check_here(api.cuDeviceGetDefaultMemPool(&pool, dev), "cuDeviceGetDefaultMemPool");
+    cuuint64_t keep_all = ~cuuint64_t{0};
+    check_here(api.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep_all), "cuMemPoolSetAttribute");
     char name[256] = {};
     api.cuDeviceGetName(name, sizeof name, dev);
     info.name = name;

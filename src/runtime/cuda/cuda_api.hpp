@@ -46,6 +46,11 @@ struct DriverApi {
   TSR_CU(cuGraphLaunch)
   TSR_CU(cuGraphExecDestroy)
   TSR_CU(cuGraphDestroy)
+  TSR_CU(cuGraphCreate)
+  TSR_CU(cuGraphAddKernelNode)
+  TSR_CU(cuGraphExecKernelNodeSetParams)
+  TSR_CU(cuDeviceGetDefaultMemPool)
+  TSR_CU(cuMemPoolSetAttribute)
   TSR_CU(cuTensorMapEncodeTiled)
 #undef TSR_CU
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 
 #include "runtime/cuda/tensor_map.hpp"
 #include "support/sha256.hpp"
@@ -73,14 +74,27 @@ Tensor DeviceTensor::download(CUstream stream) const {
   return host;
 }
 
-// One run's device buffers, kernel argument arrays and the CUDA graph of its launches.
+// One run's device buffers and kernel argument arrays, and the CUDA graph of
+// its launches.
 struct CudaExecutable::DeviceBinding : Binding {
   using Binding::Binding;
-  std::vector<DeviceTensor> slots;
-  std::vector<CUdeviceptr> ptrs;
-  std::vector<std::vector<void*>> params;                 // per step: pointers into ptrs, then into tensor_maps
-  std::vector<std::shared_ptr<CUtensorMap>> tensor_maps;  // encoded once here; the graph copies them
+  std::vector<DeviceTensor> slots;             // what the binding owns (run_device: the graph's intermediates)
+  std::vector<CUdeviceptr> ptrs;               // per slot
+  std::vector<std::vector<void*>> params;      // per step: pointers into ptrs, then into maps
+  std::vector<std::vector<CUtensorMap>> maps;  // per step, encoded from ptrs; the driver copies them
   std::shared_ptr<CUgraphExec_st> graph;
+  std::vector<CUgraphNode> nodes;  // run_device's graph: per step (null: nothing launches)
+};
+
+// run_device's state: one binding whose caller buffers change from call to call.
+struct CudaExecutable::DeviceRuns {
+  std::mutex mu;
+  DeviceBinding binding;
+  bool as_graph = false;             // several kernels, none from a library
+  std::vector<CUdeviceptr> applied;  // per slot: the pointer the kernels' arguments hold
+  std::vector<int>
+      per_call_slots;  // allocated on the caller's stream each call: results (and, without a graph, intermediates)
+  explicit DeviceRuns(const CudaExecutable* owner) : binding(owner) {}
 };
 
 namespace {
@@ -127,8 +141,27 @@ CudaExecutable CudaExecutable::load(const ir::Module& m, const std::string& func
   check(cu.cuStreamCreate(&e.stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   e.events_.resize(2 * e.h_.steps.size());
   for (CUevent& ev : e.events_) check(cu.cuEventCreate(&ev, CU_EVENT_DEFAULT), "cuEventCreate");
+  size_t launching = 0;
+  bool library = false;
+  for (const HostSchedule::Step& s : e.h_.steps) {
+    launching += e.h_.kernels[s.kernel].grid > 0;
+    library |= e.libraries_[s.kernel] != nullptr;
+  }
+  e.device_->as_graph = launching > 1 && !library;
+  for (const HostSchedule::Step& s : e.h_.steps) {
+    const ir::KernelDesc& k = e.h_.kernels[s.kernel];
+    e.device_launches_.push_back(
+        {k.sym, "native_gpu", k.sha256, k.grid, -1, -1, e.implementations_[s.kernel], e.device_->as_graph});
+  }
+  const size_t inputs = e.h_.input_types.size();
+  for (size_t slot = inputs; slot < e.h_.slot_types.size(); ++slot) {
+    const bool result = std::count(e.h_.result_slots.begin(), e.h_.result_slots.end(), static_cast<int>(slot)) > 0;
+    if (result || !e.device_->as_graph) e.device_->per_call_slots.push_back(static_cast<int>(slot));
+  }
   return e;
 }
+
+CudaExecutable::CudaExecutable() : device_(std::make_unique<DeviceRuns>(this)) {}
 
 CudaExecutable::CudaExecutable(CudaExecutable&& o) noexcept
     : Executable(std::move(o)),
@@ -137,7 +170,10 @@ CudaExecutable::CudaExecutable(CudaExecutable&& o) noexcept
       implementations_(std::move(o.implementations_)),
       stream_(o.stream_),
       events_(std::move(o.events_)),
-      timed_(o.timed_) {
+      timed_(o.timed_),
+      device_launches_(std::move(o.device_launches_)),
+      device_(std::move(o.device_)) {
+  if (device_) device_->binding.owner = this;
   o.stream_ = nullptr;
   o.events_.clear();
 }
@@ -154,6 +190,7 @@ std::unique_ptr<Binding> CudaExecutable::bind(const std::vector<Tensor>& inputs)
   for (size_t i = 0; i < inputs.size(); ++i) b.slots[i] = DeviceTensor::upload(inputs[i], stream_);
   for (size_t i = inputs.size(); i < b.slots.size(); ++i)
     b.slots[i] = DeviceTensor::empty(h_.slot_types[i].dtype, h_.slot_types[i].shape);
+  for (const DeviceTensor& t : b.slots) b.ptrs.push_back(t.ptr());
   set_params(b);
   const DriverApi& cu = driver();
   check(cu.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
@@ -169,27 +206,32 @@ std::unique_ptr<Binding> CudaExecutable::bind(const std::vector<Tensor>& inputs)
 }
 
 void CudaExecutable::set_params(DeviceBinding& b) const {
-  b.ptrs.resize(b.slots.size());
-  for (size_t i = 0; i < b.slots.size(); ++i) b.ptrs[i] = b.slots[i].ptr();
-  for (const HostSchedule::Step& s : h_.steps) {
+  b.params.assign(h_.steps.size(), {});
+  b.maps.assign(h_.steps.size(), {});
+  for (size_t i = 0; i < h_.steps.size(); ++i) {
+    const HostSchedule::Step& s = h_.steps[i];
     const ir::KernelDesc& k = h_.kernels[s.kernel];
-    std::vector<void*> params;
-    for (size_t i = 0; i < s.buffers.size(); ++i) {
-      const DeviceTensor& t = b.slots[s.buffers[i]];
+    for (size_t j = 0; j < s.buffers.size(); ++j) {
+      const ir::Type& t = h_.slot_types[s.buffers[j]];
       int64_t n = 1;
-      for (int64_t d : t.shape()) n *= d;
-      if (n != k.buffers[i].elements || t.dtype() != k.buffers[i].dtype)  // launch guard, checked once
-        fail("E612", "buffer '" + k.buffers[i].str() + "' of @" + k.sym + " got " +
-                         ir::Type::tensor(t.dtype(), t.shape()).str());
-      params.push_back(&b.ptrs[s.buffers[i]]);
+      for (int64_t d : t.shape) n *= d;
+      if (n != k.buffers[j].elements || t.dtype != k.buffers[j].dtype)  // launch guard, checked once
+        fail("E612", "buffer '" + k.buffers[j].str() + "' of @" + k.sym + " got " + t.str());
+      b.params[i].push_back(&b.ptrs[s.buffers[j]]);
     }
-    for (const ir::TensorMapDesc& t : k.tensor_maps) {  // after the buffers (Target IR checked the order)
-      size_t i = 0;
-      while (k.buffers[i].name != t.buffer) ++i;  // read_kernel_desc checked that it names one
-      b.tensor_maps.push_back(std::make_shared<CUtensorMap>(encode_tensor_map(t, b.ptrs[s.buffers[i]])));
-      params.push_back(b.tensor_maps.back().get());
-    }
-    b.params.push_back(std::move(params));
+    b.maps[i].resize(k.tensor_maps.size());                      // never resized again: params point into it
+    for (CUtensorMap& m : b.maps[i]) b.params[i].push_back(&m);  // after the buffers (Target IR checked the order)
+    encode_maps(b, i);
+  }
+}
+
+void CudaExecutable::encode_maps(DeviceBinding& b, size_t step) const {
+  const HostSchedule::Step& s = h_.steps[step];
+  const ir::KernelDesc& k = h_.kernels[s.kernel];
+  for (size_t m = 0; m < k.tensor_maps.size(); ++m) {
+    size_t j = 0;
+    while (k.buffers[j].name != k.tensor_maps[m].buffer) ++j;  // read_kernel_desc checked that it names one
+    b.maps[step][m] = encode_tensor_map(k.tensor_maps[m], b.ptrs[s.buffers[j]]);
   }
 }
 
@@ -250,25 +292,89 @@ std::vector<Tensor> CudaExecutable::outputs(const Binding& binding) const {
   return out;
 }
 
-std::vector<DeviceTensor> CudaExecutable::run_device(const std::vector<DeviceTensor>& inputs, CUstream stream,
-                                                     std::vector<LaunchRecord>& launches) const {
+CUDA_KERNEL_NODE_PARAMS CudaExecutable::node_params(const DeviceBinding& b, size_t step) const {
+  const ir::KernelDesc& k = h_.kernels[h_.steps[step].kernel];
+  CUDA_KERNEL_NODE_PARAMS p{};
+  p.func = fns_[h_.steps[step].kernel];
+  p.gridDimX = static_cast<unsigned>(k.grid);
+  p.gridDimY = p.gridDimZ = 1;
+  p.blockDimX = static_cast<unsigned>(k.threads);
+  p.blockDimY = p.blockDimZ = 1;
+  p.sharedMemBytes = static_cast<unsigned>(k.shared_bytes);
+  p.kernelParams = const_cast<void**>(b.params[step].data());
+  return p;
+}
+
+// The launches as a chain of kernel nodes (the order of the steps), so each
+// node's arguments can be replaced in the instantiated graph.
+void CudaExecutable::build_graph(DeviceRuns& d) const {
+  const DriverApi& cu = driver();
+  DeviceBinding& b = d.binding;
+  CUgraph graph = nullptr;
+  check(cu.cuGraphCreate(&graph, 0), "cuGraphCreate");
+  std::shared_ptr<CUgraph_st> owned(graph, [](CUgraph g) { driver().cuGraphDestroy(g); });
+  b.nodes.assign(h_.steps.size(), nullptr);
+  CUgraphNode last = nullptr;
+  for (size_t i = 0; i < h_.steps.size(); ++i) {
+    if (h_.kernels[h_.steps[i].kernel].grid == 0) continue;
+    const CUDA_KERNEL_NODE_PARAMS p = node_params(b, i);
+    check(cu.cuGraphAddKernelNode(&b.nodes[i], graph, last ? &last : nullptr, last ? 1 : 0, &p),
+          "cuGraphAddKernelNode");
+    last = b.nodes[i];
+  }
+  CUgraphExec exec = nullptr;
+  check(cu.cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
+  b.graph = std::shared_ptr<CUgraphExec_st>(exec, [](CUgraphExec e) { driver().cuGraphExecDestroy(e); });
+}
+
+std::vector<DeviceTensor> CudaExecutable::run_device(const std::vector<DeviceTensor>& inputs, CUstream stream) const {
   std::vector<std::pair<DType, std::vector<int64_t>>> types;
   for (const DeviceTensor& t : inputs) types.emplace_back(t.dtype(), t.shape());
   h_.check_inputs(types);
-  DeviceBinding b(this);
-  b.slots = inputs;
-  for (size_t i = inputs.size(); i < h_.slot_types.size(); ++i)
-    b.slots.push_back(DeviceTensor::empty_on(h_.slot_types[i].dtype, h_.slot_types[i].shape, stream));
-  set_params(b);
-  launch_each(b, false, stream);
-  launches.clear();
-  for (const HostSchedule::Step& s : h_.steps) {
-    const ir::KernelDesc& k = h_.kernels[s.kernel];
-    launches.push_back({k.sym, "native_gpu", k.sha256, k.grid, -1, -1, implementations_[s.kernel]});
+  DeviceRuns& d = *device_;
+  std::lock_guard<std::mutex> lock(d.mu);
+  DeviceBinding& b = d.binding;
+  std::vector<DeviceTensor> fresh(h_.slot_types.size());  // this call's allocations
+  const bool first = b.params.empty();
+  if (first) {
+    b.ptrs.assign(h_.slot_types.size(), 0);
+    d.applied.assign(h_.slot_types.size(), 0);
+    b.slots.resize(h_.slot_types.size());
+    if (d.as_graph)  // the intermediates, once
+      for (size_t s = inputs.size(); s < b.slots.size(); ++s)
+        if (std::find(d.per_call_slots.begin(), d.per_call_slots.end(), static_cast<int>(s)) == d.per_call_slots.end())
+          b.ptrs[s] = (b.slots[s] = DeviceTensor::empty(h_.slot_types[s].dtype, h_.slot_types[s].shape)).ptr();
   }
+  for (size_t s = 0; s < inputs.size(); ++s) b.ptrs[s] = inputs[s].ptr();
+  for (int s : d.per_call_slots)
+    b.ptrs[s] = (fresh[s] = DeviceTensor::empty_on(h_.slot_types[s].dtype, h_.slot_types[s].shape, stream)).ptr();
+  const DriverApi& cu = driver();
+  if (first) {
+    try {
+      set_params(b);
+      if (d.as_graph) build_graph(d);
+    } catch (...) {  // the next call starts over
+      b.params.clear();
+      throw;
+    }
+  } else {
+    for (size_t i = 0; i < h_.steps.size(); ++i) {
+      bool moved = false;
+      for (int s : h_.steps[i].buffers) moved |= b.ptrs[s] != d.applied[s];
+      if (!moved) continue;
+      encode_maps(b, i);
+      if (d.as_graph && b.nodes[i]) {
+        const CUDA_KERNEL_NODE_PARAMS p = node_params(b, i);
+        check(cu.cuGraphExecKernelNodeSetParams(b.graph.get(), b.nodes[i], &p), "cuGraphExecKernelNodeSetParams");
+      }
+    }
+  }
+  d.applied = b.ptrs;
+  if (d.as_graph) check(cu.cuGraphLaunch(b.graph.get(), stream), "cuGraphLaunch");
+  else launch_each(b, false, stream);
   std::vector<DeviceTensor> results;
-  for (int s : h_.result_slots) results.push_back(b.slots[s]);
-  return results;  // the intermediates go back to the stream's pool, after the launches that use them
+  for (int s : h_.result_slots) results.push_back(static_cast<size_t>(s) < inputs.size() ? inputs[s] : fresh[s]);
+  return results;  // per-call intermediates go back to the stream's pool, after the launches that use them
 }
 
 RunResult CudaExecutable::run_on(const std::vector<Tensor>& inputs, ThreadPool*, bool keep_values) const {

@@ -68,20 +68,31 @@ class CudaExecutable final : public Executable {
   CUstream stream() const { return stream_; }
 
   // Runs on the caller's device memory without copies: the launches are
-  // enqueued on the caller's `stream` and not waited for, the results (and
-  // intermediates) allocated on that stream. One record per launch, without
+  // enqueued on the caller's `stream` and not waited for, the results
+  // allocated on that stream. A program of several kernels goes as one CUDA
+  // graph, built on the first call; later calls only update the arguments of
+  // the kernels whose buffers moved. Its intermediates live in buffers the
+  // graph owns, which is safe because the driver orders every launch of a
+  // graph after the previous one, whatever the stream. A program with a
+  // library kernel launches kernel by kernel, intermediates allocated per call.
+  std::vector<DeviceTensor> run_device(const std::vector<DeviceTensor>& inputs, CUstream stream) const;
+  // One record per launch of a run_device call: the same every call, without
   // device times (nothing waits).
-  std::vector<DeviceTensor> run_device(const std::vector<DeviceTensor>& inputs, CUstream stream,
-                                       std::vector<LaunchRecord>& launches) const;
+  const std::vector<LaunchRecord>& device_launches() const { return device_launches_; }
 
  private:
   struct DeviceBinding;
-  CudaExecutable() = default;
+  struct DeviceRuns;
+  CudaExecutable();
   // Upload, bind, launch (timed), finish, download.
   RunResult run_on(const std::vector<Tensor>& inputs, ThreadPool* pool, bool keep_values) const override;
-  // The kernel arguments of b.slots: pointers, then tensor maps (E612 guards).
+  // The kernel arguments of every step from b.ptrs: pointers, then tensor
+  // maps (E612 guards).
   void set_params(DeviceBinding& b) const;
+  void encode_maps(DeviceBinding& b, size_t step) const;  // after the step's buffers moved
   void launch_each(const DeviceBinding& b, bool timed, CUstream stream) const;
+  void build_graph(DeviceRuns& d) const;
+  CUDA_KERNEL_NODE_PARAMS node_params(const DeviceBinding& b, size_t step) const;
 
   std::vector<CUfunction> fns_;                             // null for library kernels
   std::vector<std::shared_ptr<CublasLtMatmul>> libraries_;  // per kernel; null for synthesized ones
@@ -90,6 +101,8 @@ class CudaExecutable final : public Executable {
   std::vector<CUevent> events_;  // two per step
   mutable bool timed_ = false;
   mutable std::vector<double> enqueue_ns_;  // per step, of the last timed launch
+  std::vector<LaunchRecord> device_launches_;
+  std::unique_ptr<DeviceRuns> device_;  // run_device's state, behind its mutex
 };
 
 }  // namespace tessera::runtime::cuda
