@@ -5,6 +5,7 @@
 # then the Python tests (torch on CUDA included) and the overhead benchmark's
 # packet, sealed for COMMIT when this tree's fingerprint is FINGERPRINT.
 #   scripts/device_python.sh SYSROOT OUT COMMIT FINGERPRINT
+# TESSERA_PYTESTS: the pytest selection (default tests/python).
 set -euo pipefail
 sysroot=$(realpath "$1") out=$2 commit=$3 fingerprint=$4
 mkdir -p "$out"
@@ -15,7 +16,7 @@ echo "== pip install . [t+0s]"
 python3 -m pip install -q --no-build-isolation --no-deps --target /tmp/site -Cbuild-dir=/tmp/wheel-build . 2>&1 | tail -20
 export PYTHONPATH=/tmp/site TESSERA_CACHE_DIR=/tmp/tc
 echo "== pytest tests/python [t+$(($(date +%s) - start))s]"
-python3 -m pytest -q -rs -p no:cacheprovider tests/python 2>&1 | tail -40 || true
+python3 -m pytest -q -rs -p no:cacheprovider ${TESSERA_PYTESTS:-tests/python} 2>&1 | tail -40 || true
 echo "== overhead [t+$(($(date +%s) - start))s]"
 python3 bench/python_overhead.py --packet "$out/python-cuda.packet.json" --commit "$commit" \
   --fingerprint "$fingerprint" || true

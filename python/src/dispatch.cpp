@@ -41,7 +41,7 @@ Key key_of(const std::vector<BorrowedArray>& arrays) {
 
 struct Dispatcher {
   struct Entry {
-    nb::object program;  // a Program, kept alive here
+    nb::object program;   // a Program, kept alive here
     bool single = false;  // the function returned one tensor, not a tuple
   };
   std::unordered_map<Key, Entry, KeyHash> entries;
@@ -64,9 +64,9 @@ struct Dispatcher {
     last = found->second.program;
     PyProgram& program = nb::cast<PyProgram&>(last);
     // A named stream changes how CUDA arrays are taken (the DLPack handshake).
-    const nb::tuple out = stream.is_none() ? run_program(program, in, stream, check)
-                                           : run_program(program, borrow_call_arrays(program, arrays, stream),
-                                                         stream, check);
+    const nb::tuple out = stream.is_none()
+                              ? run_program(program, in, stream, check)
+                              : run_program(program, borrow_call_arrays(program, arrays, stream), stream, check);
     return found->second.single ? nb::borrow(out[0]) : nb::object(out);
   }
 

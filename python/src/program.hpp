@@ -22,12 +22,11 @@ struct PyProgram {
   std::vector<std::string> arbiter_table;  // one table per matmul region the arbiter decided
   size_t matmul_regions = 0;               // of the Graph IR (0 for a lower layer)
   const targets::Lane* lane = nullptr;
-  std::vector<runtime::LaunchRecord> last_launches;  // of a host call
+  std::vector<runtime::LaunchRecord> last_launches;            // of a host call
   const runtime::cuda::CudaExecutable* last_device = nullptr;  // set when the last call ran on CUDA arrays
   std::optional<oracle::RunCheck> last_check;
   std::vector<uintptr_t> last_inputs, last_outputs;
 };
-
 
 // The arrays of one call, as borrow_array took them (with the consumer stream
 // of `stream` when one is named): E931 unless they are all on the program's

@@ -83,7 +83,11 @@ struct CudaExecutable::DeviceBinding : Binding {
   std::vector<std::vector<void*>> params;      // per step: pointers into ptrs, then into maps
   std::vector<std::vector<CUtensorMap>> maps;  // per step, encoded from ptrs; the driver copies them
   std::shared_ptr<CUgraphExec_st> graph;
-  std::vector<CUgraphNode> nodes;  // run_device's graph: per step (null: nothing launches)
+  // run_device's graph: the template the nodes are handles into (updating a
+  // node of the instantiated graph names it), and one node per step (null:
+  // nothing launches).
+  std::shared_ptr<CUgraph_st> graph_template;
+  std::vector<CUgraphNode> nodes;
 };
 
 // run_device's state: one binding whose caller buffers change from call to call.
@@ -312,7 +316,7 @@ void CudaExecutable::build_graph(DeviceRuns& d) const {
   DeviceBinding& b = d.binding;
   CUgraph graph = nullptr;
   check(cu.cuGraphCreate(&graph, 0), "cuGraphCreate");
-  std::shared_ptr<CUgraph_st> owned(graph, [](CUgraph g) { driver().cuGraphDestroy(g); });
+  b.graph_template = std::shared_ptr<CUgraph_st>(graph, [](CUgraph g) { driver().cuGraphDestroy(g); });
   b.nodes.assign(h_.steps.size(), nullptr);
   CUgraphNode last = nullptr;
   for (size_t i = 0; i < h_.steps.size(); ++i) {
