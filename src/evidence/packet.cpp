@@ -94,7 +94,11 @@ static Verification verify_packet_fields(const std::string& path, const std::str
     return {Verdict::Unsealed, "intact, but recorded unsealed (dirty tree): it proves nothing about a commit" + note};
   const std::string recorded = p["source"].value("fingerprint", "");
   const std::string commit = p["source"].value("commit", "?");
-  if (std::optional<std::string> at = source_fingerprint_at(root, commit)) {
+  const std::optional<FingerprintScope> scope = recorded_scope(p["source"]);
+  if (!scope)
+    return {Verdict::Tampered, "[E861] its fingerprint covers " + p["source"]["fingerprint_covers"].dump() +
+                                   ", which is not a scope Tessera fingerprints"};
+  if (std::optional<std::string> at = source_fingerprint_at(root, commit, *scope)) {
     if (*at != recorded)
       return {Verdict::Tampered, "[E861] its fingerprint " + recorded.substr(0, 12) + " is not that of the commit it " +
                                      "names, " + commit + " (" + at->substr(0, 12) + ")"};
@@ -102,7 +106,7 @@ static Verification verify_packet_fields(const std::string& path, const std::str
   } else {
     note = "; commit " + commit.substr(0, 12) + " is not in this checkout, its fingerprint unchecked" + note;
   }
-  const std::string now = source_fingerprint(root);
+  const std::string now = source_fingerprint(root, *scope);
   if (recorded != now)
     return {Verdict::Stale, "sources changed since it was recorded at " + commit + " (fingerprint " +
                                 recorded.substr(0, 12) + " vs now " + now.substr(0, 12) + ")" + note};

@@ -51,15 +51,37 @@ std::string source_root() {
   fail("E853", "cannot find the Tessera source tree (run from inside it, or set TESSERA_SOURCE_ROOT)");
 }
 
-std::string source_fingerprint(const std::string& root) {
+// What produces kernels, runs them and calls them (python/: the Python front end).
+const FingerprintScope& fingerprint_scope() {
+  static const FingerprintScope scope{"src", "include", "device", "tools", "cmake", "python", "CMakeLists.txt"};
+  return scope;
+}
+
+const FingerprintScope& legacy_fingerprint_scope() {
+  static const FingerprintScope scope{"src", "include", "device", "tools", "cmake", "CMakeLists.txt"};
+  return scope;
+}
+
+std::optional<FingerprintScope> recorded_scope(const nlohmann::json& source) {
+  if (!source.contains("fingerprint_covers")) return legacy_fingerprint_scope();
+  const nlohmann::json& covers = source["fingerprint_covers"];
+  for (const FingerprintScope* known : {&fingerprint_scope(), &legacy_fingerprint_scope()})
+    if (covers == nlohmann::json(*known)) return *known;
+  return std::nullopt;
+}
+
+std::string source_fingerprint(const std::string& root, const FingerprintScope& scope) {
   std::vector<std::string> files;
-  for (const char* dir : {"src", "include", "device", "tools", "cmake"}) {
-    fs::path d = fs::path(root) / dir;
-    if (!fs::exists(d)) continue;
-    for (auto& e : fs::recursive_directory_iterator(d))
-      if (e.is_regular_file()) files.push_back(fs::relative(e.path(), root).string());
+  for (const std::string& path : scope) {
+    const fs::path p = fs::path(root) / path;
+    if (fs::is_regular_file(p)) files.push_back(path);
+    if (!fs::is_directory(p)) continue;
+    for (auto it = fs::recursive_directory_iterator(p); it != fs::recursive_directory_iterator(); ++it) {
+      // Python's bytecode caches appear wherever the package is imported from; git never has them.
+      if (it->is_directory() && it->path().filename() == "__pycache__") it.disable_recursion_pending();
+      else if (it->is_regular_file()) files.push_back(fs::relative(it->path(), root).string());
+    }
   }
-  if (fs::exists(fs::path(root) / "CMakeLists.txt")) files.push_back("CMakeLists.txt");
   std::sort(files.begin(), files.end());
   std::string manifest;
   for (const std::string& f : files) manifest += f + '\0' + sha256_file_hex((fs::path(root) / f).string()) + "\n";
@@ -75,14 +97,16 @@ bool is_checkout_top(const std::string& root) {
 }
 }  // namespace
 
-std::optional<std::string> source_fingerprint_at(const std::string& root, const std::string& commit) {
+std::optional<std::string> source_fingerprint_at(const std::string& root, const std::string& commit,
+                                                 const FingerprintScope& scope) {
   if (commit.size() != 40 || commit.find_first_not_of("0123456789abcdef") != std::string::npos) return std::nullopt;
   if (!is_checkout_top(root)) return std::nullopt;
   const std::string git = "git -C " + quote_arg(root) + " ";
   if (trim(run_capture(git + "cat-file -t " + commit + " 2>/dev/null")) != "commit") return std::nullopt;
   // Entries "<mode> <type> <object>\t<path>\0" of the fingerprinted paths, sorted by path as git sorts (bytewise).
-  const std::string listing = run_capture(git + "ls-tree -r -z " + commit +
-                                          " -- src include device tools cmake CMakeLists.txt 2>/dev/null");
+  std::string paths;
+  for (const std::string& p : scope) paths += " " + quote_arg(p);
+  const std::string listing = run_capture(git + "ls-tree -r -z " + commit + " --" + paths + " 2>/dev/null");
   std::vector<std::pair<std::string, std::string>> blobs;  // path, object
   for (size_t at = 0; at < listing.size();) {
     const size_t end = listing.find('\0', at), tab = listing.find('\t', at);
@@ -160,6 +184,7 @@ void stamp_source(nlohmann::json& packet, const std::string& root, const SealOpt
   GitState git = git_state(root);
   const std::string fingerprint = source_fingerprint(root);
   packet["source"] = {{"fingerprint", fingerprint},
+                      {"fingerprint_covers", fingerprint_scope()},
                       {"commit", git.available ? git.commit : "unknown"},
                       {"git", git.available},
                       {"dirty", git.dirty}};
@@ -170,7 +195,7 @@ void stamp_source(nlohmann::json& packet, const std::string& root, const SealOpt
   if (clean && source_fingerprint_at(root, git.commit) != fingerprint) {
     clean = false;
     git.dirty_files =
-        "files under src/, include/, device/, tools/ or cmake/ that git ignores (the fingerprint covers "
+        "files under src/, include/, device/, tools/, cmake/ or python/ that git ignores (the fingerprint covers "
         "them; commit " +
         git.commit + " does not)\n";
     packet["source"]["dirty"] = true;

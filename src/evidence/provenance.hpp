@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "support/utc_time.hpp"
 
@@ -13,15 +14,27 @@ namespace tessera::evidence {
 // The repository root: $TESSERA_SOURCE_ROOT, else the nearest ancestor of the
 // working directory holding src/ir and CMakeLists.txt. E853 if none.
 std::string source_root();
-// SHA-256 over "path\0sha256(content)\n" for the sorted files under src/,
-// include/, device/, tools/, cmake/ and CMakeLists.txt.
-std::string source_fingerprint(const std::string& root);
+// What a fingerprint covers: the paths (folders, or the one file
+// CMakeLists.txt) whose files it hashes. Packets record their scope; one
+// without it was recorded under the first, which left out python/.
+using FingerprintScope = std::vector<std::string>;
+const FingerprintScope& fingerprint_scope();         // today's: src include device tools cmake python CMakeLists.txt
+const FingerprintScope& legacy_fingerprint_scope();  // before python/ was covered
+// The scope a packet's "source" names (fingerprint_covers; absent: the
+// legacy one), or nullopt when it names another: no packet may choose what
+// its own freshness depends on.
+std::optional<FingerprintScope> recorded_scope(const nlohmann::json& source);
+
+// SHA-256 over "path\0sha256(content)\n" for the sorted files of the scope
+// (Python's __pycache__ folders skipped: git never has them).
+std::string source_fingerprint(const std::string& root, const FingerprintScope& scope = fingerprint_scope());
 
 // The same fingerprint of the sources at `commit` in the git checkout at
 // `root` (from git's objects, not the working tree); nullopt where `root` is
 // not a checkout's top level or the commit is not in it. `commit` must be 40
 // hex digits (anything else is nullopt: it comes from a packet).
-std::optional<std::string> source_fingerprint_at(const std::string& root, const std::string& commit);
+std::optional<std::string> source_fingerprint_at(const std::string& root, const std::string& commit,
+                                                 const FingerprintScope& scope = fingerprint_scope());
 
 struct GitState {
   bool available = false;
