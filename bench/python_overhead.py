@@ -24,7 +24,8 @@ from tessera import _core
 
 ROUNDS, COHORTS, STABILITY_PCT = 15, 3, 10.0
 CHUNK = 200  # CUDA calls between synchronizes: far fewer launches than the driver's queue holds
-TARGET_NS = {"cpu": 2000.0, "cuda": 5000.0}  # issue 20: at most 2 us (CPU) and 5 us (CUDA) over the C++ call
+# The targets of a cached one-kernel call's overhead over the C++ call (issue 20); other cases have none.
+TARGET_NS = {"cpu": 2000.0, "cuda": 5000.0}
 
 
 @ts.jit
@@ -76,7 +77,7 @@ def domain(samples):
             "stable": spread <= STABILITY_PCT}
 
 
-def measure(name, lane, fn, args, anchor_name, anchor, reference, sync, calls):
+def measure(name, lane, fn, args, anchor_name, anchor, reference, sync, calls, target=True):
     out = fn(*args)  # traced, compiled and run once
     if sync:
         sync()
@@ -96,10 +97,9 @@ def measure(name, lane, fn, args, anchor_name, anchor, reference, sync, calls):
     median = d["python_call"]["median_ns"]
     overhead = median - d["native_call"]["median_ns"]
     launches = program.last_launches
-    return {
+    row = {
         "name": name, "lane": lane, "primary_domain": "python_call", "domains": d,
-        "stable": d["python_call"]["stable"], "overhead_ns": overhead, "target_overhead_ns": TARGET_NS[lane],
-        "meets_target": overhead <= TARGET_NS[lane],
+        "stable": d["python_call"]["stable"], "overhead_ns": overhead,
         "anchors": [{"anchor": anchor_name, "median_ns": a["median_ns"], "stats": a,
                      "ratio_anchor_over_tessera": a["median_ns"] / median}],
         "kernels": len(launches), "placement": sorted({k["placement"] for k in launches}),
@@ -109,6 +109,9 @@ def measure(name, lane, fn, args, anchor_name, anchor, reference, sync, calls):
         "sampling_used": {"rounds": ROUNDS, "calls_per_round": calls, "cohorts": COHORTS,
                           "stability_pct": STABILITY_PCT},
     }
+    if target:
+        row.update(target_overhead_ns=TARGET_NS[lane], meets_target=overhead <= TARGET_NS[lane])
+    return row
 
 
 def main():
@@ -141,18 +144,20 @@ def main():
         a, w = torch.randn(128, 64, device="cuda", generator=gen), torch.randn(64, 96, device="cuda", generator=gen)
         eager = lambda: torch.softmax(a @ w, dim=-1) * 2.0  # noqa: E731
         cases.append(measure("call_two_kernels_graph_torch_128x64x96", "cuda", scores, (a, w),
-                             "torch eager (matmul, softmax, mul)", eager, eager().cpu().numpy(), sync, args.calls))
+                             "torch eager (matmul, softmax, mul)", eager, eager().cpu().numpy(), sync, args.calls,
+                             target=False))
     else:
         print("cuda: not measured: no torch with a CUDA device here")
 
     for c in cases:
-        d = c["domains"]
+        d, anchor = c["domains"], c["anchors"][0]
+        verdict = (f"target {c['target_overhead_ns'] / 1e3:.0f} us: {'met' if c['meets_target'] else 'NOT met'}"
+                   if "meets_target" in c else "no target")
         print(f"{c['name']}: python {d['python_call']['median_ns'] / 1e3:.2f} us  native "
               f"{d['native_call']['median_ns'] / 1e3:.2f} us  -> overhead {c['overhead_ns'] / 1e3:.2f} us "
-              f"(target {c['target_overhead_ns'] / 1e3:.0f} us: {'met' if c['meets_target'] else 'NOT met'});  "
-              f"{c['anchors'][0]['anchor']} {c['anchors'][0]['median_ns'] / 1e3:.2f} us "
-              f"({c['anchors'][0]['ratio_anchor_over_tessera']:.2f}x);  kernels {c['kernels']}"
-              f"{' as one graph' if c['graph'] and c['kernels'] > 1 else ''}")
+              f"({verdict});  {anchor['anchor']} {anchor['median_ns'] / 1e3:.2f} us "
+              f"({anchor['ratio_anchor_over_tessera']:.2f}x);  kernels {c['kernels']}"
+              f"{' as one graph' if c['graph'] else ''}")
     if args.packet:
         body = {"kind": "call_overhead", "spec": {"path": "bench/python_overhead.py"}, "anchor_tools": tools,
                 "timing_domains": {

@@ -30,5 +30,7 @@ if want packets; then
   echo "== cuda packets [t+$(($(date +%s) - start))s]"
   scripts/record_cuda_evidence.sh "$carry/bin" "$out/cuda" "$commit" "$fingerprint" > "$out/packets.log" 2>&1
   tail -5 "$out/packets.log"
+  # One file: the device tool brings back only a few files per call.
+  tar -cf "$out/cuda.tar" -C "$out" cuda && rm -rf "$out/cuda"
 fi
 echo "== done [t+$(($(date +%s) - start))s]"

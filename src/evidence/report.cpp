@@ -99,7 +99,9 @@ int write_report(const std::string& dir, const std::string& root) {
             "| {} | {} | {} | {} | {} | {} | {} | {} |\n", lp.relative, device, c.value("name", "?"),
             duration(d[c.value("primary_domain", "")].value("median_ns", 0.0)),
             duration(d["native_call"].value("median_ns", 0.0)), duration(c["overhead_ns"]),
-            duration(c.value("target_overhead_ns", 0.0)) + (c.value("meets_target", false) ? " (met)" : " (not met)"),
+            c.contains("meets_target") ? duration(c.value("target_overhead_ns", 0.0)) +
+                                             (c["meets_target"].get<bool>() ? " (met)" : " (not met)")
+                                       : std::string("-"),
             verdict_name(v.verdict));
         continue;
       }

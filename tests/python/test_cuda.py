@@ -157,10 +157,16 @@ def test_one_graph_on_two_streams_keeps_its_intermediates_apart():
         torch.testing.assert_close(got, scores_reference(x, w), rtol=1e-4, atol=1e-5)
 
 
-def test_one_kernel_launches_directly():
+def test_one_kernel_is_a_graph_too():
     p = _core.Program(RMS_SILU, "cuda")
-    p(*inputs())
-    assert [launch["graph"] for launch in p.last_launches] == [False]
+    x, w, g = inputs(9)
+    (y,) = p(x, w, g)
+    assert [launch["graph"] for launch in p.last_launches] == [True]
+    x2, w2, g2 = inputs(10)
+    (y2,) = p(x2, w2, g2)  # its arguments follow the arrays
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, reference(x, w, g), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(y2, reference(x2, w2, g2), rtol=1e-5, atol=1e-5)
 
 
 def test_a_named_stream_takes_torch_tensors_through_the_dlpack_handshake():

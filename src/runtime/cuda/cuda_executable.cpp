@@ -94,7 +94,7 @@ struct CudaExecutable::DeviceBinding : Binding {
 struct CudaExecutable::DeviceRuns {
   std::mutex mu;
   DeviceBinding binding;
-  bool as_graph = false;             // several kernels, none from a library
+  bool as_graph = false;             // kernels to launch, none from a library
   std::vector<CUdeviceptr> applied;  // per slot: the pointer the kernels' arguments hold
   std::vector<int>
       per_call_slots;  // allocated on the caller's stream each call: results (and, without a graph, intermediates)
@@ -151,7 +151,7 @@ CudaExecutable CudaExecutable::load(const ir::Module& m, const std::string& func
     launching += e.h_.kernels[s.kernel].grid > 0;
     library |= e.libraries_[s.kernel] != nullptr;
   }
-  e.device_->as_graph = launching > 1 && !library;
+  e.device_->as_graph = launching > 0 && !library;
   for (const HostSchedule::Step& s : e.h_.steps) {
     const ir::KernelDesc& k = e.h_.kernels[s.kernel];
     e.device_launches_.push_back(

@@ -69,9 +69,10 @@ class CudaExecutable final : public Executable {
 
   // Runs on the caller's device memory without copies: the launches are
   // enqueued on the caller's `stream` and not waited for, the results
-  // allocated on that stream. A program of several kernels goes as one CUDA
-  // graph, built on the first call; later calls only update the arguments of
-  // the kernels whose buffers moved. Its intermediates live in buffers the
+  // allocated on that stream. The kernels go as one CUDA graph (a graph
+  // launch costs the host less than one cuLaunchKernel, even for a single
+  // kernel), built on the first call; later calls only update the arguments
+  // of the kernels whose buffers moved. Intermediates live in buffers the
   // graph owns, which is safe because the driver orders every launch of a
   // graph after the previous one, whatever the stream. A program with a
   // library kernel launches kernel by kernel, intermediates allocated per call.
