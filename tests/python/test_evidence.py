@@ -57,7 +57,7 @@ def seal(body, path):
 
 def test_a_call_overhead_packet_verifies_and_its_overhead_is_rederived(tmp_path):
     v = evidence.verify(seal(overhead_body(), tmp_path / "ok.packet.json"), source_root=ROOT)
-    assert v.verdict == "unsealed"  # a test tree is dirty, or its packet said so: never fresh
+    assert v.verdict in ("fresh", "unsealed")  # sealed from a clean tree (a CI clone), else unsealed
     assert v.packet["kind"] == "call_overhead" and v.packet["cases"][0]["meets_target"] is True
 
 
