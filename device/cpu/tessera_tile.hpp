@@ -282,7 +282,7 @@ template <class T, int N> inline tile<T, N> divf(tile<T, N> a, tile<T, N> b) {
 template <class T> inline T divf(T a, T b) { return a / b; }
 
 // ---- pointwise math --------------------------------------------------------
-// exp/log/tanh/erfc/pow of a part go to glibc's libmvec (vector variants of
+// exp/log/tanh/erfc/pow/sin/cos/exp2/log2/erf of a part go to glibc's libmvec (vector variants of
 // libm, <= 4 ulp, IEEE special cases kept) through its _ZGV entry points,
 // called directly: glibc declares them only under -ffast-math, and GCC's
 // auto-vectorizer would pick the 256-bit variants on AVX-512 machines that
@@ -341,6 +341,11 @@ TSR_MV_OP1(exp, false)
 TSR_MV_OP1(log, false)
 TSR_MV_OP1(tanh, false)
 TSR_MV_OP1(erfc, true)
+TSR_MV_OP1(sin, false)
+TSR_MV_OP1(cos, false)
+TSR_MV_OP1(exp2, false)
+TSR_MV_OP1(log2, false)
+TSR_MV_OP1(erf, false)
 TSR_MV_OP2(pow)
 #undef TSR_MV_OP1
 #undef TSR_MV_OP2
@@ -361,6 +366,11 @@ TSR_MV_OP2(pow)
   TSR_MV_ISA1(log, I, NF, ND, TF, TD) \
   TSR_MV_ISA1(tanh, I, NF, ND, TF, TD) \
   TSR_MV_ISA1(erfc, I, NF, ND, TF, TD) \
+  TSR_MV_ISA1(sin, I, NF, ND, TF, TD)  \
+  TSR_MV_ISA1(cos, I, NF, ND, TF, TD)  \
+  TSR_MV_ISA1(exp2, I, NF, ND, TF, TD) \
+  TSR_MV_ISA1(log2, I, NF, ND, TF, TD) \
+  TSR_MV_ISA1(erf, I, NF, ND, TF, TD)  \
   TSR_MV_ISA2(pow, I, NF, ND, TF, TD)
 #if TSR_MV_BYTES >= 16
 TSR_MV_ISA(b, 4, 2, f4, d2)
@@ -412,6 +422,20 @@ template <class V> inline V vsqrt(V x) {
     return x;
   }
 }
+// floor, ceil and round half to even (numpy's rint), lane by lane: exact.
+#define TSR_LANEWISE(NAME, F)                                                             \
+  template <class V> inline V NAME(V x) {                                                 \
+    if constexpr (std::is_arithmetic_v<V>) {                                              \
+      return F(x);                                                                        \
+    } else {                                                                              \
+      for (int i = 0; i < int(sizeof(V) / sizeof(x[0])); ++i) x[i] = F(x[i]);            \
+      return x;                                                                           \
+    }                                                                                     \
+  }
+TSR_LANEWISE(vfloor, std::floor)
+TSR_LANEWISE(vceil, std::ceil)
+TSR_LANEWISE(vrint, std::nearbyint)
+#undef TSR_LANEWISE
 template <class V> inline V vfma(V a, V b, V c) {
   if constexpr (std::is_arithmetic_v<V>) {
     return __builtin_fma(a, b, c);
@@ -533,6 +557,14 @@ TSR_UNARY(fn_log, mv::apply<mv::log_op>(x))
 TSR_UNARY(fn_sqrt, vsqrt(x))
 TSR_UNARY(fn_rsqrt, 1 / vsqrt(x))
 TSR_UNARY(fn_tanh, mv::apply<mv::tanh_op>(x))
+TSR_UNARY(fn_sin, mv::apply<mv::sin_op>(x))
+TSR_UNARY(fn_cos, mv::apply<mv::cos_op>(x))
+TSR_UNARY(fn_exp2, mv::apply<mv::exp2_op>(x))
+TSR_UNARY(fn_log2, mv::apply<mv::log2_op>(x))
+TSR_UNARY(fn_erf, mv::apply<mv::erf_op>(x))
+TSR_UNARY(fn_floor, vfloor(x))
+TSR_UNARY(fn_ceil, vceil(x))
+TSR_UNARY(fn_round, vrint(x))
 TSR_UNARY(fn_sigmoid, via_f64(x, [](auto d, auto libm) { return k_xsigmoid<decltype(libm)::value>(decltype(d){} + 1, d, decltype(d){}); }))
 TSR_UNARY(fn_relu, x < 0 ? bcast<V>(0) : x)  // NaN < 0 is false: NaN stays
 TSR_UNARY(fn_silu, via_f64(x, [](auto d, auto libm) { return k_xsigmoid<decltype(libm)::value>(d, d, decltype(d){}); }))

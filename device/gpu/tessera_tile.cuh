@@ -511,6 +511,16 @@ TSR_UNARY(fn_silu, clamp_neg_inf(x) * f_sigmoid(x), k_xsigmoid(x, x, 0.0))
 TSR_UNARY(fn_gelu, f_gelu(x), k_gelu(x))
 TSR_UNARY(fn_gelu_tanh, clamp_neg_inf(x) * f_sigmoid(1.5957691216057308f * (x + 0.044715f * x * x * x)),
           k_gelu_tanh(x))
+// libdevice's accurate forms (no -use_fast_math): sinf/cosf reduce large
+// arguments exactly; rint rounds half to even, as numpy's round does.
+TSR_UNARY(fn_sin, sinf(x), sin(x))
+TSR_UNARY(fn_cos, cosf(x), cos(x))
+TSR_UNARY(fn_exp2, exp2f(x), exp2(x))
+TSR_UNARY(fn_log2, log2f(x), log2(x))
+TSR_UNARY(fn_erf, erff(x), erf(x))
+TSR_UNARY(fn_floor, floorf(x), floor(x))
+TSR_UNARY(fn_ceil, ceilf(x), ceil(x))
+TSR_UNARY(fn_round, rintf(x), rint(x))
 #undef TSR_UNARY
 
 __device__ __forceinline__ float m_pow(float x, float y) { return powf(x, y); }

@@ -184,12 +184,19 @@ template <class T, class U> T as_type(U x) {
 }
 
 using std::abs;
+using std::ceil;
+using std::cos;
 using std::exp;
+using std::exp2;
 using std::fabs;
+using std::floor;
 using std::isinf;
 using std::isnan;
 using std::log;
+using std::log2;
 using std::pow;
+using std::rint;
+using std::sin;
 using std::sqrt;
 using std::tanh;
 inline float rsqrt(float x) { return 1.0f / std::sqrt(x); }

@@ -158,6 +158,13 @@ TSR_UNARY(fn_relu, x < 0 ? 0.0f : x)  // NaN < 0 is false: NaN stays
 TSR_UNARY(fn_sigmoid, f_sigmoid(x))
 TSR_UNARY(fn_silu, x == -inf<float>() ? -0.0f : x * f_sigmoid(x))
 TSR_UNARY(fn_gelu_tanh, x == -inf<float>() ? -0.0f : x * f_sigmoid(1.5957691216057308f * (x + 0.044715f * x * x * x)))
+TSR_UNARY(fn_sin, sin(x))
+TSR_UNARY(fn_cos, cos(x))
+TSR_UNARY(fn_exp2, exp2(x))
+TSR_UNARY(fn_log2, log2(x))
+TSR_UNARY(fn_floor, floor(x))
+TSR_UNARY(fn_ceil, ceil(x))
+TSR_UNARY(fn_round, rint(x))  // half to even, as numpy's round
 #undef TSR_UNARY
 
 #define TSR_BINARY(NAME, EXPR)                                                     \

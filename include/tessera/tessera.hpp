@@ -51,6 +51,8 @@ class GraphBuilder {
   // or binary ("add", "max", ...; numpy broadcasting) op name without "tessera.".
   ir::Value* unary(const std::string& fn, ir::Value* x);
   ir::Value* binary(const std::string& fn, ir::Value* a, ir::Value* b);
+  // min(max(x, lo), hi), NaN kept; an infinite bound is left out of the op.
+  ir::Value* clamp(ir::Value* x, double lo, double hi);
   ir::Value* cast(ir::Value* x, DType to);
   ir::Value* constant(double value, const ir::Type& type);
   // Row ops: softmax/log_softmax over `axis`; the norms over the last axis.

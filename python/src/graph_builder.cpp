@@ -54,6 +54,7 @@ void bind_graph_builder(nb::module_& m) {
           nb::arg("name"), nb::arg("dtype"), nb::arg("shape"), ref)
       .def("unary", &G::unary, nb::arg("fn"), nb::arg("x"), ref)
       .def("binary", &G::binary, nb::arg("fn"), nb::arg("a"), nb::arg("b"), ref)
+      .def("clamp", &G::clamp, nb::arg("x"), nb::arg("lo"), nb::arg("hi"), ref)
       .def(
           "cast", [](G& g, ir::Value* x, const std::string& dtype) { return g.cast(x, dtype_named(dtype)); },
           nb::arg("x"), nb::arg("dtype"), ref)

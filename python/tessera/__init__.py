@@ -15,9 +15,10 @@ docs/python.md is the reference; every error is a tessera.Error with a stable co
 """
 from . import _core
 from ._jit import CompiledProgram, JitFunction, compile, jit
-from ._trace import (Tensor, abs, add, astype, bfloat16, cast, div, exp, float16, float32, float64, gelu,
-                     layer_norm, log, log_softmax, matmul, max, maximum, mean, min, minimum, mul, neg, pow,
-                     prod, relu, rms_norm, rsqrt, sigmoid, silu, softmax, sqrt, sub, sum, tanh)
+from ._trace import (Tensor, abs, add, astype, bfloat16, cast, ceil, clamp, cos, div, erf, exp, exp2, float16,
+                     float32, float64, floor, gelu, layer_norm, log, log2, log_softmax, matmul, max, maximum,
+                     mean, min, minimum, mul, neg, pow, prod, relu, rms_norm, round, rsqrt, sigmoid, silu, sin,
+                     softmax, sqrt, sub, sum, tanh)
 from .errors import (ArgumentError, CheckError, Error, ExecutionError, InternalError, ParseError, TraceError,
                      VerifyError)
 
@@ -31,6 +32,7 @@ __all__ = [
     "InternalError",
     "float16", "bfloat16", "float32", "float64",
     "neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "silu",
+    "sin", "cos", "exp2", "log2", "erf", "floor", "ceil", "round", "clamp",
     "add", "sub", "mul", "div", "maximum", "minimum", "pow", "cast", "astype",
     "softmax", "log_softmax", "layer_norm", "rms_norm", "matmul", "sum", "mean", "max", "min", "prod",
 ]

@@ -23,6 +23,7 @@ from .errors import TraceError
 
 __all__ = ["Tensor", "float16", "bfloat16", "float32", "float64", "dtype_name",
            "neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "silu",
+           "sin", "cos", "exp2", "log2", "erf", "floor", "ceil", "round", "clamp",
            "add", "sub", "mul", "div", "maximum", "minimum", "pow", "cast", "astype",
            "softmax", "log_softmax", "layer_norm", "rms_norm", "matmul", "sum", "mean", "max", "min", "prod"]
 
@@ -177,6 +178,15 @@ class Tensor:
         """The tensor converted to another element type (rounded to nearest even)."""
         return cast(self, dtype)
 
+    def clip(self, min: Optional[float] = None, max: Optional[float] = None) -> "Tensor":
+        """Values limited to [min, max], as numpy's clip (NaN stays NaN)."""
+        return clamp(self, min, max)
+
+    def __round__(self, ndigits: Optional[int] = None) -> "Tensor":
+        if ndigits not in (None, 0):
+            raise TraceError("E940", "round(t, ndigits): Graph IR has no such operation (ndigits other than 0)")
+        return round(self)
+
     # -- numpy functions on a traced tensor ------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         # numpy calls this for np.exp(t), and for np.float32(2) * t: the ufuncs Graph IR has become its ops,
@@ -232,7 +242,7 @@ for _name, _symbol in (("floordiv", "//"), ("mod", "%"), ("divmod", "divmod"), (
                        ("xor", "^"), ("lshift", "<<"), ("rshift", ">>")):
     setattr(Tensor, f"__{_name}__", _no_operator(_symbol))
     setattr(Tensor, f"__r{_name}__", _no_operator(_symbol))
-for _name, _symbol in (("invert", "~"), ("round", "round()"), ("trunc", "math.trunc()"),
+for _name, _symbol in (("invert", "~"), ("trunc", "math.trunc()"),
                        ("floor", "math.floor()"), ("ceil", "math.ceil()"), ("reversed", "reversed()")):
     setattr(Tensor, f"__{_name}__", _no_operator(_symbol))
 
@@ -371,6 +381,59 @@ def silu(x: Tensor) -> Tensor:
     return _unary("silu", x)
 
 
+def sin(x: Tensor) -> Tensor:
+    """The sine, x in radians (tessera.sin)."""
+    return _unary("sin", x)
+
+
+def cos(x: Tensor) -> Tensor:
+    """The cosine, x in radians (tessera.cos)."""
+    return _unary("cos", x)
+
+
+def exp2(x: Tensor) -> Tensor:
+    """2**x (tessera.exp2)."""
+    return _unary("exp2", x)
+
+
+def log2(x: Tensor) -> Tensor:
+    """The base-2 logarithm (tessera.log2)."""
+    return _unary("log2", x)
+
+
+def erf(x: Tensor) -> Tensor:
+    """The error function (tessera.erf; the Metal lane has none, E502)."""
+    return _unary("erf", x)
+
+
+def floor(x: Tensor) -> Tensor:
+    """The largest integer <= x, in x's dtype (tessera.floor)."""
+    return _unary("floor", x)
+
+
+def ceil(x: Tensor) -> Tensor:
+    """The smallest integer >= x, in x's dtype (tessera.ceil)."""
+    return _unary("ceil", x)
+
+
+def round(x: Tensor) -> Tensor:
+    """x rounded to the nearest integer, halves to even, as np.round and np.rint (tessera.round)."""
+    return _unary("round", x)
+
+
+def clamp(x: Tensor, min: Optional[float] = None, max: Optional[float] = None) -> Tensor:
+    """min(max(x, min), max), as np.clip: NaN stays NaN, and min > max gives max (tessera.clamp)."""
+    if min is None and max is None:
+        raise TraceError("E948", "ts.clamp needs min, max or both")
+    for name, bound in (("min", min), ("max", max)):
+        if bound is not None and not isinstance(bound, numbers.Real):
+            raise TraceError("E948", f"ts.clamp: {name} must be a number (a tensor bound is ts.maximum/minimum)")
+    v = _value(x, "clamp")
+    lo = -float("inf") if min is None else float(min)
+    hi = float("inf") if max is None else float(max)
+    return Tensor(x._trace, x._trace.builder.clamp(v, lo, hi))
+
+
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     """GELU: exact, x * Phi(x) with erf (approximate="none"), or its tanh form (approximate="tanh")."""
     if approximate not in ("none", "tanh"):
@@ -506,4 +569,5 @@ def prod(x: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
 # numpy ufuncs on traced tensors (np.exp(t), np.float32(2) * t) become these ops.
 _UFUNCS = {"add": add, "subtract": sub, "multiply": mul, "divide": div, "true_divide": div, "power": pow,
            "maximum": maximum, "minimum": minimum, "negative": neg, "absolute": abs, "exp": exp, "log": log,
-           "sqrt": sqrt, "tanh": tanh, "matmul": matmul, "positive": lambda x: x}
+           "sqrt": sqrt, "tanh": tanh, "matmul": matmul, "positive": lambda x: x, "sin": sin, "cos": cos,
+           "exp2": exp2, "log2": log2, "floor": floor, "ceil": ceil, "rint": round}

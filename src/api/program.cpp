@@ -1,5 +1,7 @@
 #include "tessera/tessera.hpp"
 
+#include <cmath>
+
 #include "ir/graph_dialect.hpp"
 #include "ir/ir.hpp"
 #include "ir/parser.hpp"
@@ -72,6 +74,13 @@ Value* GraphBuilder::unary(const std::string& fn, Value* x) {
 Value* GraphBuilder::binary(const std::string& fn, Value* a, Value* b) {
   if (!a->type.is_tensor() || !b->type.is_tensor()) fail("E207", "tessera." + fn + " takes tensors");
   return add("tessera." + fn, {a, b}, {}, Type::tensor(a->type.dtype, broadcast_shapes(a->type.shape, b->type.shape)));
+}
+
+Value* GraphBuilder::clamp(Value* x, double lo, double hi) {
+  AttrDict attrs;
+  if (!std::isinf(lo) || lo > 0) attrs["min"] = Attr(lo);  // -inf: no lower bound
+  if (!std::isinf(hi) || hi < 0) attrs["max"] = Attr(hi);
+  return add("tessera.clamp", {x}, std::move(attrs), x->type);
 }
 
 Value* GraphBuilder::cast(Value* x, DType to) { return add("tessera.cast", {x}, {}, Type::tensor(to, x->type.shape)); }

@@ -32,7 +32,9 @@ Type reduce_result_type(const Type& input, const ReduceSpec& spec);
 //   %y = tessera.softmax %x {axis = -1} : tensor<MxNxf32> -> tensor<MxNxf32>
 //   %n = tessera.layer_norm %x, %w, %b {eps = 1.0e-05} : (tensor<MxN..>, tensor<N..>, tensor<N..>) -> tensor<MxN..>
 // Binary ops broadcast numpy-style and need operands of one dtype (E209).
-bool is_unary_op(const std::string& name);      // tessera.neg abs exp log sqrt rsqrt tanh sigmoid relu gelu silu
+// tessera.neg abs exp log sqrt rsqrt tanh sigmoid relu gelu silu sin cos exp2
+// log2 erf floor ceil round clamp
+bool is_unary_op(const std::string& name);
 bool is_binary_op(const std::string& name);     // tessera.add sub mul div max min pow
 bool is_pointwise_op(const std::string& name);  // unary, binary, cast, constant
 bool is_row_op(const std::string& name);        // tessera.softmax log_softmax layer_norm rms_norm
@@ -41,6 +43,12 @@ std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::
                                       const SourceLoc& loc = {});
 // The pointwise function an op computes: "exp", "add", "gelu_tanh", "cast", "constant".
 std::string pointwise_fn(const Op& op);
+// tessera.clamp's bounds: min(max(x, lo), hi) (numpy's clip; lo > hi gives
+// hi); a missing bound is infinite. E211 unless one is given and neither is NaN.
+struct ClampBounds {
+  double lo, hi;
+};
+ClampBounds clamp_bounds(const Op& op);
 // Row ops: the normalized axis (softmax, log_softmax; last axis for the norms) and eps.
 int64_t row_op_axis(const Op& op);
 double row_op_eps(const Op& op);

@@ -2,6 +2,8 @@
 // and row ops (softmax, log_softmax, layer_norm, rms_norm): their attributes
 // and the types their results must have.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <set>
 
 #include "ir/graph_dialect.hpp"
@@ -10,8 +12,9 @@ namespace tessera::ir {
 
 namespace {
 
-const std::set<std::string> kUnary = {"neg",  "abs",     "exp",  "log",  "sqrt", "rsqrt",
-                                      "tanh", "sigmoid", "relu", "gelu", "silu"};
+const std::set<std::string> kUnary = {"neg",     "abs",  "exp",   "log",  "sqrt",  "rsqrt", "tanh",
+                                      "sigmoid", "relu", "gelu",  "silu", "sin",   "cos",   "exp2",
+                                      "log2",    "erf",  "floor", "ceil", "round", "clamp"};
 const std::set<std::string> kBinary = {"add", "sub", "mul", "div", "max", "min", "pow"};
 
 std::string short_name(const std::string& name) {
@@ -88,6 +91,14 @@ std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::
   return out;
 }
 
+ClampBounds clamp_bounds(const Op& op) {
+  if (!op.attr("min") && !op.attr("max")) bad(op, "E211", "needs 'min', 'max' or both");
+  ClampBounds b{float_attr(op, "min", -std::numeric_limits<double>::infinity()),
+                float_attr(op, "max", std::numeric_limits<double>::infinity())};
+  if (std::isnan(b.lo) || std::isnan(b.hi)) bad(op, "E211", "'min' and 'max' must be numbers, not NaN");
+  return b;
+}
+
 std::string pointwise_fn(const Op& op) {
   std::string s = short_name(op.name);
   if (s == "gelu") {
@@ -140,6 +151,9 @@ void verify_pointwise_or_row_op(const Op& op) {
       const Attr* a = op.attr("approximate");
       if (a && (!a->as_string() || (*a->as_string() != "none" && *a->as_string() != "tanh")))
         bad(op, "E211", "'approximate' must be \"none\" or \"tanh\"");
+    } else if (s == "clamp") {
+      allow_attrs(op, {"min", "max"});
+      clamp_bounds(op);
     } else {
       allow_attrs(op, {});
     }

@@ -136,9 +136,10 @@ std::unique_ptr<Op> new_tile_kernel(const std::string& sym, int64_t programs, in
 }
 
 int map_arity(const std::string& fn) {
-  static const std::set<std::string> unary = {"neg",       "abs",  "exp",       "log",        "sqrt",
-                                              "rsqrt",     "tanh", "sigmoid",   "relu",       "gelu",
-                                              "gelu_tanh", "silu", "round_f16", "round_bf16", "round_f32"};
+  static const std::set<std::string> unary = {"neg",  "abs",       "exp",        "log",       "sqrt",      "rsqrt",
+                                              "tanh", "sigmoid",   "relu",       "gelu",      "gelu_tanh", "silu",
+                                              "sin",  "cos",       "exp2",       "log2",      "erf",       "floor",
+                                              "ceil", "round_f16", "round_bf16", "round_f32", "round"};
   static const std::set<std::string> binary = {"add", "sub", "mul", "div", "max", "min", "pow"};
   return unary.count(fn) ? 1 : binary.count(fn) ? 2 : 0;
 }

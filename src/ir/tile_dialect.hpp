@@ -82,8 +82,9 @@ std::unique_ptr<Op> new_tile_kernel(const std::string& sym, int64_t programs, in
                                     const std::string& artifact_hash);
 
 // Operands of a tile.map function: 1 (neg abs exp log sqrt rsqrt tanh sigmoid
-// relu gelu gelu_tanh silu round_f16 round_bf16 round_f32), 2 (add sub mul div
-// max min pow), or 0 for an unknown name.
+// relu gelu gelu_tanh silu sin cos exp2 log2 erf floor ceil round, and
+// round_f16 round_bf16 round_f32: rounding to a storage type), 2 (add sub mul
+// div max min pow), or 0 for an unknown name.
 int map_arity(const std::string& fn);
 
 // The identity of a combine kind (sum 0, prod 1, max -inf, min +inf).

@@ -14,6 +14,7 @@ namespace tessera::oracle::detail {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 const std::map<std::string, Pointwise>& binary_ops() {
   static const std::map<std::string, Pointwise> m = {
@@ -26,10 +27,13 @@ const std::map<std::string, Pointwise>& binary_ops() {
 
 const std::map<std::string, Pointwise>& unary_ops() {
   static const std::map<std::string, Pointwise> m = {
-      {"tessera.neg", Pointwise::Neg},   {"tessera.abs", Pointwise::Abs},         {"tessera.exp", Pointwise::Exp},
-      {"tessera.log", Pointwise::Log},   {"tessera.sqrt", Pointwise::Sqrt},       {"tessera.rsqrt", Pointwise::Rsqrt},
-      {"tessera.tanh", Pointwise::Tanh}, {"tessera.sigmoid", Pointwise::Sigmoid}, {"tessera.relu", Pointwise::Relu},
-      {"tessera.gelu", Pointwise::Gelu}, {"tessera.silu", Pointwise::Silu},
+      {"tessera.neg", Pointwise::Neg},     {"tessera.abs", Pointwise::Abs},         {"tessera.exp", Pointwise::Exp},
+      {"tessera.log", Pointwise::Log},     {"tessera.sqrt", Pointwise::Sqrt},       {"tessera.rsqrt", Pointwise::Rsqrt},
+      {"tessera.tanh", Pointwise::Tanh},   {"tessera.sigmoid", Pointwise::Sigmoid}, {"tessera.relu", Pointwise::Relu},
+      {"tessera.gelu", Pointwise::Gelu},   {"tessera.silu", Pointwise::Silu},       {"tessera.sin", Pointwise::Sin},
+      {"tessera.cos", Pointwise::Cos},     {"tessera.exp2", Pointwise::Exp2},       {"tessera.log2", Pointwise::Log2},
+      {"tessera.erf", Pointwise::Erf},     {"tessera.floor", Pointwise::Floor},     {"tessera.ceil", Pointwise::Ceil},
+      {"tessera.round", Pointwise::Round}, {"tessera.clamp", Pointwise::Clamp},
   };
   return m;
 }
@@ -71,6 +75,14 @@ double unary_value(Pointwise op, double x) {
       const double w = std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x);
       return x / (1 + std::exp(-2 * w));
     }
+    case Pointwise::Sin: return std::sin(x);
+    case Pointwise::Cos: return std::cos(x);
+    case Pointwise::Exp2: return std::exp2(x);
+    case Pointwise::Log2: return std::log2(x);
+    case Pointwise::Erf: return std::erf(x);
+    case Pointwise::Floor: return std::floor(x);
+    case Pointwise::Ceil: return std::ceil(x);
+    case Pointwise::Round: return std::nearbyint(x);  // half to even (the default rounding mode), as numpy
     default: return kNaN;
   }
 }
@@ -145,6 +157,7 @@ void eval_binary(const ir::Op& op, Pointwise fn, const Source& a, const Source& 
 }
 
 void eval_unary(const ir::Op& op, Pointwise fn, const Source& x, Need need, Expected& e) {
+  double lo = -kInf, hi = kInf;  // tessera.clamp's bounds
   if (fn == Pointwise::Gelu) {
     only_attrs(op, {"approximate"});
     if (const ir::Attr* a = op.attr("approximate")) {
@@ -152,6 +165,12 @@ void eval_unary(const ir::Op& op, Pointwise fn, const Source& x, Need need, Expe
       if (!s || (*s != "none" && *s != "tanh")) bad_op(op, "'approximate' must be \"none\" or \"tanh\"");
       if (*s == "tanh") fn = Pointwise::GeluTanh;
     }
+  } else if (fn == Pointwise::Clamp) {
+    only_attrs(op, {"min", "max"});
+    if (!op.attr("min") && !op.attr("max")) bad_op(op, "needs 'min', 'max' or both");
+    lo = float_attr(op, "min", -kInf);
+    hi = float_attr(op, "max", kInf);
+    if (std::isnan(lo) || std::isnan(hi)) bad_op(op, "'min' and 'max' must be numbers, not NaN");
   } else {
     only_attrs(op, {});
   }
@@ -161,7 +180,11 @@ void eval_unary(const ir::Op& op, Pointwise fn, const Source& x, Need need, Expe
   const int64_t n = product(x.shape());
   for (int64_t i = 0; i < n; ++i) {
     if (!needed(need, i)) continue;
-    const double v = x.at(i), val = fn == Pointwise::Cast ? v : unary_value(fn, v);
+    const double v = x.at(i);
+    // clamp: min(max(x, lo), hi) with NaN kept (numpy's clip; lo > hi gives hi).
+    const double val = fn == Pointwise::Cast    ? v
+                       : fn == Pointwise::Clamp ? (std::isnan(v) ? v : std::min(std::max(v, lo), hi))
+                                                : unary_value(fn, v);
     e.value[i] = val;
     e.tolerance[i] = unary_tolerance(fn, v, x.tol(i), val, x.dtype(), e.dtype);
   }

@@ -233,6 +233,31 @@ double unary_tolerance(Pointwise op, double x, double t, double value, DType in,
     case Pointwise::GeluTanh:
       p = t * tail_slope(op, x, t);
       return assemble(value, p, transcendental(av + p, in) + kCt * u * ax, out);
+    case Pointwise::Sin:
+    case Pointwise::Cos: p = std::min(t, 2.0); return assemble(value, p, transcendental(av + p, in), out);
+    case Pointwise::Exp2:
+      p = t > 0 ? av * std::expm1(t * M_LN2) : 0.0;
+      return assemble(value, p, transcendental(av + sane(p), in), out);
+    case Pointwise::Log2:
+      p = t == 0 ? 0.0 : x - t > 0 ? -std::log1p(-t / x) / M_LN2 : kInf;
+      return assemble(value, p, transcendental(av + sane(p), in) + 1.5 * kCt * u, out);
+    case Pointwise::Erf: {
+      const double y0 = nearest_to_zero(x, t);
+      p = std::min(t * M_2_SQRTPI * std::exp(-y0 * y0), 2.0);
+      return assemble(value, p, transcendental(av + p, in), out);
+    }
+    case Pointwise::Floor:
+    case Pointwise::Ceil:
+    case Pointwise::Round: {
+      if (t > 0) {
+        auto f = [&](double y) {
+          return op == Pointwise::Floor ? std::floor(y) : op == Pointwise::Ceil ? std::ceil(y) : std::nearbyint(y);
+        };
+        p = std::max(std::fabs(f(x + t) - value), std::fabs(value - f(x - t)));
+      }
+      return assemble(value, p, 0.0, out, /*exact=*/true);
+    }
+    case Pointwise::Clamp: return assemble(value, t, one_rounding(av + t, in), out);
     default: break;
   }
   return kInf;

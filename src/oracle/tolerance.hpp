@@ -90,6 +90,13 @@
 //   silu              t * 1.1  (|silu'| <= 1.0998)        T(M) + c_t*u*(|x|+t)
 //   gelu (both forms) t * 1.13 (|gelu'| <= 1.1290)        T(M) + c_t*u*(|x|+t)
 //                     (when x+t <= -3, |f'| grows with y there: t*|f'(x+t)|)
+//   sin, cos          min(t, 2)  (|f'| <= 1)                T(M)
+//   exp2              |v|*expm1(t ln 2)                   T(M)
+//   log2              -log1p(-t/x)/ln 2, inf if x-t <= 0   T(M) + 1.5 c_t*u  (as log)
+//   erf               min(t * 2/sqrt(pi) e^-y0^2, 2)      T(M)
+//   floor, ceil,      max |f(x +- t) - f(x)|              0 (exact; R only if P > 0)
+//   round             (the jump at an integer within reach)
+//   clamp             t                                   u*M + s/2 (the bound in the compute type)
 //   pow (a > t_a)     |v| * expm1(dL), dL = (|b|+tb)(-log1p(-ta/|a|)) + tb*|ln a|   T(M)
 //       (|a| <= ta)   |v| + max(A^(b-tb), A^(b+tb)), A = |a|+ta, if b-tb > 0, else inf
 //       (a < 0, tb>0) inf (a non-integer exponent gives NaN)
@@ -230,6 +237,15 @@ enum class Pointwise {
   Silu,  // unary
   Gelu,
   GeluTanh,
+  Sin,
+  Cos,
+  Exp2,
+  Log2,
+  Erf,
+  Floor,
+  Ceil,
+  Round,  // half to even
+  Clamp,  // the bounds are in the value; the tolerance needs none of them
   Cast,
 };
 

@@ -86,6 +86,9 @@ void check_expressible(const Op& kernel) {
                  ": MSL has no erf/erfc, so gelu (approximate = \"none\") cannot be "
                  "rendered for Metal; gelu approximate = \"tanh\" can",
              op->loc);
+      if (op->name == "tile.map" && tile_string(*op, "fn") == "erf")
+        fail("E502", "kernel @" + kernel.sym + ": MSL has no erf, so tessera.erf cannot be rendered for Metal",
+             op->loc);
       for (auto& inner : op->regions) walk(*inner);
     }
   };

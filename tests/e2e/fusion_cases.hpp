@@ -4,6 +4,7 @@
 #pragma once
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -100,8 +101,9 @@ std::vector<FusionCase> row_op_cases() {
 std::vector<FusionCase> pointwise_cases() {
   std::vector<FusionCase> out;
   int seed = 5000;
-  const std::vector<std::string> unary = {"neg",  "abs",     "exp",  "log",  "sqrt",      "rsqrt",
-                                          "tanh", "sigmoid", "relu", "gelu", "gelu_tanh", "silu"};
+  const std::vector<std::string> unary = {"neg",     "abs",  "exp",  "log",       "sqrt", "rsqrt", "tanh",
+                                          "sigmoid", "relu", "gelu", "gelu_tanh", "silu", "sin",   "cos",
+                                          "exp2",    "log2", "erf",  "floor",     "ceil", "round"};
   for (const auto& fn : unary)
     for (DType dt : {DType::F32, DType::BF16, DType::F64})
       for (bool special : {false, true}) {
@@ -114,6 +116,22 @@ std::vector<FusionCase> pointwise_cases() {
                          g.output(g.unary(fn, g.input("x", T(dt, {37, 129}))));
                        }});
       }
+  // clamp: both bounds, one, and min > max (every element is max)
+  struct Bounds {
+    const char* name;
+    double lo, hi;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const Bounds& b :
+       {Bounds{"both", -1.5, 0.3}, Bounds{"min", -0.25, inf}, Bounds{"max", -inf, 2.0}, Bounds{"crossed", 1.0, -1.0}})
+    for (DType dt : {DType::F32, DType::BF16, DType::F64}) {
+      ++seed;
+      out.push_back({"clamp_" + std::string(dtype_name(dt)) + "_" + b.name,
+                     {"special:seed=" + std::to_string(seed) + ",rate=0.02,lo=-3,hi=3"},
+                     [=](GraphBuilder& g) {
+                       g.output(g.clamp(g.input("x", T(dt, {37, 129})), b.lo, b.hi));
+                     }});
+    }
   // binary ops over several broadcasts
   struct Pair {
     std::vector<int64_t> a, b;

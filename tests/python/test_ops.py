@@ -72,8 +72,17 @@ UNARY = {
     "gelu": ([ts.gelu, lambda a: ts.gelu(a, approximate="none")],
              limit_at_minus_inf(lambda x: 0.5 * x * (1 + erf(x / np.sqrt(2))))),
     "gelu_tanh": ([lambda a: ts.gelu(a, approximate="tanh")], limit_at_minus_inf(gelu_tanh)),
+    "sin": ([ts.sin, np.sin], np.sin),
+    "cos": ([ts.cos, np.cos], np.cos),
+    "exp2": ([ts.exp2, np.exp2], np.exp2),
+    "log2": ([ts.log2, np.log2], np.log2),
+    "erf": ([ts.erf], erf),
+    "floor": ([ts.floor, np.floor], np.floor),
+    "ceil": ([ts.ceil, np.ceil], np.ceil),
+    "round": ([ts.round, np.rint, lambda a: round(a)], np.rint),
+    "clamp": ([lambda a: ts.clamp(a, -1.0, 2.0), lambda a: a.clip(-1.0, 2.0)], lambda x: np.clip(x, -1.0, 2.0)),
 }
-POSITIVE_ONLY = ("log", "sqrt", "rsqrt")
+POSITIVE_ONLY = ("log", "sqrt", "rsqrt", "log2")
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))
@@ -102,6 +111,29 @@ def test_unary_nan_inf_and_signed_zero(name, dtype):
 def test_unary_on_any_rank(shape, rng):
     x = rng.standard_normal(shape).astype(F32)
     close(run(ts.tanh, x), np.tanh(x.astype(F64)), F32)
+
+
+def test_round_takes_halves_to_even():
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 1e30], F32)
+    close(run(ts.round, x), np.rint(x), F32, **EXACT)
+
+
+def test_sin_and_cos_of_large_arguments(rng):
+    x = (rng.uniform(-1e5, 1e5, 301)).astype(F32)
+    close(run(ts.sin, x), np.sin(x.astype(F64)), F32, rtol=1e-5, atol=2e-6)
+    close(run(ts.cos, x), np.cos(x.astype(F64)), F32, rtol=1e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("lo,hi", [(-1.0, None), (None, 0.25), (2.0, -2.0)], ids=str)
+def test_clamp_bounds_as_numpy_clip(lo, hi, rng):
+    x = np.append(rng.standard_normal(40) * 3, [np.nan, np.inf, -np.inf, -0.0]).astype(F32)
+    close(run(lambda a: ts.clamp(a, lo, hi), x), np.clip(x, lo, hi), F32, **EXACT)
+
+
+def test_clamp_without_bounds_is_refused():
+    with pytest.raises(ts.TraceError) as e:
+        run(lambda a: ts.clamp(a), np.ones(3, F32))
+    assert e.value.code == "E948"
 
 
 # -- binary --------------------------------------------------------------------------------------------------

@@ -59,6 +59,31 @@ TEST(CudaRender, EveryStrategyCompilesWithNvrtc) {
   EXPECT_GE(compiled, 10);
 }
 
+// The unary math ops and clamp compile in every compute type (f32, f64, and
+// bf16 storage).
+TEST(CudaRender, MathOpsCompileWithNvrtc) {
+  try {
+    runtime::cuda::nvrtc();
+  } catch (const Error& e) {
+    GTEST_SKIP() << "NVRTC not available: " << e.what();
+  }
+  int compiled = 0;
+  for (DType dt : {DType::F32, DType::BF16, DType::F64}) {
+    GraphBuilder g("math");
+    ir::Value* x = g.input("x", ir::Type::tensor(dt, {300}));
+    for (const char* fn : {"sin", "cos", "exp2", "log2", "erf", "floor", "ceil", "round"}) g.output(g.unary(fn, x));
+    g.output(g.clamp(x, -1.0, 2.0));
+    auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
+    for (auto& op : target->ops) {
+      if (op->name != "target.kernel") continue;
+      ir::KernelDesc k = ir::read_kernel_desc(*op);
+      EXPECT_GT(runtime::cuda::nvrtc_compile(k.source, k.sym, "sm_90a").size(), 1000u) << k.sym;
+      ++compiled;
+    }
+  }
+  EXPECT_EQ(compiled, 27);
+}
+
 // The fused families' strategies (pointwise, reduce with a prologue, rowwise
 // resident / streamed / columns, f32 and bf16) compile too.
 TEST(CudaRender, FusedStrategiesCompileWithNvrtc) {

@@ -824,8 +824,41 @@ TEST(OraclePointwise, MalformedOpsAreE802) {
          "  %r = tessera.layer_norm %x, %w : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>", "tensor<2x4xf32>",
          {in.x, in.w});
   });
+  // clamp without a bound, with a NaN bound or an unknown attribute.
+  expect_error("E802", [&] { eval_unary("clamp", "", "tensor<3x2xf32>", a); });
+  expect_error("E802", [&] { eval_unary("clamp", "{low = 0.0}", "tensor<3x2xf32>", a); });
   // Unknown ops are still E802.
-  expect_error("E802", [&] { eval_unary("erf", "", "tensor<3x2xf32>", a); });
+  expect_error("E802", [&] { eval_unary("erfinv", "", "tensor<3x2xf32>", a); });
+}
+
+TEST(OraclePointwise, MathOpsAndClamp) {
+  Tensor x = make(DType::F32, {8}, {-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, NAN, -INFINITY});
+  const auto round = eval_unary("round", "", "tensor<8xf32>", x);
+  const double want_round[] = {-2, -2, -0.0, 0, 2, 2};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(round.value[i], want_round[i]) << i;
+  EXPECT_TRUE(std::signbit(round.value[2]));  // -0.5 rounds to -0
+  EXPECT_TRUE(std::isnan(round.value[6]));
+  EXPECT_EQ(round.value[7], -INFINITY);
+  EXPECT_EQ(eval_unary("floor", "", "tensor<8xf32>", x).value[0], -3);
+  EXPECT_EQ(eval_unary("ceil", "", "tensor<8xf32>", x).value[0], -2);
+  // min(max(x, lo), hi); NaN stays; crossed bounds give max.
+  const auto c = eval_unary("clamp", "{min = -1.0, max = 2.0}", "tensor<8xf32>", x);
+  EXPECT_EQ(c.value[0], -1);
+  EXPECT_EQ(c.value[5], 2);
+  EXPECT_TRUE(std::isnan(c.value[6]));
+  EXPECT_EQ(c.value[7], -1);
+  const auto crossed = eval_unary("clamp", "{min = 1.0, max = -1.0}", "tensor<8xf32>", x);
+  EXPECT_EQ(crossed.value[3], -1);
+  // Exact ops: no tolerance beyond the output rounding.
+  EXPECT_EQ(round.tolerance[0], 0);
+  Tensor y = make(DType::F32, {3}, {0.5f, 1000.0f, 3.0f});
+  const auto s = eval_unary("sin", "", "tensor<3xf32>", y);
+  EXPECT_NEAR(s.value[1], std::sin(1000.0), 1e-15);
+  EXPECT_GT(s.tolerance[1], 0);
+  EXPECT_LT(s.tolerance[1], 1e-5);  // a few f32 ulps of |sin(1000)| ~ 0.83, not a loose absolute bound
+  EXPECT_NEAR(eval_unary("exp2", "", "tensor<3xf32>", y).value[2], 8.0, 0);
+  EXPECT_NEAR(eval_unary("log2", "", "tensor<3xf32>", y).value[0], -1.0, 0);
+  EXPECT_NEAR(eval_unary("erf", "", "tensor<3xf32>", y).value[0], std::erf(0.5), 0);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "families/fused/expr_tile.hpp"
 
+#include <limits>
+
 #include "ir/graph_dialect.hpp"
 
 namespace tessera::families::fused {
@@ -28,6 +30,12 @@ Value* eval(TileBuilder& tb, const Region& body, const Value* v, const Type& lan
       // what an unfused one does; a cast to the compute type is exact.
       DType to = op.result()->type.dtype;
       out = to == lanes.dtype ? arg(0) : tb.map("round_" + std::string(dtype_name(to)), {arg(0)});
+    } else if (op.name == "tessera.clamp") {
+      // min(max(x, lo), hi): max and min propagate NaN, as numpy's clip does.
+      const ClampBounds b = clamp_bounds(op);
+      out = arg(0);
+      if (b.lo > -std::numeric_limits<double>::infinity()) out = tb.map("max", {out, tb.full(b.lo, lanes)});
+      if (b.hi < std::numeric_limits<double>::infinity()) out = tb.map("min", {out, tb.full(b.hi, lanes)});
     } else if (is_unary_op(op.name)) {
       out = tb.map(pointwise_fn(op), {arg(0)});
     } else if (is_binary_op(op.name)) {
