@@ -330,7 +330,10 @@ class Parser {
     expect("{");
     while (!try_consume("}")) {
       if (at_end()) error("E107", "unexpected end of input: missing '}'");
-      r.ops.push_back(op(depth));
+      std::unique_ptr<Op> o = op(depth);
+      for (auto& c : pending_) r.ops.push_back(std::move(c));
+      pending_.clear();
+      r.ops.push_back(std::move(o));
     }
   }
 
@@ -383,14 +386,20 @@ class Parser {
     if (o->name == "func") error_at(name_loc, "E100", "'func' is only allowed at the top level");
     if (try_consume("@")) o->sym = ident("a symbol name");
     std::vector<std::pair<std::string, SourceLoc>> operand_names;
-    if (peek_is('%')) {
+    std::vector<std::pair<size_t, Attr>> literals;  // operand index, value
+    if (peek_is('%') || peek_is_number()) {
       do {
         skip_ws();
         SourceLoc ol = loc();
-        operand_names.emplace_back(value_name(), ol);
+        if (peek() == '%') {
+          operand_names.emplace_back(value_name(), ol);
+        } else {
+          literals.emplace_back(operand_names.size(), number());
+          operand_names.emplace_back("", ol);
+        }
       } while (try_consume(","));
     }
-    for (auto& [n, ol] : operand_names) o->operands.push_back(use(n, ol));
+    for (auto& [n, ol] : operand_names) o->operands.push_back(n.empty() ? nullptr : use(n, ol));
     if (peek_is('{')) o->attrs = attr_dict();
     std::vector<Type> result_types;
     if (try_consume(":")) {
@@ -401,6 +410,8 @@ class Parser {
         error_at(tl, "E104",
                  "'" + echo(o->name) + "' has " + std::to_string(o->operands.size()) +
                      " operands but its signature lists " + std::to_string(in.size()) + " types");
+      for (auto& [i, value] : literals)
+        o->operands[i] = literal_constant(*o, depth, value, in[i], result_names, i, operand_names[i].second);
       for (size_t i = 0; i < in.size(); ++i)
         if (!(in[i] == o->operands[i]->type))
           error_at(operand_names[i].second, "E104",
@@ -425,8 +436,36 @@ class Parser {
     return o;
   }
 
+  // A number written as an operand of a Graph IR op (`tessera.mul %x, 2.0 :
+  // (tensor<4xf32>, tensor<f32>) -> ...`): a tessera.constant of the type the
+  // signature gives it, inserted before the op (region_body takes it from
+  // pending_) and named after the op's first result.
+  Value* literal_constant(const Op& o, int depth, const Attr& value, const Type& type,
+                          const std::vector<std::pair<std::string, SourceLoc>>& result_names, size_t index,
+                          const SourceLoc& l) {
+    if (depth != 1 || o.name.rfind("tessera.", 0) != 0 || result_names.empty())
+      error_at(l, "E100", "a number as an operand is allowed only for a Graph IR op (tessera.*) in a func body");
+    if (!type.is_tensor()) error_at(l, "E104", "a number operand needs a tensor type in the signature");
+    auto c = std::make_unique<Op>();
+    c->name = "tessera.constant";
+    c->loc = l;
+    c->attrs["value"] = value;
+    Value* v = c->add_result(result_names[0].first + ".lit" + std::to_string(index), type);
+    define(v, l);
+    pending_.push_back(std::move(c));
+    return v;
+  }
+
+  bool peek_is_number() {
+    skip_ws();
+    if (at_end()) return false;
+    const char c = peek();
+    return std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '+' || s_.compare(pos_, 3, "inf") == 0;
+  }
+
   const std::string& s_;
   std::string file_;
+  std::vector<std::unique_ptr<Op>> pending_;  // literal constants of the op being parsed
   size_t pos_ = 0;
   mutable size_t loc_pos_ = 0;
   mutable int loc_line_ = 1, loc_col_ = 1;
