@@ -85,16 +85,21 @@ namespace {
 // The DLPack capsule of `object`, or null to let nanobind ask for it.
 nb::object capsule_of(nb::handle object, Framework framework, size_t position,
                       std::optional<intptr_t> consumer_stream) {
-  if (consumer_stream && nb::hasattr(object, "__dlpack_device__")) {
-    const nb::tuple device = nb::borrow<nb::tuple>(object.attr("__dlpack_device__")());
-    if (nb::cast<int>(device[0]) == nb::device::cuda::value)
-      return object.attr("__dlpack__")(nb::arg("stream") = *consumer_stream);
-  }
-  if (framework != Framework::Torch) return {};
-  if (nb::cast<bool>(object.attr("requires_grad")) && nb::cast<bool>(torch_hooks().is_grad_enabled()))
+  const bool torch = framework == Framework::Torch;
+  if (torch && nb::cast<bool>(object.attr("requires_grad")) && nb::cast<bool>(torch_hooks().is_grad_enabled()))
     fail("E935", where(position) +
                      " is a torch tensor that requires grad while autograd is on: Tessera's kernels record no "
                      "gradient for torch (call under torch.no_grad(), or pass x.detach())");
+  if (consumer_stream && nb::hasattr(object, "__dlpack_device__")) {
+    const nb::tuple device = nb::borrow<nb::tuple>(object.attr("__dlpack_device__")());
+    if (nb::cast<int>(device[0]) == nb::device::cuda::value) {
+      // torch's __dlpack__ refuses a tensor that requires grad even under
+      // no_grad; its detached view is the same memory.
+      const nb::object exporter = torch ? object.attr("detach")() : nb::borrow(object);
+      return exporter.attr("__dlpack__")(nb::arg("stream") = *consumer_stream);
+    }
+  }
+  if (!torch) return {};
   try {
     return torch_hooks().to_dlpack(object);
   } catch (const nb::python_error&) {  // sparse, conjugated...: nanobind's import says no the same way

@@ -50,7 +50,10 @@ struct Dispatcher {
 
   // The results of the call, or `miss` when the arrays' key is new or they
   // cannot be taken as they are (the Python side then gives the error).
-  nb::object call(nb::tuple arrays, bool check, nb::handle stream, nb::handle miss) {
+  nb::object call(nb::tuple arrays, nb::handle check_flag, nb::handle stream, nb::handle miss) {
+    const int truth = PyObject_IsTrue(check_flag.ptr());  // any truthy value, as bool() takes it
+    if (truth < 0) throw nb::python_error();
+    const bool check = truth != 0;
     std::vector<BorrowedArray> in;
     try {
       in.reserve(arrays.size());
@@ -60,14 +63,18 @@ struct Dispatcher {
     }
     const auto found = entries.find(key_of(in));
     if (found == entries.end()) return nb::borrow(miss);
+    // Copies, not the entry: the run may release the GIL (or call Python), and
+    // another thread's add() may rehash the map meanwhile.
+    const nb::object held = found->second.program;
+    const bool single = found->second.single;
     ++hits;
-    last = found->second.program;
-    PyProgram& program = nb::cast<PyProgram&>(last);
+    last = held;
+    PyProgram& program = nb::cast<PyProgram&>(held);
     // A named stream changes how CUDA arrays are taken (the DLPack handshake).
     const nb::tuple out = stream.is_none()
                               ? run_program(program, in, stream, check)
                               : run_program(program, borrow_call_arrays(program, arrays, stream), stream, check);
-    return found->second.single ? nb::borrow(out[0]) : nb::object(out);
+    return single ? nb::borrow(out[0]) : nb::object(out);
   }
 
   void add(nb::tuple arrays, nb::object program, bool single) {

@@ -2,7 +2,7 @@
 
 A signature is each array's (device, dtype, shape). The first call with a new one traces the function over
 proxy tensors into Graph IR, compiles the text for the arrays' target and keeps the program; later calls
-with that signature go straight to it. Signatures whose traced text is the same share one program.
+with that signature go straight to it, through the native dispatcher (tessera._core.Dispatcher).
 """
 from __future__ import annotations
 
@@ -212,13 +212,18 @@ class JitFunction(_Callable):
         return out[0] if single else out
 
     def _lookup(self, arrays: tuple) -> Entry:
-        """The entry of the arrays' signature, traced and compiled if new."""
+        """The entry of the arrays' signature, traced and compiled if new, and known to the dispatcher."""
         signature = [_describe(a, i, self.__name__) for i, a in enumerate(arrays)]
         entry = self._signatures.get(tuple(signature))
         if entry is None:
             entry = self._specialize(signature)
             self._signatures[tuple(signature)] = entry
+        try:
+            # Again after a first call with arrays the dispatcher could not take (E930, E935...): a later
+            # call with good arrays of the signature then finds it.
             self._dispatcher.add(arrays, *entry)
+        except ArgumentError:
+            pass  # running the program raises the same error where it matters
         return entry
 
     def _specialize(self, signature: Signature) -> Entry:

@@ -178,8 +178,10 @@ class Tensor:
         """The tensor converted to another element type (rounded to nearest even)."""
         return cast(self, dtype)
 
-    def clip(self, min: Optional[float] = None, max: Optional[float] = None) -> "Tensor":
-        """Values limited to [min, max], as numpy's clip (NaN stays NaN)."""
+    def clip(self, min: Optional[float] = None, max: Optional[float] = None, out: Any = None) -> "Tensor":
+        """Values limited to [min, max], as numpy's clip (NaN stays NaN); np.clip(t, ...) lands here."""
+        if out is not None:
+            raise TraceError("E940", "clip(out=...): Graph IR has no such operation (results are new tensors)")
         return clamp(self, min, max)
 
     def __round__(self, ndigits: Optional[int] = None) -> "Tensor":
@@ -199,6 +201,11 @@ class Tensor:
 
     def __array_function__(self, func, types, args, kwargs):
         name = func.__name__
+        if name == "clip" and kwargs.get("out") is None and args and args[0] is self:
+            def bound(i, *names):  # positional, or by keyword; numpy's "no value" default is no bound
+                v = args[i] if len(args) > i else next((kwargs[n] for n in names if n in kwargs), None)
+                return None if type(v).__name__ == "_NoValueType" else v
+            return clamp(self, bound(1, "a_min", "min"), bound(2, "a_max", "max"))
         _unsupported(f"np.{name}", f"use ts.{name}" if name in __all__ else None)
 
     # -- what Graph IR cannot express: a clear error, never a wrong graph ------------------------------------

@@ -80,6 +80,7 @@ Value* GraphBuilder::clamp(Value* x, double lo, double hi) {
   AttrDict attrs;
   if (!std::isinf(lo) || lo > 0) attrs["min"] = Attr(lo);  // -inf: no lower bound
   if (!std::isinf(hi) || hi < 0) attrs["max"] = Attr(hi);
+  if (attrs.empty()) attrs["min"] = Attr(lo);  // (-inf, inf): the op still needs a bound; x comes back
   return add("tessera.clamp", {x}, std::move(attrs), x->type);
 }
 

@@ -94,15 +94,20 @@ int write_report(const std::string& dir, const std::string& root) {
     std::string device = gpu ? env["gpu"].value("name", "?") : env["cpu"].value("model", "?");
     for (const json& c : p["cases"]) {
       if (c.contains("overhead_ns")) {
-        const json& d = c["domains"];
-        overhead_rows += fmt::format(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |\n", lp.relative, device, c.value("name", "?"),
-            duration(d[c.value("primary_domain", "")].value("median_ns", 0.0)),
-            duration(d["native_call"].value("median_ns", 0.0)), duration(c["overhead_ns"]),
-            c.contains("meets_target") ? duration(c.value("target_overhead_ns", 0.0)) +
-                                             (c["meets_target"].get<bool>() ? " (met)" : " (not met)")
-                                       : std::string("-"),
-            verdict_name(v.verdict));
+        const json d = c.value("domains", json::object());
+        auto median = [&](const std::string& domain) {
+          return d.value(domain, json::object()).value("median_ns", 0.0);
+        };
+        // A call case on the host CPU of a CUDA packet names that CPU.
+        const std::string where = c.value("lane", "") == "cpu" ? env["cpu"].value("model", "?") : device;
+        overhead_rows += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", lp.relative, where,
+                                     c.value("name", "?"), duration(median(c.value("primary_domain", ""))),
+                                     duration(median("native_call")), duration(c.value("overhead_ns", 0.0)),
+                                     c.contains("meets_target")
+                                         ? duration(c.value("target_overhead_ns", 0.0)) +
+                                               (c.value("meets_target", false) ? " (met)" : " (not met)")
+                                         : std::string("-"),
+                                     verdict_name(v.verdict));
         continue;
       }
       Row r;
@@ -238,9 +243,12 @@ std::string ratios_cell(const json& packet, const json& c) {
   return out;
 }
 
-std::string device_cell(const json& packet) {
+// The device a case ran on: the packet's target, or the host CPU for a call
+// case measured there ("lane": "cpu").
+std::string device_cell(const json& packet, const json& c) {
   const json& env = packet["environment"];
-  if (packet.value("target", "") == "cuda") return "cuda, " + env["gpu"].value("name", "?");
+  if (packet.value("target", "") == "cuda" && c.value("lane", "cuda") != "cpu")
+    return "cuda, " + env["gpu"].value("name", "?");
   return fmt::format("cpu, {} ({} threads)", env["cpu"].value("model", "?"), env["cpu"].value("threads", 0));
 }
 
@@ -300,7 +308,7 @@ std::string headline_table(const std::string& dir, const std::string& root) {
       auto c = std::find_if(p["cases"].begin(), p["cases"].end(),
                             [&](const json& x) { return x.value("name", "") == name; });
       if (c == p["cases"].end()) fail("E857", "packet '" + packet_name + "' has no case '" + name + "'");
-      md += fmt::format("| {} | {} | {} | {} | {} |\n", name, device_cell(p), tessera_cell(*c), ratios_cell(p, *c),
+      md += fmt::format("| {} | {} | {} | {} | {} |\n", name, device_cell(p, *c), tessera_cell(*c), ratios_cell(p, *c),
                         freshness);
     }
   }

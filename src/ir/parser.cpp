@@ -391,8 +391,8 @@ class Parser {
       do {
         skip_ws();
         SourceLoc ol = loc();
-        if (peek() == '%') {
-          operand_names.emplace_back(value_name(), ol);
+        if (peek() == '%' || !peek_is_number()) {
+          operand_names.emplace_back(value_name(), ol);  // E100 unless a value name
         } else {
           literals.emplace_back(operand_names.size(), number());
           operand_names.emplace_back("", ol);
@@ -424,6 +424,10 @@ class Parser {
       error_at(l, "E104",
                "'" + echo(o->name) + "' defines " + std::to_string(result_names.size()) +
                    " results but its signature lists " + std::to_string(result_types.size()));
+    // This op's literal constants wait in pending_ while its regions (with
+    // their own ops) are parsed.
+    std::vector<std::unique_ptr<Op>> own_literals = std::move(pending_);
+    pending_.clear();
     while (try_consume("region")) {
       Region& r = o->add_region();
       scopes_.emplace_back();
@@ -431,6 +435,7 @@ class Parser {
       region_body(r, depth + 1);
       scopes_.pop_back();
     }
+    pending_ = std::move(own_literals);
     for (size_t i = 0; i < result_names.size(); ++i)
       define(o->add_result(result_names[i].first, result_types[i]), result_names[i].second);
     return o;

@@ -300,3 +300,22 @@ def test_jit_as_a_decorator_with_options(rng):
     np.testing.assert_array_equal(f(x), x * x)
     assert f.last_check["ok"] and f.target == "cpu"
     assert isinstance(functools.partial(f)(x), np.ndarray)
+
+
+def test_a_signature_first_seen_with_refused_arrays_is_served_natively_later(rng):
+    f = ts.jit(lambda a: a * 2.0)
+    x = rng.standard_normal((6, 8)).astype(np.float32)
+    with pytest.raises(ts.ArgumentError):
+        f(np.asfortranarray(x))  # the signature is traced and compiled; the dispatcher cannot take the array
+    np.testing.assert_allclose(f(x), x * 2)
+    np.testing.assert_allclose(f(x), x * 2)
+    assert f.cache_info()["hits"] == 1  # the second good call came through the dispatcher
+
+
+def test_check_takes_any_truthy_value(rng):
+    f = ts.jit(lambda a: a + 1.0)
+    x = rng.standard_normal(5).astype(np.float32)
+    f(x)
+    for flag in (1, np.True_, 0):
+        np.testing.assert_allclose(f(x, check=flag), x + 1, rtol=1e-6)
+    assert f.last_check is not None and f.last_check["ok"]

@@ -398,3 +398,9 @@ def test_several_results_in_order(rng):
     close(e, np.exp(x.astype(F64)), F32)
     (only,) = run(lambda a: (a * 2,), x)  # a tuple of one stays a tuple
     close(only, 2 * x, F32, **EXACT)
+
+
+def test_clamp_without_finite_bounds_and_np_clip(rng):
+    x = np.append(rng.standard_normal(9), [np.nan, np.inf]).astype(F32)
+    close(run(lambda a: ts.clamp(a, -np.inf, np.inf), x), x, F32, **EXACT)
+    close(run(lambda a: np.clip(a, -0.5, 0.5), x), np.clip(x, -0.5, 0.5), F32, **EXACT)

@@ -367,15 +367,22 @@ std::vector<DeviceTensor> CudaExecutable::run_device(const std::vector<DeviceTen
       throw;
     }
   } else {
-    for (size_t i = 0; i < h_.steps.size(); ++i) {
-      bool moved = false;
-      for (int s : h_.steps[i].buffers) moved |= b.ptrs[s] != d.applied[s];
-      if (!moved) continue;
-      encode_maps(b, i);
-      if (d.as_graph && b.nodes[i]) {
-        const CUDA_KERNEL_NODE_PARAMS p = node_params(b, i);
-        check(cu.cuGraphExecKernelNodeSetParams(b.graph.get(), b.nodes[i], &p), "cuGraphExecKernelNodeSetParams");
+    try {
+      for (size_t i = 0; i < h_.steps.size(); ++i) {
+        bool moved = false;
+        for (int s : h_.steps[i].buffers) moved |= b.ptrs[s] != d.applied[s];
+        if (!moved) continue;
+        encode_maps(b, i);
+        if (d.as_graph && b.nodes[i]) {
+          const CUDA_KERNEL_NODE_PARAMS p = node_params(b, i);
+          check(cu.cuGraphExecKernelNodeSetParams(b.graph.get(), b.nodes[i], &p), "cuGraphExecKernelNodeSetParams");
+        }
       }
+    } catch (...) {
+      // Steps before the failing one now hold this call's pointers: no slot
+      // may count as applied, so the next call updates every step.
+      d.applied.assign(d.applied.size(), ~CUdeviceptr{0});
+      throw;
     }
   }
   d.applied = b.ptrs;
