@@ -8,7 +8,8 @@
 #   scripts/device_session.sh CARRY OUT COMMIT FINGERPRINT [STEPS]
 # COMMIT and FINGERPRINT: the clean checkout's (`tessera evidence fingerprint`).
 # STEPS (default "gpu python packets") picks steps: one device call is limited
-# to 10 minutes, which the three together may exceed.
+# to 10 minutes, which the three together may exceed. TESSERA_GTEST_FILTER
+# narrows the GPU tests (e.g. '*sin*:*clamp*').
 set -uo pipefail
 carry=$(realpath "$1") out=$2 commit=$3 fingerprint=$4 steps=${5:-gpu python packets}
 want() { [[ " $steps " == *" $1 "* ]]; }
@@ -17,7 +18,8 @@ export TESSERA_CACHE_DIR=/tmp/tessera-cache LD_LIBRARY_PATH=$carry/sysroot/runti
 start=$(date +%s)
 if want gpu; then
   echo "== gpu tests [t+0s]"
-  "$carry/bin/tessera_gpu_tests" > "$out/gpu-tests-full.log" 2>&1
+  "$carry/bin/tessera_gpu_tests" ${TESSERA_GTEST_FILTER:+--gtest_filter="$TESSERA_GTEST_FILTER"} \
+    > "$out/gpu-tests-full.log" 2>&1
   tail -40 "$out/gpu-tests-full.log" > "$out/gpu-tests.log" && rm "$out/gpu-tests-full.log"
   tail -5 "$out/gpu-tests.log"
 fi
