@@ -56,8 +56,7 @@ struct Dispatcher {
     const bool check = truth != 0;
     std::vector<BorrowedArray> in;
     try {
-      in.reserve(arrays.size());
-      for (size_t i = 0; i < arrays.size(); ++i) in.push_back(borrow_array(arrays[i], i));
+      in = borrow_call_arrays(arrays, stream);  // with a named stream, through the DLPack handshake
     } catch (const Error&) {
       return nb::borrow(miss);
     }
@@ -70,18 +69,13 @@ struct Dispatcher {
     ++hits;
     last = held;
     PyProgram& program = nb::cast<PyProgram&>(held);
-    // A named stream changes how CUDA arrays are taken (the DLPack handshake).
-    const nb::tuple out = stream.is_none()
-                              ? run_program(program, in, stream, check)
-                              : run_program(program, borrow_call_arrays(program, arrays, stream), stream, check);
+    const nb::tuple out = run_program(program, in, stream, check);
     return single ? nb::borrow(out[0]) : nb::object(out);
   }
 
   void add(nb::tuple arrays, nb::object program, bool single) {
     nb::cast<PyProgram&>(program);  // a Program or a TypeError
-    std::vector<BorrowedArray> in;
-    for (size_t i = 0; i < arrays.size(); ++i) in.push_back(borrow_array(arrays[i], i));
-    entries[key_of(in)] = Entry{std::move(program), single};
+    entries[key_of(borrow_call_arrays(arrays, nb::none()))] = Entry{std::move(program), single};
   }
 };
 

@@ -201,7 +201,7 @@ nb::tuple call_cuda(PyProgram& self, const std::vector<BorrowedArray>& in, nb::h
 
 }  // namespace
 
-std::vector<BorrowedArray> borrow_call_arrays(const PyProgram&, nb::handle arrays, nb::handle stream) {
+std::vector<BorrowedArray> borrow_call_arrays(nb::handle arrays, nb::handle stream) {
   std::optional<intptr_t> consumer;  // DLPack's stream numbering: 1 is the legacy default stream
   if (!stream.is_none()) consumer = nb::cast<uintptr_t>(stream) == 0 ? 1 : nb::cast<intptr_t>(stream);
   const size_t n = nb::len(arrays);
@@ -230,7 +230,7 @@ nb::tuple run_program(PyProgram& self, const std::vector<BorrowedArray>& in, nb:
 namespace {
 
 nb::tuple call(PyProgram& self, nb::args arrays, nb::handle stream, bool check) {
-  return run_program(self, borrow_call_arrays(self, arrays, stream), stream, check);
+  return run_program(self, borrow_call_arrays(arrays, stream), stream, check);
 }
 
 // Mean wall ns of one call's native part (the C++ API's run on the same

@@ -28,11 +28,11 @@ struct PyProgram {
   std::vector<uintptr_t> last_inputs, last_outputs;
 };
 
-// The arrays of one call, as borrow_array took them (with the consumer stream
-// of `stream` when one is named): E931 unless they are all on the program's
-// device.
-std::vector<BorrowedArray> borrow_call_arrays(const PyProgram& p, nanobind::handle arrays, nanobind::handle stream);
-// Runs on them; a tuple of results in the first array's framework.
+// The arrays of one call, as borrow_array takes them (with the consumer
+// stream of `stream` when one is named).
+std::vector<BorrowedArray> borrow_call_arrays(nanobind::handle arrays, nanobind::handle stream);
+// Runs on them (E931 unless they are all on the program's device); a tuple of
+// results in the first array's framework.
 nanobind::tuple run_program(PyProgram& p, const std::vector<BorrowedArray>& in, nanobind::handle stream, bool check);
 
 }  // namespace tessera::python

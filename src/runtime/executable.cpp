@@ -3,12 +3,9 @@
 namespace tessera::runtime {
 
 void Executable::check_inputs(const std::vector<Tensor>& inputs) const {
-  std::vector<std::pair<DType, std::vector<int64_t>>> types;
-  for (const Tensor& t : inputs) {
+  for (const Tensor& t : inputs)
     if (!t.valid()) fail("E611", "an input tensor has no storage");
-    types.emplace_back(t.dtype(), t.shape());
-  }
-  h_.check_inputs(types);
+  h_.check_inputs(inputs);
 }
 
 void Executable::check_owner(const Binding& b) const {

@@ -61,14 +61,13 @@ HostSchedule HostSchedule::from(const Module& m, const std::string& func, const 
   return h;
 }
 
-void HostSchedule::check_inputs(const std::vector<std::pair<DType, std::vector<int64_t>>>& types) const {
-  if (types.size() != input_types.size())
-    fail("E610",
-         "@" + func + " takes " + std::to_string(input_types.size()) + " inputs, got " + std::to_string(types.size()));
-  for (size_t i = 0; i < types.size(); ++i)
-    if (types[i].first != input_types[i].dtype || types[i].second != input_types[i].shape)
-      fail("E611", "input %" + input_names[i] + " is " + Type::tensor(types[i].first, types[i].second).str() +
-                       " but @" + func + " expects " + input_types[i].str());
+void HostSchedule::wrong_input_count(size_t got) const {
+  fail("E610", "@" + func + " takes " + std::to_string(input_types.size()) + " inputs, got " + std::to_string(got));
+}
+
+void HostSchedule::wrong_input_type(size_t i, DType dtype, const std::vector<int64_t>& shape) const {
+  fail("E611", "input %" + input_names[i] + " is " + Type::tensor(dtype, shape).str() + " but @" + func + " expects " +
+                   input_types[i].str());
 }
 
 }  // namespace tessera::runtime

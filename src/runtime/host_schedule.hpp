@@ -27,8 +27,18 @@ struct HostSchedule {
 
   // `func` empty = the first func; every kernel must be for `target` (E712).
   static HostSchedule from(const ir::Module& target_ir, const std::string& func, const std::string& target);
-  // E610/E611 unless `types` match the func's inputs.
-  void check_inputs(const std::vector<std::pair<DType, std::vector<int64_t>>>& types) const;
+  // E610/E611 unless `inputs` (host or device tensors: anything with
+  // dtype() and shape()) match the func's inputs. Allocates nothing: it is on
+  // every launch path.
+  template <class T>
+  void check_inputs(const std::vector<T>& inputs) const {
+    if (inputs.size() != input_types.size()) wrong_input_count(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (inputs[i].dtype() != input_types[i].dtype || inputs[i].shape() != input_types[i].shape)
+        wrong_input_type(i, inputs[i].dtype(), inputs[i].shape());
+  }
+  [[noreturn]] void wrong_input_count(size_t got) const;
+  [[noreturn]] void wrong_input_type(size_t i, DType dtype, const std::vector<int64_t>& shape) const;
 };
 
 }  // namespace tessera::runtime

@@ -24,6 +24,19 @@
 namespace tessera {
 namespace {
 
+// Every kernel of `graph` lowered for CUDA compiled with NVRTC for sm_90a; how many.
+int compile_all(const ir::Module& graph) {
+  int compiled = 0;
+  auto target = passes::lower(graph, ir::Layer::Target, "cuda");
+  for (auto& op : target->ops) {
+    if (op->name != "target.kernel") continue;
+    ir::KernelDesc k = ir::read_kernel_desc(*op);
+    EXPECT_GT(runtime::cuda::nvrtc_compile(k.source, k.sym, "sm_90a").size(), 1000u) << k.sym;
+    ++compiled;
+  }
+  return compiled;
+}
+
 TEST(CudaRender, EveryStrategyCompilesWithNvrtc) {
   try {
     runtime::cuda::nvrtc();
@@ -73,13 +86,7 @@ TEST(CudaRender, MathOpsCompileWithNvrtc) {
     ir::Value* x = g.input("x", ir::Type::tensor(dt, {300}));
     for (const char* fn : {"sin", "cos", "exp2", "log2", "erf", "floor", "ceil", "round"}) g.output(g.unary(fn, x));
     g.output(g.clamp(x, -1.0, 2.0));
-    auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
-    for (auto& op : target->ops) {
-      if (op->name != "target.kernel") continue;
-      ir::KernelDesc k = ir::read_kernel_desc(*op);
-      EXPECT_GT(runtime::cuda::nvrtc_compile(k.source, k.sym, "sm_90a").size(), 1000u) << k.sym;
-      ++compiled;
-    }
+    compiled += compile_all(g.module());
   }
   EXPECT_EQ(compiled, 27);
 }
@@ -111,13 +118,7 @@ TEST(CudaRender, FusedStrategiesCompileWithNvrtc) {
     ir::Value* s = g.input("s", T({64, 1}));
     g.output(g.binary("mul", x, s));                        // pointwise, a splat per row
     g.output(g.reduce(g.binary("sub", x, s), "sum", {1}));  // prologue, a splat per row
-    auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
-    for (auto& op : target->ops) {
-      if (op->name != "target.kernel") continue;
-      ir::KernelDesc k = ir::read_kernel_desc(*op);
-      EXPECT_GT(runtime::cuda::nvrtc_compile(k.source, k.sym, "sm_90a").size(), 1000u) << k.sym;
-      ++compiled;
-    }
+    compiled += compile_all(g.module());
   }
   // casts between compute types: f32 storage read into f64 lanes, f64 lanes stored as f32/bf16
   GraphBuilder g("nvcast");
@@ -125,13 +126,7 @@ TEST(CudaRender, FusedStrategiesCompileWithNvrtc) {
   g.output(g.cast(g.unary("exp", g.input("x", ir::Type::tensor(DType::F32, {300}))), DType::F64));
   g.output(g.cast(d, DType::F32));
   g.output(g.cast(d, DType::BF16));
-  auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
-  for (auto& op : target->ops)
-    if (op->name == "target.kernel") {
-      ir::KernelDesc k = ir::read_kernel_desc(*op);
-      EXPECT_GT(runtime::cuda::nvrtc_compile(k.source, k.sym, "sm_90a").size(), 1000u) << k.sym;
-      ++compiled;
-    }
+  compiled += compile_all(g.module());
   EXPECT_GE(compiled, 19);
 }
 

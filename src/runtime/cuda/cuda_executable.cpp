@@ -332,14 +332,7 @@ void CudaExecutable::build_graph(DeviceRuns& d) const {
 }
 
 std::vector<DeviceTensor> CudaExecutable::run_device(const std::vector<DeviceTensor>& inputs, CUstream stream) const {
-  bool as_expected = inputs.size() == h_.input_types.size();
-  for (size_t i = 0; as_expected && i < inputs.size(); ++i)
-    as_expected = inputs[i].dtype() == h_.input_types[i].dtype && inputs[i].shape() == h_.input_types[i].shape;
-  if (!as_expected) {  // the error, said as every lane says it
-    std::vector<std::pair<DType, std::vector<int64_t>>> types;
-    for (const DeviceTensor& t : inputs) types.emplace_back(t.dtype(), t.shape());
-    h_.check_inputs(types);
-  }
+  h_.check_inputs(inputs);
   DeviceRuns& d = *device_;
   std::lock_guard<std::mutex> lock(d.mu);
   DeviceBinding& b = d.binding;
