@@ -62,6 +62,7 @@ template <class T> inline T nan() { return std::numeric_limits<T>::quiet_NaN(); 
 inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 
 #define TSR_PARTS _Pragma("GCC unroll 16") for (int q = 0; q < tile<T, N>::P; ++q)
+#define TSR_PARTS_OF(T) _Pragma("GCC unroll 16") for (int q = 0; q < tile<T, N>::P; ++q)
 
 template <class T, int N> inline tile<T, N> full(T x) {
   tile<T, N> r;
@@ -89,6 +90,13 @@ inline float widen(f16_t h) {
   std::memcpy(&f, &b, 4);
   return f;
 }
+// Integers and i1 (a byte, 0 or 1) are stored as they are computed.
+inline int32_t widen(int32_t x) { return x; }
+inline int64_t widen(int64_t x) { return x; }
+inline uint8_t widen(uint8_t x) { return x; }
+template <class S> inline S narrow(int32_t x) { return S(x); }
+template <class S> inline S narrow(int64_t x) { return S(x); }
+template <class S> inline S narrow(uint8_t x) { return S(x); }
 template <class S> inline S narrow(float x);
 template <class S> inline S narrow(double x);
 template <> inline float narrow<float>(float x) { return x; }
@@ -637,6 +645,131 @@ template <class U, class T, int N> inline tile<U, N> convert(tile<T, N> t) {
   }
 }
 
+// ---- integers and booleans -----------------------------------------------------
+// Lane by lane through arrays (GCC vectorizes the loops). An i1 lane is a
+// uint8_t holding 0 or 1. docs/semantics.md states the rules.
+template <class R, class T, int N, class F> inline tile<R, N> lanes_map(const tile<T, N>& a, F f) {
+  T x[N];
+  R r[N];
+  std::memcpy(x, &a.v, sizeof x);
+  for (int i = 0; i < N; ++i) r[i] = f(x[i]);
+  tile<R, N> out;
+  std::memcpy(&out.v, r, sizeof r);
+  return out;
+}
+template <class R, class T, int N, class F> inline tile<R, N> lanes_map2(const tile<T, N>& a, const tile<T, N>& b, F f) {
+  T x[N], y[N];
+  R r[N];
+  std::memcpy(x, &a.v, sizeof x);
+  std::memcpy(y, &b.v, sizeof y);
+  for (int i = 0; i < N; ++i) r[i] = f(x[i], y[i]);
+  tile<R, N> out;
+  std::memcpy(&out.v, r, sizeof r);
+  return out;
+}
+
+// i32/i64 arithmetic wraps (two's complement, as numpy's): computed unsigned.
+// These overloads are more specialized than the float templates above.
+#define TSR_INT_OPS(T, U)                                                                                    \
+  inline T fn_neg(T x) { return T(U(0) - U(x)); }                                                         \
+  inline T fn_abs(T x) { return x < 0 ? T(U(0) - U(x)) : x; }                                             \
+  inline T fn_add(T a, T b) { return T(U(a) + U(b)); }                                                     \
+  inline T fn_sub(T a, T b) { return T(U(a) - U(b)); }                                                     \
+  inline T fn_mul(T a, T b) { return T(U(a) * U(b)); }                                                     \
+  inline T fn_max(T a, T b) { return a < b ? b : a; }                                                      \
+  inline T fn_min(T a, T b) { return b < a ? b : a; }                                                      \
+  template <int N> inline tile<T, N> fn_neg(tile<T, N> t) { return lanes_map<T>(t, [](T x) { return fn_neg(x); }); } \
+  template <int N> inline tile<T, N> fn_abs(tile<T, N> t) { return lanes_map<T>(t, [](T x) { return fn_abs(x); }); } \
+  template <int N> inline tile<T, N> fn_add(tile<T, N> a, tile<T, N> b) {                                  \
+    return lanes_map2<T>(a, b, [](T x, T y) { return fn_add(x, y); });                                     \
+  }                                                                                                        \
+  template <int N> inline tile<T, N> fn_sub(tile<T, N> a, tile<T, N> b) {                                  \
+    return lanes_map2<T>(a, b, [](T x, T y) { return fn_sub(x, y); });                                     \
+  }                                                                                                        \
+  template <int N> inline tile<T, N> fn_mul(tile<T, N> a, tile<T, N> b) {                                  \
+    return lanes_map2<T>(a, b, [](T x, T y) { return fn_mul(x, y); });                                     \
+  }
+TSR_INT_OPS(int32_t, uint32_t)
+TSR_INT_OPS(int64_t, uint64_t)
+#undef TSR_INT_OPS
+
+// Comparisons give i1; a NaN operand compares false (ne: true), as IEEE's.
+#define TSR_COMPARE(NAME, OP)                                                                 \
+  template <class T> inline uint8_t NAME(T a, T b) { return uint8_t(a OP b); }               \
+  template <class T, int N> inline tile<uint8_t, N> NAME(const tile<T, N>& a, const tile<T, N>& b) { \
+    return lanes_map2<uint8_t>(a, b, [](T x, T y) { return uint8_t(x OP y); });               \
+  }
+TSR_COMPARE(fn_eq, ==)
+TSR_COMPARE(fn_ne, !=)
+TSR_COMPARE(fn_lt, <)
+TSR_COMPARE(fn_le, <=)
+TSR_COMPARE(fn_gt, >)
+TSR_COMPARE(fn_ge, >=)
+#undef TSR_COMPARE
+
+inline uint8_t fn_and(uint8_t a, uint8_t b) { return a & b; }
+inline uint8_t fn_or(uint8_t a, uint8_t b) { return a | b; }
+inline uint8_t fn_not(uint8_t a) { return a ^ 1; }
+template <int N> inline tile<uint8_t, N> fn_and(tile<uint8_t, N> a, tile<uint8_t, N> b) {
+  TSR_PARTS_OF(uint8_t) a.v[q] &= b.v[q];
+  return a;
+}
+template <int N> inline tile<uint8_t, N> fn_or(tile<uint8_t, N> a, tile<uint8_t, N> b) {
+  TSR_PARTS_OF(uint8_t) a.v[q] |= b.v[q];
+  return a;
+}
+template <int N> inline tile<uint8_t, N> fn_not(tile<uint8_t, N> a) {
+  TSR_PARTS_OF(uint8_t) a.v[q] ^= 1;
+  return a;
+}
+
+// where(c, a, b)
+template <class T> inline T fn_select(uint8_t c, T a, T b) { return c ? a : b; }
+template <class T, int N> inline tile<T, N> fn_select(const tile<uint8_t, N>& c, const tile<T, N>& a, const tile<T, N>& b) {
+  uint8_t k[N];
+  T x[N], y[N];
+  std::memcpy(k, &c.v, sizeof k);
+  std::memcpy(x, &a.v, sizeof x);
+  std::memcpy(y, &b.v, sizeof y);
+  for (int i = 0; i < N; ++i) x[i] = k[i] ? x[i] : y[i];
+  tile<T, N> r;
+  std::memcpy(&r.v, x, sizeof x);
+  return r;
+}
+
+// Conversions between compute types (tessera.cast): to an integer, floats
+// truncate toward zero and saturate, NaN gives 0; integers wrap to the
+// narrower width; to i1, nonzero (NaN included) is 1; to a float, the
+// nearest value (ties to even).
+template <class To, class From> inline To cvt(From x) {
+  if constexpr (std::is_same_v<To, uint8_t>) {
+    return uint8_t(x != From(0));
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    constexpr From top = From(std::numeric_limits<To>::max()) + From(1);  // 2^31 or 2^63, exact
+    if (x != x) return To(0);
+    if (x >= top) return std::numeric_limits<To>::max();
+    if (x <= -top) return std::numeric_limits<To>::min();
+    return To(x);
+  } else if constexpr (std::is_integral_v<To>) {
+    return To(std::make_unsigned_t<To>(x));  // i64 -> i32 keeps the low 32 bits
+  } else {
+    return To(x);
+  }
+}
+template <class To, class From, int N> inline tile<To, N> cvt(const tile<From, N>& t) {
+  return lanes_map<To>(t, [](From x) { return cvt<To>(x); });
+}
+
+// Lane i: ((base + i) / inner) % extent, the coordinate along one axis of the
+// element at flat index base + i (tessera.iota).
+template <class T, int N> inline tile<T, N> iota(int64_t base, int64_t inner, int64_t extent) {
+  T r[N];
+  for (int i = 0; i < N; ++i) r[i] = T(((base + i) / inner) % extent);
+  tile<T, N> out;
+  std::memcpy(&out.v, r, sizeof r);
+  return out;
+}
+
 // Fixed pairwise tree over the lanes: the same order on every run.
 #define TSR_REDUCE_LANES(NAME)                                 \
   template <class T, int N> inline T reduce_lanes_##NAME(tile<T, N> t) { \
@@ -652,6 +785,7 @@ TSR_REDUCE_LANES(max)
 TSR_REDUCE_LANES(min)
 #undef TSR_REDUCE_LANES
 #undef TSR_PARTS
+#undef TSR_PARTS_OF
 
 #pragma GCC diagnostic pop
 

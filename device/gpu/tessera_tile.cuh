@@ -31,6 +31,7 @@
 namespace tsr {
 
 typedef long long i64;
+typedef unsigned char b8;  // an i1 value: 0 or 1
 typedef unsigned short u16;
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -102,6 +103,13 @@ __device__ __forceinline__ float widen(f16_t h) {
   u32 b = em >= 0x7c00u ? (0x7f800000u | (em << 13)) : __float_as_uint(f);
   return __uint_as_float(b | sign);
 }
+// Integers and i1 are stored as they are computed.
+__device__ __forceinline__ int widen(int x) { return x; }
+__device__ __forceinline__ i64 widen(i64 x) { return x; }
+__device__ __forceinline__ b8 widen(b8 x) { return x; }
+template <class S> __device__ __forceinline__ S narrow(int x) { return S(x); }
+template <class S> __device__ __forceinline__ S narrow(i64 x) { return S(x); }
+template <class S> __device__ __forceinline__ S narrow(b8 x) { return S(x); }
 template <class S> __device__ __forceinline__ S narrow(float x);
 template <class S> __device__ __forceinline__ S narrow(double x);
 template <> __device__ __forceinline__ float narrow<float>(float x) { return x; }
@@ -167,6 +175,7 @@ template <> struct raw<16> { typedef uint4 type; };
 template <> struct raw<8> { typedef uint2 type; };
 template <> struct raw<4> { typedef unsigned int type; };
 template <> struct raw<2> { typedef unsigned short type; };
+template <> struct raw<1> { typedef unsigned char type; };
 
 // TSR_VEC elements of S at q into out (widened), one vector load when aligned.
 template <class T, class S> __device__ __forceinline__ void load_part(const S* q, T* out) {
@@ -491,6 +500,20 @@ __device__ __forceinline__ float f_gelu(float x) {
   return copysignf(fmaf(h, erf, h), x);
 }
 
+// i32/i64 arithmetic (the tile forms below call these) wraps (two's
+// complement, as numpy's): computed unsigned.
+#define TSR_INT_OPS(T, U)                                                                       \
+  __device__ __forceinline__ T fn_neg(T x) { return T(U(0) - U(x)); }                          \
+  __device__ __forceinline__ T fn_abs(T x) { return x < 0 ? T(U(0) - U(x)) : x; }              \
+  __device__ __forceinline__ T fn_add(T a, T b) { return T(U(a) + U(b)); }                      \
+  __device__ __forceinline__ T fn_sub(T a, T b) { return T(U(a) - U(b)); }                      \
+  __device__ __forceinline__ T fn_mul(T a, T b) { return T(U(a) * U(b)); }                      \
+  __device__ __forceinline__ T fn_max(T a, T b) { return a < b ? b : a; }                       \
+  __device__ __forceinline__ T fn_min(T a, T b) { return b < a ? b : a; }
+TSR_INT_OPS(int, u32)
+TSR_INT_OPS(i64, u64)
+#undef TSR_INT_OPS
+
 #define TSR_UNARY(NAME, F32, F64)                                                          \
   __device__ __forceinline__ float NAME(float x) { return F32; }                           \
   __device__ __forceinline__ double NAME(double x) { return F64; }                         \
@@ -541,6 +564,97 @@ TSR_BINARY(fn_pow, m_pow(a, b))
 TSR_BINARY(fn_max, combine_max(a, b))
 TSR_BINARY(fn_min, combine_min(a, b))
 #undef TSR_BINARY
+
+// ---- integers and booleans -----------------------------------------------------
+// docs/semantics.md states the rules. Comparisons give i1; a NaN operand compares false (ne: true), as IEEE's.
+#define TSR_COMPARE(NAME, OP)                                                                                \
+  template <class T> __device__ __forceinline__ b8 NAME(T a, T b) { return b8(a OP b); }                    \
+  template <class T, int N> __device__ __forceinline__ tile<b8, N> NAME(const tile<T, N>& a, const tile<T, N>& b) { \
+    tile<b8, N> r;                                                                                           \
+    _Pragma("unroll") for (int i = 0; i < tile<T, N>::E; ++i) r.v[i] = b8(a.v[i] OP b.v[i]);                 \
+    return r;                                                                                                \
+  }
+TSR_COMPARE(fn_eq, ==)
+TSR_COMPARE(fn_ne, !=)
+TSR_COMPARE(fn_lt, <)
+TSR_COMPARE(fn_le, <=)
+TSR_COMPARE(fn_gt, >)
+TSR_COMPARE(fn_ge, >=)
+#undef TSR_COMPARE
+
+__device__ __forceinline__ b8 fn_and(b8 a, b8 b) { return a & b; }
+__device__ __forceinline__ b8 fn_or(b8 a, b8 b) { return a | b; }
+__device__ __forceinline__ b8 fn_not(b8 a) { return a ^ 1; }
+template <int N> __device__ __forceinline__ tile<b8, N> fn_and(tile<b8, N> a, const tile<b8, N>& b) {
+#pragma unroll
+  for (int i = 0; i < tile<b8, N>::E; ++i) a.v[i] &= b.v[i];
+  return a;
+}
+template <int N> __device__ __forceinline__ tile<b8, N> fn_or(tile<b8, N> a, const tile<b8, N>& b) {
+#pragma unroll
+  for (int i = 0; i < tile<b8, N>::E; ++i) a.v[i] |= b.v[i];
+  return a;
+}
+template <int N> __device__ __forceinline__ tile<b8, N> fn_not(tile<b8, N> a) {
+#pragma unroll
+  for (int i = 0; i < tile<b8, N>::E; ++i) a.v[i] ^= 1;
+  return a;
+}
+
+// where(c, a, b)
+template <class T> __device__ __forceinline__ T fn_select(b8 c, T a, T b) { return c ? a : b; }
+template <class T, int N>
+__device__ __forceinline__ tile<T, N> fn_select(const tile<b8, N>& c, tile<T, N> a, const tile<T, N>& b) {
+#pragma unroll
+  for (int i = 0; i < tile<T, N>::E; ++i) a.v[i] = c.v[i] ? a.v[i] : b.v[i];
+  return a;
+}
+
+// Conversions between compute types (tessera.cast): to an integer, floats
+// truncate toward zero and saturate, NaN gives 0; integers wrap to the
+// narrower width; to i1, nonzero (NaN included) is 1; to a float, the
+// nearest value (ties to even).
+template <class T> struct int_limits;
+template <> struct int_limits<int> { static constexpr int lo = -2147483647 - 1, hi = 2147483647; typedef u32 U; };
+template <> struct int_limits<i64> {
+  static constexpr i64 lo = -9223372036854775807LL - 1, hi = 9223372036854775807LL;
+  typedef u64 U;
+};
+template <class T> struct is_float_type { static constexpr bool value = false; };
+template <> struct is_float_type<float> { static constexpr bool value = true; };
+template <> struct is_float_type<double> { static constexpr bool value = true; };
+template <class To, class From> __device__ __forceinline__ To cvt(From x) {
+  if constexpr (sizeof(To) == 1) {
+    return b8(x != From(0));
+  } else if constexpr (!is_float_type<To>::value && is_float_type<From>::value) {
+    const From top = -From(int_limits<To>::lo);  // 2^31 or 2^63, exact
+    if (x != x) return To(0);
+    if (x >= top) return int_limits<To>::hi;
+    if (x <= -top) return int_limits<To>::lo;
+    return To(x);
+  } else if constexpr (!is_float_type<To>::value) {
+    return To(typename int_limits<To>::U(x));  // i64 -> i32 keeps the low 32 bits
+  } else {
+    return To(x);
+  }
+}
+template <class To, class From, int N> __device__ __forceinline__ tile<To, N> cvt(const tile<From, N>& t) {
+  tile<To, N> r;
+#pragma unroll
+  for (int i = 0; i < tile<From, N>::E; ++i) r.v[i] = cvt<To>(t.v[i]);
+  return r;
+}
+
+// Lane l: ((base + l) / inner) % extent, the coordinate along one axis of the
+// element at flat index base + l (tessera.iota).
+template <class T, int N> __device__ __forceinline__ tile<T, N> iota(i64 base, i64 inner, i64 extent) {
+  tile<T, N> r;
+#pragma unroll
+  for (int c = 0; c < tile<T, N>::P; ++c)
+#pragma unroll
+    for (int v = 0; v < TSR_VEC; ++v) r.v[c * TSR_VEC + v] = T(((base + lane0<N>(c) + v) / inner) % extent);
+  return r;
+}
 
 // Lanes at index >= count (the tile's lane numbering) become other.
 template <class T, int N> __device__ __forceinline__ tile<T, N> mask_lanes(tile<T, N> t, i64 count, T other) {

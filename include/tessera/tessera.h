@@ -55,8 +55,9 @@ extern "C" {
 #define TSR_PLACEMENT_MAX 32
 #define TSR_SHA256_HEX_MAX 65
 
-/* Element types; f16 and bf16 are 2-byte IEEE half / bfloat16 bit patterns. */
-typedef enum { TSR_F16 = 0, TSR_BF16 = 1, TSR_F32 = 2, TSR_F64 = 3 } tsr_dtype;
+/* Element types; f16 and bf16 are 2-byte IEEE half / bfloat16 bit patterns,
+   i1 a boolean byte (0 or 1), i32/i64 two's complement integers. */
+typedef enum { TSR_F16 = 0, TSR_BF16 = 1, TSR_F32 = 2, TSR_F64 = 3, TSR_I1 = 4, TSR_I32 = 5, TSR_I64 = 6 } tsr_dtype;
 
 /* Result of every fallible call. */
 typedef enum {

@@ -71,11 +71,15 @@ DType dtype_of(const nb::dlpack::dtype& d, size_t position) {
     if (d.code == static_cast<uint8_t>(Code::Float) && d.bits == 64) return DType::F64;
     if (d.code == static_cast<uint8_t>(Code::Float) && d.bits == 16) return DType::F16;
     if (d.code == static_cast<uint8_t>(Code::Bfloat) && d.bits == 16) return DType::BF16;
+    if (d.code == static_cast<uint8_t>(Code::Bool) && d.bits == 8) return DType::I1;
+    if (d.code == static_cast<uint8_t>(Code::Int) && d.bits == 32) return DType::I32;
+    if (d.code == static_cast<uint8_t>(Code::Int) && d.bits == 64) return DType::I64;
   }
   static const char* codes[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
   const std::string name = d.code < 7 ? codes[d.code] : "code " + std::to_string(d.code);
   fail("E932", where(position) + " has elements of " + name + std::to_string(d.bits) +
-                   "; Tessera computes in f16, bf16, f32 and f64 (convert it first, e.g. .astype(np.float32))");
+                   "; Tessera computes in f16, bf16, f32, f64, bool, int32 and int64 (convert it first, e.g. "
+                   ".astype(np.float32))");
 }
 
 }  // namespace
@@ -162,6 +166,9 @@ nb::dlpack::dtype dlpack_dtype(DType t) {
     case DType::BF16: return {static_cast<uint8_t>(Code::Bfloat), 16, 1};
     case DType::F32: return {static_cast<uint8_t>(Code::Float), 32, 1};
     case DType::F64: return {static_cast<uint8_t>(Code::Float), 64, 1};
+    case DType::I1: return {static_cast<uint8_t>(Code::Bool), 8, 1};
+    case DType::I32: return {static_cast<uint8_t>(Code::Int), 32, 1};
+    case DType::I64: return {static_cast<uint8_t>(Code::Int), 64, 1};
   }
   return {};
 }

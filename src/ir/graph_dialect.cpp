@@ -143,11 +143,13 @@ void verify_graph(const Module& m) {
         fail("E201",
              "unknown Graph IR op '" + echo(op.name) +
                  "' (this build knows tessera.reduce, softmax, log_softmax, layer_norm, rms_norm, matmul, cast, "
-                 "constant and the pointwise ops in docs/semantics.md)",
+                 "constant, where, iota and the pointwise ops in docs/semantics.md)",
              op.loc);
       for (Value* v : op.operands)
         if (!v->type.is_tensor()) fail("E207", "tessera.reduce takes a tensor, got " + v->type.str(), op.loc);
       ReduceSpec spec = reduce_spec(op);
+      if (!is_float(op.operands[0]->type.dtype))
+        fail("E215", "tessera.reduce takes float tensors, got " + op.operands[0]->type.str(), op.loc);
       Type want = reduce_result_type(op.operands[0]->type, spec);
       if (!(op.results[0]->type == want))
         fail("E205",

@@ -31,13 +31,20 @@ Type reduce_result_type(const Type& input, const ReduceSpec& spec);
 //   %c = tessera.constant {value = 2.0} : () -> tensor<f32>
 //   %y = tessera.softmax %x {axis = -1} : tensor<MxNxf32> -> tensor<MxNxf32>
 //   %n = tessera.layer_norm %x, %w, %b {eps = 1.0e-05} : (tensor<MxN..>, tensor<N..>, tensor<N..>) -> tensor<MxN..>
-// Binary ops broadcast numpy-style and need operands of one dtype (E209).
+//   %m = tessera.lt %x, %y : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xi1>
+//   %w = tessera.where %m, %x, %y : (tensor<4x8xi1>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+//   %i = tessera.iota {axis = 1} : () -> tensor<4x8xi32>
+// Binary ops and where broadcast numpy-style and need operands of one dtype
+// (E209). Integer operands (i32, i64) take neg abs add sub mul max min and the
+// comparisons; and/or/not take i1; the other functions take floats (E215).
 // tessera.neg abs exp log sqrt rsqrt tanh sigmoid relu gelu silu sin cos exp2
-// log2 erf floor ceil round clamp
+// log2 erf floor ceil round clamp not
 bool is_unary_op(const std::string& name);
-bool is_binary_op(const std::string& name);     // tessera.add sub mul div max min pow
-bool is_pointwise_op(const std::string& name);  // unary, binary, cast, constant
-bool is_row_op(const std::string& name);        // tessera.softmax log_softmax layer_norm rms_norm
+// tessera.add sub mul div max min pow, eq ne lt le gt ge (i1 results), and or
+bool is_binary_op(const std::string& name);
+bool is_comparison_op(const std::string& name);  // tessera.eq ne lt le gt ge
+bool is_pointwise_op(const std::string& name);   // unary, binary, where, iota, cast, constant
+bool is_row_op(const std::string& name);         // tessera.softmax log_softmax layer_norm rms_norm
 // The numpy broadcast of two shapes; E210 names both when they do not broadcast.
 std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
                                       const SourceLoc& loc = {});
@@ -49,10 +56,13 @@ struct ClampBounds {
   double lo, hi;
 };
 ClampBounds clamp_bounds(const Op& op);
+// tessera.iota's axis (normalized; E203 out of range, E211 missing): element
+// [i0, ..., ik] of its result is i_axis.
+int64_t iota_axis(const Op& op);
 // Row ops: the normalized axis (softmax, log_softmax; last axis for the norms) and eps.
 int64_t row_op_axis(const Op& op);
 double row_op_eps(const Op& op);
-// Verifies one pointwise or row op (types, attributes); E205/E209-E212.
+// Verifies one pointwise or row op (types, attributes); E205/E209-E212, E215.
 void verify_pointwise_or_row_op(const Op& op);
 
 // ---- matmul (graph_matmul.cpp) ---------------------------------------------

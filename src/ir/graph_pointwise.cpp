@@ -1,5 +1,5 @@
-// Graph IR's pointwise ops (unary, binary with broadcasting, cast, constant)
-// and row ops (softmax, log_softmax, layer_norm, rms_norm): their attributes
+// Graph IR's pointwise ops (unary, binary with broadcasting, comparisons,
+// logic, where, iota, cast, constant) and row ops (softmax, log_softmax, layer_norm, rms_norm): their attributes
 // and the types their results must have.
 #include <algorithm>
 #include <cmath>
@@ -14,8 +14,13 @@ namespace {
 
 const std::set<std::string> kUnary = {"neg",     "abs",  "exp",   "log",  "sqrt",  "rsqrt", "tanh",
                                       "sigmoid", "relu", "gelu",  "silu", "sin",   "cos",   "exp2",
-                                      "log2",    "erf",  "floor", "ceil", "round", "clamp"};
-const std::set<std::string> kBinary = {"add", "sub", "mul", "div", "max", "min", "pow"};
+                                      "log2",    "erf",  "floor", "ceil", "round", "clamp", "not"};
+const std::set<std::string> kBinary = {"add", "sub", "mul", "div", "max", "min", "pow", "eq",
+                                       "ne",  "lt",  "le",  "gt",  "ge",  "and", "or"};
+const std::set<std::string> kComparison = {"eq", "ne", "lt", "le", "gt", "ge"};
+// What integer (i32, i64) operands may do; i1 only takes the logic ops,
+// comparisons, where and cast.
+const std::set<std::string> kIntegerOk = {"neg", "abs", "add", "sub", "mul", "max", "min"};
 
 std::string short_name(const std::string& name) {
   return name.rfind("tessera.", 0) == 0 ? name.substr(8) : std::string();
@@ -61,12 +66,27 @@ double float_attr(const Op& op, const char* key, double fallback) {
   bad(op, "E211", std::string("'") + key + "' must be a number");
 }
 
+// E215 unless function `s` takes operands of dtype `t`.
+void check_operand_dtype(const Op& op, const std::string& s, DType t) {
+  const std::string name(dtype_name(t));
+  if (s == "and" || s == "or" || s == "not") {
+    if (t != DType::I1)
+      bad(op, "E215", "takes i1 (boolean) operands, got " + name + " (compare first, e.g. tessera.ne)");
+  } else if (t == DType::I1 && !kComparison.count(s)) {
+    bad(op, "E215", "does not take i1 operands (cast them first, e.g. to i32 or f32)");
+  } else if (is_integer(t) && !kComparison.count(s) && !kIntegerOk.count(s)) {
+    bad(op, "E215", "takes float operands, got " + name + " (cast first, e.g. tessera.cast to f32)");
+  }
+}
+
 }  // namespace
 
 bool is_unary_op(const std::string& name) { return kUnary.count(short_name(name)) > 0; }
 bool is_binary_op(const std::string& name) { return kBinary.count(short_name(name)) > 0; }
+bool is_comparison_op(const std::string& name) { return kComparison.count(short_name(name)) > 0; }
 bool is_pointwise_op(const std::string& name) {
-  return is_unary_op(name) || is_binary_op(name) || name == "tessera.cast" || name == "tessera.constant";
+  return is_unary_op(name) || is_binary_op(name) || name == "tessera.where" || name == "tessera.iota" ||
+         name == "tessera.cast" || name == "tessera.constant";
 }
 bool is_row_op(const std::string& name) {
   return name == "tessera.softmax" || name == "tessera.log_softmax" || name == "tessera.layer_norm" ||
@@ -108,6 +128,16 @@ std::string pointwise_fn(const Op& op) {
   return s;
 }
 
+int64_t iota_axis(const Op& op) {
+  const Type& t = op.results.at(0)->type;
+  const Attr* a = op.attr("axis");
+  if (!a || !a->as_int()) bad(op, "E211", "needs an integer 'axis'");
+  const int64_t axis = *a->as_int();
+  if (axis < -t.rank() || axis >= t.rank())
+    bad(op, "E203", "axis " + std::to_string(axis) + " is out of range for " + t.str());
+  return axis < 0 ? axis + t.rank() : axis;
+}
+
 int64_t row_op_axis(const Op& op) {
   const Type& x = op.operands.at(0)->type;
   if (op.name == "tessera.layer_norm" || op.name == "tessera.rms_norm") return x.rank() - 1;
@@ -133,8 +163,42 @@ void verify_pointwise_or_row_op(const Op& op) {
     if (!op.operands.empty() || op.results.size() != 1 || !op.results[0]->type.is_tensor())
       bad(op, "E205", "takes no operands and has one tensor result");
     allow_attrs(op, {"value"});
-    float_attr(op, "value", 0);
+    const double v = float_attr(op, "value", 0);
     if (!op.attr("value")) bad(op, "E211", "needs a numeric 'value'");
+    const DType t = op.results[0]->type.dtype;
+    if (!is_float(t) &&
+        (v != std::trunc(v) || (t == DType::I1 && v != 0 && v != 1) ||
+         (t == DType::I32 && (v < -0x1p31 || v >= 0x1p31)) || (t == DType::I64 && std::fabs(v) > 0x1p53)))
+      bad(op, "E211",
+          "'value' must be an integer in the range of " + std::string(dtype_name(t)) +
+              " (exactly, for i64: |value| <= 2^53)");
+    return;
+  }
+  if (op.name == "tessera.iota") {
+    if (!op.operands.empty() || op.results.size() != 1 || !op.results[0]->type.is_tensor())
+      bad(op, "E205", "takes no operands and has one tensor result");
+    allow_attrs(op, {"axis"});
+    const Type& t = op.results[0]->type;
+    if (t.rank() == 0) bad(op, "E212", "needs a result of rank 1 or more, got " + t.str());
+    if (t.dtype == DType::I1) bad(op, "E215", "counts in a number type, not i1");
+    iota_axis(op);
+    return;
+  }
+  if (op.name == "tessera.where") {
+    if (op.operands.size() != 3 || op.results.size() != 1)
+      bad(op, "E205", "takes a condition and two values and has one result");
+    for (Value* v : op.operands)
+      if (!v->type.is_tensor()) bad(op, "E207", "operands must be tensors, got " + v->type.str());
+    allow_attrs(op, {});
+    const Type &c = op.operands[0]->type, &a = op.operands[1]->type, &b = op.operands[2]->type;
+    if (c.dtype != DType::I1)
+      bad(op, "E215", "the condition must be i1 (a comparison's result), got " + std::string(dtype_name(c.dtype)));
+    if (a.dtype != b.dtype)
+      bad(op, "E209",
+          "values have dtypes " + std::string(dtype_name(a.dtype)) + " and " + std::string(dtype_name(b.dtype)) +
+              "; insert a tessera.cast (no implicit promotion)");
+    const std::vector<int64_t> shape = broadcast_shapes(broadcast_shapes(c.shape, a.shape, op.loc), b.shape, op.loc);
+    expect_result(op, Type::tensor(a.dtype, shape));
     return;
   }
   if (op.name == "tessera.cast") {
@@ -157,6 +221,8 @@ void verify_pointwise_or_row_op(const Op& op) {
     } else {
       allow_attrs(op, {});
     }
+    check_operand_dtype(op, s, op.operands[0]->type.dtype);
+    if (s == "clamp" && !is_float(op.operands[0]->type.dtype)) bad(op, "E215", "takes float operands");
     expect_result(op, op.operands[0]->type);
     return;
   }
@@ -168,7 +234,9 @@ void verify_pointwise_or_row_op(const Op& op) {
       bad(op, "E209",
           "operands have dtypes " + std::string(dtype_name(a.dtype)) + " and " + std::string(dtype_name(b.dtype)) +
               "; insert a tessera.cast (no implicit promotion)");
-    expect_result(op, Type::tensor(a.dtype, broadcast_shapes(a.shape, b.shape, op.loc)));
+    check_operand_dtype(op, s, a.dtype);
+    const DType result = kComparison.count(s) ? DType::I1 : a.dtype;
+    expect_result(op, Type::tensor(result, broadcast_shapes(a.shape, b.shape, op.loc)));
     return;
   }
   // row ops
@@ -177,6 +245,7 @@ void verify_pointwise_or_row_op(const Op& op) {
   allow_attrs(op, norm ? std::initializer_list<const char*>{"eps"} : std::initializer_list<const char*>{"axis"});
   const Type& x = op.operands[0]->type;
   if (x.rank() == 0) bad(op, "E212", "needs an input of rank 1 or more, got " + x.str());
+  if (!is_float(x.dtype)) bad(op, "E215", "takes float tensors, got " + x.str());
   row_op_axis(op);
   if (norm) {
     row_op_eps(op);

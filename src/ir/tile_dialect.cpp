@@ -97,8 +97,15 @@ std::pair<Value*, Value*> TileBuilder::softmax_stats(Value* block_max, Value* bl
 Value* TileBuilder::divf(Value* a, Value* b) { return create1("tile.divf", {a, b}, a->type); }
 
 Value* TileBuilder::map(const std::string& fn, std::vector<Value*> args) {
-  Type t = args.at(0)->type;
-  return create1("tile.map", std::move(args), t, {{"fn", Attr(fn)}});
+  std::vector<const Type*> types;
+  for (const Value* v : args) types.push_back(&v->type);
+  auto t = map_result(fn, types);
+  TESSERA_ASSERT(std::holds_alternative<Type>(t), "tile.map " + fn + ": " + std::get<std::string>(t));
+  return create1("tile.map", std::move(args), std::get<Type>(t), {{"fn", Attr(fn)}});
+}
+
+Value* TileBuilder::iota(Value* base, int64_t inner, int64_t extent, Type tile) {
+  return create1("tile.iota", {base}, tile, {{"inner", Attr(inner)}, {"extent", Attr(extent)}});
 }
 
 Value* TileBuilder::splat(Value* scalar, Type tile) { return create1("tile.splat", {scalar}, tile); }
@@ -135,13 +142,53 @@ std::unique_ptr<Op> new_tile_kernel(const std::string& sym, int64_t programs, in
   return k;
 }
 
-int map_arity(const std::string& fn) {
-  static const std::set<std::string> unary = {"neg",  "abs",       "exp",        "log",       "sqrt",      "rsqrt",
-                                              "tanh", "sigmoid",   "relu",       "gelu",      "gelu_tanh", "silu",
-                                              "sin",  "cos",       "exp2",       "log2",      "erf",       "floor",
-                                              "ceil", "round_f16", "round_bf16", "round_f32", "round"};
-  static const std::set<std::string> binary = {"add", "sub", "mul", "div", "max", "min", "pow"};
-  return unary.count(fn) ? 1 : binary.count(fn) ? 2 : 0;
+std::variant<Type, std::string> map_result(const std::string& fn, const std::vector<const Type*>& operands) {
+  static const std::set<std::string> float_unary = {
+      "exp", "log",  "sqrt", "rsqrt", "tanh",  "sigmoid", "relu",  "gelu",      "gelu_tanh",  "silu",     "sin",
+      "cos", "exp2", "log2", "erf",   "floor", "ceil",    "round", "round_f16", "round_bf16", "round_f32"};
+  static const std::set<std::string> compare = {"eq", "ne", "lt", "le", "gt", "ge"};
+  const bool cvt = fn.rfind("cvt_", 0) == 0;
+  const size_t arity = float_unary.count(fn) || fn == "neg" || fn == "abs" || fn == "not" || cvt ? 1
+                       : fn == "select"                                                          ? 3
+                       : fn == "add" || fn == "sub" || fn == "mul" || fn == "div" || fn == "max" || fn == "min" ||
+                               fn == "pow" || fn == "and" || fn == "or" || compare.count(fn)
+                           ? 2
+                           : 0;
+  if (arity == 0) return "needs a known 'fn'";
+  if (operands.size() != arity)
+    return "expects " + std::to_string(arity) + " operands, has " + std::to_string(operands.size());
+  const Type& a = *operands[0];
+  if (a.kind != TypeKind::Tile && a.kind != TypeKind::Scalar) return "maps tiles or scalars";
+  auto same_shape = [&](const Type& t) { return t.kind == a.kind && t.shape == a.shape; };
+  for (const Type* t : operands)
+    if (!same_shape(*t)) return "maps tiles or scalars of one shape";
+  const DType d = fn == "select" ? operands[1]->dtype : a.dtype;
+  for (size_t i = fn == "select" ? 1 : 0; i < operands.size(); ++i)
+    if (operands[i]->dtype != d) return "maps values of one type";
+  auto with = [&](DType t) {
+    Type r = a;
+    r.dtype = t;
+    return r;
+  };
+  if (cvt) {
+    const std::optional<DType> to = parse_dtype(fn.substr(4));
+    if (!to || *to == DType::F16 || *to == DType::BF16) return "converts to f32, f64, i1, i32 or i64";
+    return with(*to);
+  }
+  if (fn == "select") {
+    if (a.dtype != DType::I1) return "selects by an i1 condition";
+    return with(d);
+  }
+  if (compare.count(fn)) return with(DType::I1);
+  if (fn == "and" || fn == "or" || fn == "not") {
+    if (d != DType::I1) return "takes i1 values";
+    return with(d);
+  }
+  const bool integer_ok = fn == "neg" || fn == "abs" || fn == "add" || fn == "sub" || fn == "mul" || fn == "max" ||
+                          fn == "min";
+  if (!is_float(d) && !(integer_ok && is_integer(d)))
+    return "takes " + std::string(integer_ok ? "float or i32/i64" : "float") + " values";
+  return with(d);
 }
 
 std::vector<Value*> TileBuilder::for_loop(Value* lo, Value* hi, Value* step, std::vector<Value*> inits,

@@ -14,6 +14,7 @@
 #pragma once
 #include <functional>
 #include <string>
+#include <variant>
 
 #include "ir/ir.hpp"
 
@@ -49,8 +50,11 @@ class TileBuilder {
   Value* reduce_block_lanes(const std::string& kind, Value* t);  // scope = "block"
   std::pair<Value*, Value*> softmax_stats(Value* block_max, Value* block_sum);
   Value* divf(Value* a, Value* b);
-  // fn of map_arity() on tiles or scalars of one type
+  // fn of map_result() on tiles or scalars
   Value* map(const std::string& fn, std::vector<Value*> args);
+  // An i64 tile: lane i holds ((base + i) / inner) % extent, the coordinate
+  // along one axis of the element at flat index base + i.
+  Value* iota(Value* base, int64_t inner, int64_t extent, Type tile);
   Value* splat(Value* scalar, Type tile);
   Value* mask(Value* t, Value* count, double other);
   Value* load2d(Value* ptr, Value* base, Value* rows, Value* cols, int64_t row_stride, int64_t col_stride, bool aligned,
@@ -81,11 +85,17 @@ class TileBuilder {
 std::unique_ptr<Op> new_tile_kernel(const std::string& sym, int64_t programs, int64_t threads, int64_t vector_width,
                                     const std::string& artifact_hash);
 
-// Operands of a tile.map function: 1 (neg abs exp log sqrt rsqrt tanh sigmoid
-// relu gelu gelu_tanh silu sin cos exp2 log2 erf floor ceil round, and
-// round_f16 round_bf16 round_f32: rounding to a storage type), 2 (add sub mul
-// div max min pow), or 0 for an unknown name.
-int map_arity(const std::string& fn);
+// The result type of tile.map `fn` on values of these types (tiles or
+// scalars), or the reason there is none (an unknown fn, a wrong count, types
+// it does not take):
+//   - float functions: exp log sqrt rsqrt tanh sigmoid relu gelu gelu_tanh
+//     silu sin cos exp2 log2 erf floor ceil round div pow, and round_f16
+//     round_bf16 round_f32 (rounding to a storage type): floats of one type;
+//   - neg abs add sub mul max min: floats or integers (i32, i64; wrapping);
+//   - eq ne lt le gt ge: two values of one type, an i1 result;
+//   - and or not: i1;  select: (i1 condition, a, b) gives a or b;
+//   - cvt_<dtype> (f32 f64 i1 i32 i64): docs/semantics.md's conversion.
+std::variant<Type, std::string> map_result(const std::string& fn, const std::vector<const Type*>& operands);
 
 // The identity of a combine kind (sum 0, prod 1, max -inf, min +inf).
 double combine_identity(const std::string& kind);

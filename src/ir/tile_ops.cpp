@@ -67,13 +67,17 @@ void check_softmax_stats(const Op& op) {
 }
 
 void check_map(const Op& op) {
-  const std::string& fn = tile_string(op, "fn");
-  if (map_arity(fn) == 0) bad(op, "needs a known 'fn'");
-  const size_t arity = static_cast<size_t>(map_arity(fn));
-  if (op.operands.size() != arity)
-    bad(op, "expects " + std::to_string(arity) + " operands, has " + std::to_string(op.operands.size()));
-  for (Value* v : op.operands)
-    if (!(v->type == op.operands[0]->type)) bad(op, "maps tiles or scalars of one type");
+  std::vector<const Type*> types;
+  for (const Value* v : op.operands) types.push_back(&v->type);
+  const auto t = map_result(tile_string(op, "fn"), types);
+  if (const std::string* why = std::get_if<std::string>(&t)) bad(op, *why);
+  if (!(op.result()->type == std::get<Type>(t)))
+    bad(op, "yields " + std::get<Type>(t).str() + ", not " + op.result()->type.str());
+}
+
+void check_iota(const Op& op) {
+  if (op.result()->type.dtype != DType::I64) bad(op, "yields an i64 tile");
+  if (tile_int(op, "inner") < 1 || tile_int(op, "extent") < 1) bad(op, "needs 'inner' and 'extent' >= 1");
 }
 
 void check_splat(const Op& op) {
@@ -252,13 +256,21 @@ const std::vector<TileOpSpec>& table() {
        check_softmax_stats},
       {"tile.divf", "AA", "A", "(value, value)", {}, 0, "float division"},
       {"tile.map",
-       "DD?",
+       "DD*",
        "D",
-       "(value[, value])",
+       "(value, ...)",
        {{"fn", K::String, kRequired}},
        0,
-       "a pointwise function (see map_arity) on tiles or scalars of one type",
+       "a pointwise function (see map_result) on tiles or scalars",
        check_map},
+      {"tile.iota",
+       "I",
+       "T",
+       "(index base)",
+       {{"inner", K::Int, kRequired}, {"extent", K::Int, kRequired}},
+       0,
+       "lane i holds ((base + i) / inner) % extent: a coordinate of the element at flat index base + i",
+       check_iota},
       {"tile.splat", "S", "T", "(scalar)", {}, 0, "a scalar to every lane of a tile of its dtype", check_splat},
       {"tile.mask",
        "TI",

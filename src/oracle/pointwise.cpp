@@ -1,6 +1,10 @@
 // The oracle's pointwise ops: binary ops with numpy broadcasting, unary
-// functions, cast and constant. Values in double with the plainest formula
-// that is accurate in double; tolerances from tolerance.cpp.
+// functions, comparisons, logic, where, iota, cast and constant. Values in
+// double with the plainest formula that is accurate in double; tolerances
+// from tolerance.cpp. Integer ops compute in int64 and wrap to their width
+// (exact while values stay within 2^53, where a double holds every integer);
+// a comparison whose operands' tolerance intervals meet could go either way,
+// and its result carries tolerance 1.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -126,33 +130,177 @@ std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in, size_t ou
   return st;
 }
 
-void eval_binary(const ir::Op& op, Pointwise fn, const Source& a, const Source& b, Need need, Expected& e) {
-  only_attrs(op, {});
-  if (a.dtype() != b.dtype())
-    bad_op(op, "operands have dtypes " + std::string(dtype_name(a.dtype())) + " and " +
-                   std::string(dtype_name(b.dtype())) + " (no implicit promotion)");
-  const std::vector<int64_t> shape = broadcast(op, a.shape(), b.shape());
-  check_result(op, shape, a.dtype());
-  e = result_like(op);
-  const size_t rank = shape.size();
-  const std::vector<int64_t> sa = broadcast_strides(a.shape(), rank), sb = broadcast_strides(b.shape(), rank);
-  std::vector<int64_t> idx(rank, 0);
-  int64_t ia = 0, ib = 0;
+const std::map<std::string, char>& comparisons() {
+  static const std::map<std::string, char> m = {{"tessera.eq", '='}, {"tessera.ne", '!'}, {"tessera.lt", '<'},
+                                                {"tessera.le", 'l'}, {"tessera.gt", '>'}, {"tessera.ge", 'g'}};
+  return m;
+}
+
+bool compare_values(char how, double a, double b) {
+  switch (how) {
+    case '=': return a == b;
+    case '!': return a != b;  // true when either is NaN, as IEEE and numpy
+    case '<': return a < b;
+    case 'l': return a <= b;
+    case '>': return a > b;
+    default: return a >= b;
+  }
+}
+
+// x wrapped to the width of integer type t (two's complement), as a double.
+double wrap(int64_t x, DType t) {
+  if (t == DType::I32) return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(x)));
+  return static_cast<double>(x);
+}
+
+// An integer op on exact operands, wrapping as numpy's int32/int64 do.
+double integer_value(Pointwise op, double a, double b, DType t) {
+  const uint64_t x = static_cast<uint64_t>(static_cast<int64_t>(a)), y = static_cast<uint64_t>(static_cast<int64_t>(b));
+  switch (op) {
+    case Pointwise::Add: return wrap(static_cast<int64_t>(x + y), t);
+    case Pointwise::Sub: return wrap(static_cast<int64_t>(x - y), t);
+    case Pointwise::Mul: return wrap(static_cast<int64_t>(x * y), t);
+    case Pointwise::Neg: return wrap(static_cast<int64_t>(0 - x), t);
+    case Pointwise::Abs: return wrap(static_cast<int64_t>(a < 0 ? 0 - x : x), t);
+    case Pointwise::Max: return std::max(a, b);
+    case Pointwise::Min: return std::min(a, b);
+    default: return kNaN;
+  }
+}
+
+// The tolerance of an integer result: 0 from exact operands; otherwise the
+// reach of the operands' intervals, unbounded once the op could wrap.
+double integer_tolerance(Pointwise op, double a, double ta, double b, double tb, double value, DType t) {
+  if (ta == 0 && tb == 0) return 0;
+  const double limit = t == DType::I32 ? 0x1p31 : 0x1p63;
+  double tol = op == Pointwise::Mul                           ? std::fabs(a) * tb + std::fabs(b) * ta + ta * tb
+               : op == Pointwise::Max || op == Pointwise::Min ? std::max(ta, tb)
+                                                              : ta + tb;
+  return std::fabs(value) + tol >= limit ? kInf : tol;
+}
+
+// Offsets of each operand (broadcast to `shape`) at each output element, in order.
+template <class F>
+void for_each_broadcast(const std::vector<int64_t>& shape, const std::vector<std::vector<int64_t>>& operand_shapes,
+                        F&& f) {
+  const size_t rank = shape.size(), k = operand_shapes.size();
+  std::vector<std::vector<int64_t>> st;
+  for (const auto& s : operand_shapes) st.push_back(broadcast_strides(s, rank));
+  std::vector<int64_t> idx(rank, 0), at(k, 0);
   const int64_t n = product(shape);
   for (int64_t i = 0; i < n; ++i) {
-    if (needed(need, i)) {
-      const double x = a.at(ia), y = b.at(ib), v = binary_value(fn, x, y);
-      e.value[i] = v;
-      e.tolerance[i] = binary_tolerance(fn, x, a.tol(ia), y, b.tol(ib), v, a.dtype(), e.dtype);
-    }
+    f(i, at);
     for (size_t d = rank; d-- > 0;) {  // odometer over the output, operand offsets follow
-      ia += sa[d];
-      ib += sb[d];
+      for (size_t j = 0; j < k; ++j) at[j] += st[j][d];
       if (++idx[d] < shape[d]) break;
-      ia -= sa[d] * shape[d];
-      ib -= sb[d] * shape[d];
+      for (size_t j = 0; j < k; ++j) at[j] -= st[j][d] * shape[d];
       idx[d] = 0;
     }
+  }
+}
+
+void eval_binary(const ir::Op& op, Pointwise fn, const Source& a, const Source& b, Need need, Expected& e) {
+  only_attrs(op, {});
+  const DType t = a.dtype();
+  if (t != b.dtype())
+    bad_op(op, "operands have dtypes " + std::string(dtype_name(t)) + " and " + std::string(dtype_name(b.dtype())) +
+                   " (no implicit promotion)");
+  if (t == DType::I1 || (is_integer(t) && (fn == Pointwise::Div || fn == Pointwise::Pow)))
+    bad_op(op, "takes no " + std::string(dtype_name(t)) + " operands");
+  const std::vector<int64_t> shape = broadcast(op, a.shape(), b.shape());
+  check_result(op, shape, t);
+  e = result_like(op);
+  for_each_broadcast(shape, {a.shape(), b.shape()}, [&](int64_t i, const std::vector<int64_t>& at) {
+    if (!needed(need, i)) return;
+    const double x = a.at(at[0]), y = b.at(at[1]);
+    if (is_integer(t)) {
+      e.value[i] = integer_value(fn, x, y, t);
+      e.tolerance[i] = integer_tolerance(fn, x, a.tol(at[0]), y, b.tol(at[1]), e.value[i], t);
+    } else {
+      e.value[i] = binary_value(fn, x, y);
+      e.tolerance[i] = binary_tolerance(fn, x, a.tol(at[0]), y, b.tol(at[1]), e.value[i], t, e.dtype);
+    }
+  });
+}
+
+// eq ne lt le gt ge: i1 results, tolerance 1 where the operands' intervals
+// meet (the kernel's values could compare either way).
+void eval_compare(const ir::Op& op, char how, const Source& a, const Source& b, Need need, Expected& e) {
+  only_attrs(op, {});
+  if (a.dtype() != b.dtype()) bad_op(op, "operands have different dtypes (no implicit promotion)");
+  const std::vector<int64_t> shape = broadcast(op, a.shape(), b.shape());
+  check_result(op, shape, DType::I1);
+  e = result_like(op);
+  for_each_broadcast(shape, {a.shape(), b.shape()}, [&](int64_t i, const std::vector<int64_t>& at) {
+    if (!needed(need, i)) return;
+    const double x = a.at(at[0]), y = b.at(at[1]), reach = a.tol(at[0]) + b.tol(at[1]);
+    e.value[i] = compare_values(how, x, y) ? 1 : 0;
+    e.tolerance[i] = reach > 0 && !(std::fabs(x - y) > reach) ? 1 : 0;
+  });
+}
+
+// and, or (binary) and not on i1.
+void eval_logic(const ir::Op& op, const std::vector<Source>& in, Need need, Expected& e) {
+  only_attrs(op, {});
+  for (const Source& s : in)
+    if (s.dtype() != DType::I1) bad_op(op, "takes i1 operands");
+  const bool unary = in.size() == 1, is_and = op.name == "tessera.and";
+  const std::vector<int64_t> shape = unary ? in[0].shape() : broadcast(op, in[0].shape(), in[1].shape());
+  check_result(op, shape, DType::I1);
+  e = result_like(op);
+  std::vector<std::vector<int64_t>> shapes;
+  for (const Source& s : in) shapes.push_back(s.shape());
+  for_each_broadcast(shape, shapes, [&](int64_t i, const std::vector<int64_t>& at) {
+    if (!needed(need, i)) return;
+    const bool x = in[0].at(at[0]) != 0;
+    const bool ux = in[0].tol(at[0]) > 0;  // an uncertain operand
+    if (unary) {
+      e.value[i] = !x;
+      e.tolerance[i] = ux ? 1 : 0;
+      return;
+    }
+    const bool y = in[1].at(at[1]) != 0, uy = in[1].tol(at[1]) > 0;
+    e.value[i] = is_and ? (x && y) : (x || y);
+    // A certain operand that decides alone (false for and, true for or) makes the result certain.
+    const bool decides = (!ux && x != is_and) || (!uy && y != is_and);
+    e.tolerance[i] = (ux || uy) && !decides ? 1 : 0;
+  });
+}
+
+void eval_where(const ir::Op& op, const std::vector<Source>& in, Need need, Expected& e) {
+  only_attrs(op, {});
+  if (in[0].dtype() != DType::I1) bad_op(op, "the condition must be i1");
+  if (in[1].dtype() != in[2].dtype()) bad_op(op, "the values have different dtypes (no implicit promotion)");
+  const std::vector<int64_t> shape = broadcast(op, broadcast(op, in[0].shape(), in[1].shape()), in[2].shape());
+  check_result(op, shape, in[1].dtype());
+  e = result_like(op);
+  for_each_broadcast(shape, {in[0].shape(), in[1].shape(), in[2].shape()},
+                     [&](int64_t i, const std::vector<int64_t>& at) {
+                       if (!needed(need, i)) return;
+                       const bool c = in[0].at(at[0]) != 0;
+                       const Source &pick = c ? in[1] : in[2], &other = c ? in[2] : in[1];
+                       const int64_t p = c ? at[1] : at[2], o = c ? at[2] : at[1];
+                       e.value[i] = pick.at(p);
+                       e.tolerance[i] = pick.tol(p);
+                       if (in[0].tol(at[0]) > 0)  // either value may be taken
+                         e.tolerance[i] = std::max(pick.tol(p), std::fabs(pick.at(p) - other.at(o)) + other.tol(o));
+                     });
+}
+
+void eval_iota(const ir::Op& op, Expected& e) {
+  only_attrs(op, {"axis"});
+  e = result_like(op);
+  const int64_t rank = static_cast<int64_t>(e.shape.size());
+  const double axis_attr = float_attr(op, "axis", kNaN);
+  if (rank == 0 || !(axis_attr >= -rank && axis_attr < rank) || axis_attr != std::trunc(axis_attr))
+    bad_op(op, "needs an integer 'axis' within the result's rank");
+  const int64_t axis = static_cast<int64_t>(axis_attr) + (axis_attr < 0 ? rank : 0);
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= e.shape[d];
+  for (size_t i = 0; i < e.value.size(); ++i) {
+    const double v = static_cast<double>((static_cast<int64_t>(i) / inner) % e.shape[axis]);
+    e.value[i] = v;
+    e.tolerance[i] = is_float(e.dtype) ? constant_tolerance(v, e.dtype) : 0;
   }
 }
 
@@ -174,13 +322,33 @@ void eval_unary(const ir::Op& op, Pointwise fn, const Source& x, Need need, Expe
   } else {
     only_attrs(op, {});
   }
-  const DType out_dt = fn == Pointwise::Cast ? op.results[0]->type.dtype : x.dtype();
+  const DType in_dt = x.dtype(), out_dt = fn == Pointwise::Cast ? op.results[0]->type.dtype : in_dt;
+  const bool integer_op = fn != Pointwise::Cast && !is_float(in_dt);
+  if (integer_op && (in_dt == DType::I1 || (fn != Pointwise::Neg && fn != Pointwise::Abs)))
+    bad_op(op, "takes no " + std::string(dtype_name(in_dt)) + " operands");
   check_result(op, x.shape(), out_dt);
   e = result_like(op);
   const int64_t n = product(x.shape());
   for (int64_t i = 0; i < n; ++i) {
     if (!needed(need, i)) continue;
     const double v = x.at(i);
+    if (integer_op) {
+      e.value[i] = integer_value(fn, v, 0, in_dt);
+      e.tolerance[i] = integer_tolerance(fn, v, x.tol(i), 0, 0, e.value[i], in_dt);
+      continue;
+    }
+    if (fn == Pointwise::Cast && !is_float(out_dt)) {  // docs/semantics.md: truncate, saturate, NaN to 0
+      auto convert = [&](double y) {
+        return is_float(in_dt)       ? static_cast<double>(to_integer(y, out_dt))
+               : out_dt == DType::I1 ? (y != 0 ? 1.0 : 0.0)
+                                     : wrap(static_cast<int64_t>(y), out_dt);
+      };
+      e.value[i] = convert(v);
+      const double t = x.tol(i);
+      e.tolerance[i] = t > 0 ? std::max(std::fabs(convert(v + t) - e.value[i]), std::fabs(e.value[i] - convert(v - t)))
+                             : 0;
+      continue;
+    }
     // clamp: min(max(x, lo), hi) with NaN kept (numpy's clip; lo > hi gives hi).
     const double val = fn == Pointwise::Cast    ? v
                        : fn == Pointwise::Clamp ? (std::isnan(v) ? v : std::min(std::max(v, lo), hi))
@@ -198,7 +366,8 @@ void eval_constant(const ir::Op& op, Expected& e) {
   // f16/bf16; the tolerance is one rounding to the result type), unless it
   // overflows that type: then the constant is that infinity.
   double v = float_attr(op, "value", 0.0);
-  if (std::isinf(round_to_dtype(v, e.dtype))) v = round_to_dtype(v, e.dtype);
+  if (!is_float(e.dtype)) v = static_cast<double>(to_integer(v, e.dtype));
+  else if (std::isinf(round_to_dtype(v, e.dtype))) v = round_to_dtype(v, e.dtype);
   for (size_t i = 0; i < e.value.size(); ++i) {
     e.value[i] = v;
     e.tolerance[i] = constant_tolerance(v, e.dtype);
@@ -218,6 +387,26 @@ bool evaluate_pointwise(const ir::Op& op, const std::vector<Source>& in, Need ne
     eval_unary(op, it->second, in[0], need, out);
     return true;
   }
+  if (auto it = comparisons().find(op.name); it != comparisons().end()) {
+    expect_arity(op, 2);
+    eval_compare(op, it->second, in[0], in[1], need, out);
+    return true;
+  }
+  if (op.name == "tessera.and" || op.name == "tessera.or" || op.name == "tessera.not") {
+    expect_arity(op, op.name == "tessera.not" ? 1 : 2);
+    eval_logic(op, in, need, out);
+    return true;
+  }
+  if (op.name == "tessera.where") {
+    expect_arity(op, 3);
+    eval_where(op, in, need, out);
+    return true;
+  }
+  if (op.name == "tessera.iota") {
+    expect_arity(op, 0);
+    eval_iota(op, out);
+    return true;
+  }
   if (op.name == "tessera.cast") {
     expect_arity(op, 1);
     eval_unary(op, Pointwise::Cast, in[0], need, out);
@@ -233,10 +422,12 @@ bool evaluate_pointwise(const ir::Op& op, const std::vector<Source>& in, Need ne
 
 bool demand_pointwise(const ir::Op& op, const std::vector<std::vector<int64_t>>& in_shapes, const uint8_t* need,
                       std::vector<std::vector<uint8_t>>& in_need) {
-  if (op.name == "tessera.constant") return true;
-  const bool binary = binary_ops().count(op.name) > 0;
-  if (!binary && !unary_ops().count(op.name) && op.name != "tessera.cast") return false;
-  expect_arity(op, binary ? 2 : 1);
+  if (op.name == "tessera.constant" || op.name == "tessera.iota") return true;
+  const bool binary = binary_ops().count(op.name) || comparisons().count(op.name) || op.name == "tessera.and" ||
+                      op.name == "tessera.or";
+  const bool unary = unary_ops().count(op.name) || op.name == "tessera.cast" || op.name == "tessera.not";
+  if (!binary && !unary && op.name != "tessera.where") return false;
+  expect_arity(op, binary ? 2 : unary ? 1 : 3);
   const std::vector<int64_t>& shape = op.results[0]->type.shape;
   const size_t rank = shape.size();
   for (size_t k = 0; k < in_shapes.size(); ++k) {

@@ -41,6 +41,9 @@ double min_normal(DType t) {
     case DType::BF16: return 0x1p-126;
     case DType::F32: return 0x1p-126;
     case DType::F64: return 0x1p-1022;
+    case DType::I1:
+    case DType::I32:
+    case DType::I64: break;  // integers are exact: no rounding
   }
   return 0;
 }
@@ -51,6 +54,9 @@ double min_subnormal(DType t) {
     case DType::BF16: return 0x1p-133;
     case DType::F32: return 0x1p-149;
     case DType::F64: return 0x1p-1074;
+    case DType::I1:
+    case DType::I32:
+    case DType::I64: break;
   }
   return 0;
 }
@@ -58,6 +64,7 @@ double min_subnormal(DType t) {
 double rounding_error(double v, DType t) { return u_of(t) * std::fabs(v) + min_subnormal(t) / 2; }
 
 double round_to_dtype(double v, DType t) {
+  if (!is_float(t)) return static_cast<double>(to_integer(v, t));
   if (t == DType::F64 || std::isnan(v)) return v;
   float f = static_cast<float>(v);
   if (t == DType::F32) return f;

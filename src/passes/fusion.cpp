@@ -49,6 +49,11 @@ struct State {
 // The values `op` would add as leaves of region r if it joined it.
 bool leaves_fit(const State& s, const FusedRegion& r, const Op& op) {
   if (r.kind == FusedRegion::Kind::Pointwise) return true;  // pointwise kernels address any broadcast
+  // Reduce, row and matmul kernels compute on float tiles and know no
+  // element positions: integer and boolean values and iota stay outside.
+  if (op.name == "tessera.iota" || !is_float(op.result()->type.dtype)) return false;
+  for (Value* v : op.operands)
+    if (!is_float(v->type.dtype)) return false;
   const bool matmul = r.kind == FusedRegion::Kind::Matmul;
   // A matmul epilogue runs on [batch, M, N] tiles of the f32 accumulator.
   const int rank = static_cast<int>(r.core->result()->type.rank());

@@ -26,6 +26,9 @@ std::string CLikeRenderer::storage(DType d) const {
     case DType::BF16: return s.bf16;
     case DType::F32: return s.f32;
     case DType::F64: return s.f64;
+    case DType::I1: return s.i1;
+    case DType::I32: return s.i32;
+    case DType::I64: return s.i64;
   }
   return "?";
 }
@@ -41,8 +44,10 @@ std::string CLikeRenderer::type(const Type& t) const {
   fail("E501", "a tensor type cannot appear inside a kernel");
 }
 
-std::string CLikeRenderer::float_literal(double v, DType d) const {
+std::string CLikeRenderer::number_literal(double v, DType d) const {
   std::string t = storage(d);
+  // A C cast reads the same in C++, CUDA and MSL, and spells two-word types.
+  if (!is_float(d)) return "((" + t + ")" + std::to_string(to_integer(v, d)) + (d == DType::I64 ? "LL)" : ")");
   if (std::isnan(v)) return "tsr::nan<" + t + ">()";
   if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + "tsr::inf<" + t + ">()";
   std::string s = format_double(v);
@@ -112,7 +117,7 @@ struct CLikeRenderer::OpEmitter {
   }
   void statement(const std::string& s) const { r.out_ += pad() + s + ";\n"; }
   std::string value_literal(const char* key, const Type& t) const {
-    return r.float_literal(tile_number(op, key), t.dtype);
+    return r.number_literal(tile_number(op, key), t.dtype);
   }
   std::string tile_targs(const Type& t) const {
     return "<" + r.storage(t.dtype) + ", " + std::to_string(t.numel()) + ">";
@@ -187,9 +192,18 @@ struct CLikeRenderer::OpEmitter {
       const std::optional<DType> to = parse_dtype(fn.substr(6));
       TESSERA_ASSERT(to, "tile.map fn '" + fn + "' names no dtype");
       def("tsr::round_to<" + r.storage(*to) + ">(" + arg(0) + ")");
+    } else if (fn.rfind("cvt_", 0) == 0) {
+      def("tsr::cvt<" + r.storage(op.result(0)->type.dtype) + ">(" + arg(0) + ")");
     } else {
-      def("tsr::fn_" + fn + "(" + arg(0) + (op.operands.size() > 1 ? ", " + arg(1) : "") + ")");
+      std::string args;
+      for (size_t i = 0; i < op.operands.size(); ++i) args += (i ? ", " : "") + arg(i);
+      def("tsr::fn_" + fn + "(" + args + ")");
     }
+  }
+  void iota() {
+    const Type& t = op.result(0)->type;
+    def("tsr::iota" + tile_targs(t) + "(" + arg(0) + ", " + std::to_string(tile_int(op, "inner")) + "LL, " +
+        std::to_string(tile_int(op, "extent")) + "LL)");
   }
   void splat() { def("tsr::full" + tile_targs(op.result(0)->type) + "(" + arg(0) + ")"); }
   void mask() {
@@ -307,6 +321,7 @@ const std::unordered_map<std::string_view, CLikeRenderer::OpEmitter::Fn>& CLikeR
       {"tile.softmax_stats", &OpEmitter::softmax_stats},
       {"tile.divf", &OpEmitter::divf},
       {"tile.map", &OpEmitter::map},
+      {"tile.iota", &OpEmitter::iota},
       {"tile.splat", &OpEmitter::splat},
       {"tile.mask", &OpEmitter::mask},
       {"tile.matmul", &OpEmitter::matmul},

@@ -23,7 +23,8 @@ class CLikeRenderer {
  protected:
   struct Spelling {
     std::string f16, bf16, f32, f64;  // scalar/storage spellings
-    std::string index = "int64_t";
+    std::string index;
+    std::string i1, i32, i64;  // i1: one byte holding 0 or 1
   };
   virtual const Spelling& spelling() const = 0;
   virtual std::string prelude() const = 0;                    // tile library etc.
@@ -58,7 +59,7 @@ class CLikeRenderer {
   std::string storage(DType d) const;
   bool is_written(const ir::Op& kernel, const ir::Value* ptr) const;
   static bool contains(const ir::Op& kernel, const std::string& op_name);
-  std::string float_literal(double v, DType d) const;
+  std::string number_literal(double v, DType d) const;
 
  private:
   // Prints one Tile IR op: an emitter per op of the op table, dispatched by

@@ -19,7 +19,7 @@ const char* kMatmulLibrary =
 
 class CppRenderer : public CLikeRenderer {
   const Spelling& spelling() const override {
-    static const Spelling s{"tsr::f16_t", "tsr::bf16_t", "float", "double"};
+    static const Spelling s{"tsr::f16_t", "tsr::bf16_t", "float", "double", "int64_t", "uint8_t", "int32_t", "int64_t"};
     return s;
   }
   std::string prelude() const override {

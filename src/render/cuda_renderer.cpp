@@ -66,7 +66,8 @@ class CudaRenderer : public CLikeRenderer {
 
  private:
   const Spelling& spelling() const override {
-    static const Spelling s{"tsr::f16_t", "tsr::bf16_t", "float", "double", "long long"};
+    static const Spelling s{"tsr::f16_t", "tsr::bf16_t",   "float", "double",
+                            "long long",  "unsigned char", "int",   "long long"};
     return s;
   }
   std::string prelude() const override {

@@ -22,7 +22,7 @@ class MslRenderer : public CLikeRenderer {
 
  private:
   const Spelling& spelling() const override {
-    static const Spelling s{"half", "ushort", "float", "double", "long"};
+    static const Spelling s{"half", "ushort", "float", "double", "long", "uchar", "int", "long"};
     return s;
   }
   std::string prelude() const override {
@@ -73,13 +73,22 @@ void check_expressible(const Op& kernel) {
   auto has_f64 = [](const Value* v) {
     return v->type.kind != TypeKind::Index && v->type.kind != TypeKind::Tensor && v->type.dtype == DType::F64;
   };
+  auto has_integer = [](const Value* v) {
+    return v->type.kind != TypeKind::Index && v->type.kind != TypeKind::Tensor && !is_float(v->type.dtype);
+  };
+  const std::string no_integers = ": the Metal lane has no integer or boolean (i1, i32, i64) kernels yet";
   std::function<void(const Region&)> walk = [&](const Region& r) {
-    for (auto& a : r.args)
+    for (auto& a : r.args) {
       if (has_f64(a.get())) fail("E501", "kernel @" + kernel.sym + ": MSL has no 64-bit float (f64)", kernel.loc);
+      if (has_integer(a.get())) fail("E502", "kernel @" + kernel.sym + no_integers, kernel.loc);
+    }
     for (auto& op : r.ops) {
-      for (auto& res : op->results)
+      for (auto& res : op->results) {
         if (has_f64(res.get()))
           fail("E501", "kernel @" + kernel.sym + ": MSL has no 64-bit float (f64 values in " + op->name + ")", op->loc);
+        if (has_integer(res.get()))
+          fail("E502", "kernel @" + kernel.sym + no_integers + " (" + op->name + ")", op->loc);
+      }
       if (op->name == "tile.map" && tile_string(*op, "fn") == "gelu")
         fail("E502",
              "kernel @" + kernel.sym +

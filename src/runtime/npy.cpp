@@ -238,7 +238,12 @@ DType descr_to_dtype(const Header& h, const std::string& path) {
   if (d == "<f4" || d == "=f4") return DType::F32;
   if (d == "<f8" || d == "=f8") return DType::F64;
   if (d == "<u2" || d == "=u2" || d == "|V2") return DType::BF16;  // raw bf16 bit patterns
-  fail_file("E418", path, "unsupported descr '" + d + "' (expected '<f2', '<f4', '<f8', or '<u2'/'|V2' for bf16)");
+  if (d == "|b1") return DType::I1;
+  if (d == "<i4" || d == "=i4") return DType::I32;
+  if (d == "<i8" || d == "=i8") return DType::I64;
+  fail_file(
+      "E418", path,
+      "unsupported descr '" + d + "' (expected '<f2', '<f4', '<f8', '<u2'/'|V2' for bf16, '|b1', '<i4' or '<i8')");
 }
 
 std::string descr_for(DType t) {
@@ -247,6 +252,9 @@ std::string descr_for(DType t) {
     case DType::BF16: return "<u2";
     case DType::F32: return "<f4";
     case DType::F64: return "<f8";
+    case DType::I1: return "|b1";
+    case DType::I32: return "<i4";
+    case DType::I64: return "<i8";
   }
   return "?";
 }

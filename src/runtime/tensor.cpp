@@ -81,6 +81,17 @@ double Tensor::get(int64_t i) const {
       std::memcpy(&d, p + 8 * i, 8);
       return d;
     }
+    case DType::I1: return static_cast<double>(static_cast<uint8_t>(p[i]) != 0);
+    case DType::I32: {
+      int32_t x;
+      std::memcpy(&x, p + 4 * i, 4);
+      return x;
+    }
+    case DType::I64: {
+      int64_t x;
+      std::memcpy(&x, p + 8 * i, 8);
+      return static_cast<double>(x);
+    }
   }
   return 0;
 }
@@ -104,6 +115,17 @@ void Tensor::set(int64_t i, double v) {
       break;
     }
     case DType::F64: std::memcpy(p + 8 * i, &v, 8); break;
+    case DType::I1: p[i] = std::byte{static_cast<uint8_t>(to_integer(v, dtype_))}; break;
+    case DType::I32: {
+      const int32_t x = static_cast<int32_t>(to_integer(v, dtype_));
+      std::memcpy(p + 4 * i, &x, 4);
+      break;
+    }
+    case DType::I64: {
+      const int64_t x = to_integer(v, dtype_);
+      std::memcpy(p + 8 * i, &x, 8);
+      break;
+    }
   }
 }
 

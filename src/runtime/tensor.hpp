@@ -31,9 +31,9 @@ class Tensor {
   const void* data() const { return data_.get(); }
   bool valid() const { return data_ != nullptr || numel() == 0; }
 
-  // Element i widened to double (f16/bf16/f32/f64); for oracles and tests.
+  // Element i as a double (exact but for i64 beyond 2^53); for oracles and tests.
   double get(int64_t i) const;
-  void set(int64_t i, double v);  // rounds to the storage type
+  void set(int64_t i, double v);  // rounds to a float type; converts to an integer one (to_integer)
 
   std::string type_string() const;  // "tensor<4x8xf32>"
 

@@ -365,7 +365,7 @@ TEST(NpyErrors, E417TruncatedData) {
 }
 
 TEST(NpyErrors, E418UnsupportedDescr) {
-  for (const std::string descr : {">f4", ">u2", "<i4", "|u1", "|f2", "<c8", "<V2", "<f16", "f4"}) {
+  for (const std::string descr : {">f4", ">u2", "<u4", "<i2", "|u1", "|f2", "<c8", "<V2", "<f16", "f4"}) {
     SCOPED_TRACE(descr);
     expect_file_error("E418", npy_image("{'descr': '" + descr + "', 'fortran_order': False, 'shape': (2, 3), }",
                                         floats_bytes(kData23)));

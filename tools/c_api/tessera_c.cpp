@@ -116,7 +116,7 @@ long long raw_enum(const E& e) {
 
 bool valid_dtype(const tsr_dtype& d) {
   long long v = raw_enum(d);
-  return v >= TSR_F16 && v <= TSR_F64;
+  return v >= TSR_F16 && v <= TSR_I64;
 }
 
 DType to_dtype(tsr_dtype d) {
@@ -125,6 +125,9 @@ DType to_dtype(tsr_dtype d) {
     case TSR_BF16: return DType::BF16;
     case TSR_F32: return DType::F32;
     case TSR_F64: return DType::F64;
+    case TSR_I1: return DType::I1;
+    case TSR_I32: return DType::I32;
+    case TSR_I64: return DType::I64;
   }
   throw ApiError{TSR_ERR_INTERNAL, "E999", "invalid dtype value"};
 }
@@ -135,6 +138,9 @@ tsr_dtype from_dtype(DType d) {
     case DType::BF16: return TSR_BF16;
     case DType::F32: return TSR_F32;
     case DType::F64: return TSR_F64;
+    case DType::I1: return TSR_I1;
+    case DType::I32: return TSR_I32;
+    case DType::I64: return TSR_I64;
   }
   throw ApiError{TSR_ERR_INTERNAL, "E999", "the program uses a dtype the C ABI does not know"};
 }
@@ -145,6 +151,9 @@ const char* dtype_c_name(const tsr_dtype& d) {
     case TSR_BF16: return "bf16";
     case TSR_F32: return "f32";
     case TSR_F64: return "f64";
+    case TSR_I1: return "i1";
+    case TSR_I32: return "i32";
+    case TSR_I64: return "i64";
   }
   return nullptr;
 }
@@ -221,8 +230,11 @@ size_t tsr_dtype_size(tsr_dtype dtype) {
   switch (raw_enum(dtype)) {
     case TSR_F16:
     case TSR_BF16: return 2;
-    case TSR_F32: return 4;
-    case TSR_F64: return 8;
+    case TSR_I1: return 1;
+    case TSR_F32:
+    case TSR_I32: return 4;
+    case TSR_F64:
+    case TSR_I64: return 8;
   }
   return 0;
 }

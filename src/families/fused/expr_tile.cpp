@@ -8,7 +8,35 @@ namespace tessera::families::fused {
 
 using namespace tessera::ir;
 
-Value* eval(TileBuilder& tb, const Region& body, const Value* v, const Type& lanes, Env& env, const LeafFn& leaf) {
+Type lane_type(DType value, const Type& lanes) {
+  Type t = lanes;
+  if (!is_float(value)) t.dtype = value;
+  return t;
+}
+
+namespace {
+
+// The tile `x` of a value of dtype `from` as a value of dtype `to`, both held
+// as lane_type says: numpy's cast (docs/semantics.md), rounded once.
+Value* cast_lanes(TileBuilder& tb, Value* x, DType from, DType to, const Type& lanes) {
+  const DType compute = lanes.dtype;
+  auto cvt = [&](Value* v, DType t) {
+    return v->type.dtype == t ? v : tb.map("cvt_" + std::string(dtype_name(t)), {v});
+  };
+  if (is_float(from) && is_float(to))  // f16/bf16/f32 results are rounded to their type; to compute is exact
+    return to == compute ? x : tb.map("round_" + std::string(dtype_name(to)), {x});
+  if (!is_float(to)) return cvt(x, to);
+  // An integer to a float: f16/bf16 through f64 (exact for i32), so the one
+  // rounding to the narrow type is the only one.
+  if (to == DType::F16 || to == DType::BF16)
+    return cvt(tb.map("round_" + std::string(dtype_name(to)), {cvt(x, DType::F64)}), compute);
+  return cvt(cvt(x, to), compute);
+}
+
+}  // namespace
+
+Value* eval(TileBuilder& tb, const Region& body, const Value* v, const Type& lanes, Env& env, const LeafFn& leaf,
+            const PositionFn& position) {
   if (auto it = env.find(v); it != env.end()) return it->second;
   Value* out = nullptr;
   if (!v->def) {
@@ -17,19 +45,31 @@ Value* eval(TileBuilder& tb, const Region& body, const Value* v, const Type& lan
     if (!out) fail("E303", "fused region: %" + v->name + " is neither an argument nor computed in the region");
   } else {
     const Op& op = *v->def;
-    auto arg = [&](size_t i) { return eval(tb, body, op.operands[i], lanes, env, leaf); };
+    auto arg = [&](size_t i) { return eval(tb, body, op.operands[i], lanes, env, leaf, position); };
+    const DType dt = op.result()->type.dtype;
     if (op.name == "tessera.constant") {
       const Attr* a = op.attr("value");
       double value = a->as_float() ? *a->as_float() : static_cast<double>(*a->as_int());
-      out = tb.full(value, lanes);
+      out = tb.full(value, lane_type(dt, lanes));
       // rounded to its declared type, as when it is materialized (70000 in f16 is inf)
-      const DType dt = op.result()->type.dtype;
-      if (dt != lanes.dtype) out = tb.map("round_" + std::string(dtype_name(dt)), {out});
+      if (is_float(dt) && dt != lanes.dtype) out = tb.map("round_" + std::string(dtype_name(dt)), {out});
     } else if (op.name == "tessera.cast") {
-      // f16/bf16/f32 results are rounded to their type, so a fused cast means
-      // what an unfused one does; a cast to the compute type is exact.
-      DType to = op.result()->type.dtype;
-      out = to == lanes.dtype ? arg(0) : tb.map("round_" + std::string(dtype_name(to)), {arg(0)});
+      out = cast_lanes(tb, arg(0), op.operands[0]->type.dtype, dt, lanes);
+    } else if (op.name == "tessera.iota") {
+      if (!position) fail("E303", "fused region: tessera.iota needs the kernel's element positions", op.loc);
+      // The coordinate of the region's (contiguous) result along the iota's
+      // axis; an axis of extent 1 in the iota broadcasts: 0.
+      const Type& result = body.ops.back()->operands[0]->type;
+      const Type& t = op.result()->type;
+      const int64_t axis = iota_axis(op), d = axis + (result.rank() - t.rank());
+      int64_t inner = 1;
+      for (int64_t k = d + 1; k < result.rank(); ++k) inner *= result.shape[k];
+      Type i64 = lanes;
+      i64.dtype = DType::I64;
+      out = t.shape[axis] == 1 ? tb.full(0, i64) : tb.iota(position(), inner, result.shape[d], i64);
+      out = cast_lanes(tb, out, DType::I64, dt, lanes);
+    } else if (op.name == "tessera.where") {
+      out = tb.map("select", {arg(0), arg(1), arg(2)});
     } else if (op.name == "tessera.clamp") {
       // min(max(x, lo), hi): max and min propagate NaN, as numpy's clip does.
       const ClampBounds b = clamp_bounds(op);

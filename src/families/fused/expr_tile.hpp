@@ -13,11 +13,19 @@ namespace tessera::families::fused {
 
 using Env = std::unordered_map<const ir::Value*, ir::Value*>;
 using LeafFn = std::function<ir::Value*(size_t leaf_index)>;
+// The flat index, in the region's result, of the tile's first lane (lanes
+// follow contiguously); kernels that can say it let tessera.iota in.
+using PositionFn = std::function<ir::Value*()>;
+
+// The tile type of a region value of dtype `value` in a kernel computing on
+// `lanes` tiles: floats in the compute type, i1/i32/i64 as themselves.
+ir::Type lane_type(DType value, const ir::Type& lanes);
 
 // The tile of region value `v` (a region argument or an op result of `body`),
-// computing what it needs; memoized in env. `lanes` is the tile type.
+// computing what it needs; memoized in env. `lanes` is the compute tile type;
+// each value's tile has lane_type(its dtype, lanes).
 ir::Value* eval(ir::TileBuilder& tb, const ir::Region& body, const ir::Value* v, const ir::Type& lanes, Env& env,
-                const LeafFn& leaf);
+                const LeafFn& leaf, const PositionFn& position = nullptr);
 
 // The compute (accumulation) type of a region whose values have these dtypes:
 // f64 if any is f64, else f32.

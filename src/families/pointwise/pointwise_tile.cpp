@@ -38,10 +38,14 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
     Value* out_base = tb.mul(row, tb.index(inner));
     auto tile_at = [&](Value* c, Value* count) {
       fused::Env env;
-      return fused::eval(tb, region, yielded, lanes_t, env, [&](size_t l) {
-        const int64_t vs = p.leaf_strides[l].back();
-        return fused::read_leaf(tb, leaves[l], vs ? tb.add(base[l], c) : base[l], vs, count, lanes_t);
-      });
+      return fused::eval(
+          tb, region, yielded, lanes_t, env,
+          [&](size_t l) {
+            const int64_t vs = p.leaf_strides[l].back();
+            return fused::read_leaf(tb, leaves[l], vs ? tb.add(base[l], c) : base[l], vs, count,
+                                    fused::lane_type(region.args[l]->type.dtype, lanes_t));
+          },
+          [&] { return tb.add(out_base, c); });
     };
     Value* n = tb.sub(c1, c0);
     Value* main_end = tb.sub(c1, tb.rem(n, lanes));

@@ -14,6 +14,9 @@ CUtensorMap encode_tensor_map(const ir::TensorMapDesc& d, CUdeviceptr buffer) {
     case DType::BF16: type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; break;
     case DType::F32: type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; break;
     case DType::F64: type = CU_TENSOR_MAP_DATA_TYPE_FLOAT64; break;
+    case DType::I1: type = CU_TENSOR_MAP_DATA_TYPE_UINT8; break;
+    case DType::I32: type = CU_TENSOR_MAP_DATA_TYPE_INT32; break;
+    case DType::I64: type = CU_TENSOR_MAP_DATA_TYPE_INT64; break;
   }
   const cuuint32_t rank = static_cast<cuuint32_t>(d.dims.size());
   cuuint64_t dims[5] = {}, strides[4] = {};

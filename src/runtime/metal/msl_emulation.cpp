@@ -17,9 +17,12 @@ const char* msl_storage(DType d) {
     case DType::F16: return "half";
     case DType::BF16: return "ushort";
     case DType::F32: return "float";
-    case DType::F64: break;  // never rendered for Metal
+    case DType::F64:  // never rendered for Metal
+    case DType::I1:
+    case DType::I32:
+    case DType::I64: break;
   }
-  fail("E712", "an f64 buffer cannot belong to a Metal kernel");
+  fail("E712", "an " + std::string(dtype_name(d)) + " buffer cannot belong to a Metal kernel");
 }
 
 }  // namespace
