@@ -53,6 +53,10 @@ class GraphBuilder {
   ir::Value* binary(const std::string& fn, ir::Value* a, ir::Value* b);
   // min(max(x, lo), hi), NaN kept; an infinite bound is left out of the op.
   ir::Value* clamp(ir::Value* x, double lo, double hi);
+  // tessera.where: c (i1) picks a, else b; the three broadcast.
+  ir::Value* where(ir::Value* c, ir::Value* a, ir::Value* b);
+  // tessera.iota: a tensor of `type` whose elements count along `axis`.
+  ir::Value* iota(const ir::Type& type, int64_t axis);
   ir::Value* cast(ir::Value* x, DType to);
   ir::Value* constant(double value, const ir::Type& type);
   // Row ops: softmax/log_softmax over `axis`; the norms over the last axis.

@@ -73,7 +73,19 @@ Value* GraphBuilder::unary(const std::string& fn, Value* x) {
 
 Value* GraphBuilder::binary(const std::string& fn, Value* a, Value* b) {
   if (!a->type.is_tensor() || !b->type.is_tensor()) fail("E207", "tessera." + fn + " takes tensors");
-  return add("tessera." + fn, {a, b}, {}, Type::tensor(a->type.dtype, broadcast_shapes(a->type.shape, b->type.shape)));
+  const DType result = is_comparison_op("tessera." + fn) ? DType::I1 : a->type.dtype;
+  return add("tessera." + fn, {a, b}, {}, Type::tensor(result, broadcast_shapes(a->type.shape, b->type.shape)));
+}
+
+Value* GraphBuilder::where(Value* c, Value* a, Value* b) {
+  for (Value* v : {c, a, b})
+    if (!v->type.is_tensor()) fail("E207", "tessera.where takes tensors");
+  const std::vector<int64_t> shape = broadcast_shapes(broadcast_shapes(c->type.shape, a->type.shape), b->type.shape);
+  return add("tessera.where", {c, a, b}, {}, Type::tensor(a->type.dtype, shape));
+}
+
+Value* GraphBuilder::iota(const Type& type, int64_t axis) {
+  return add("tessera.iota", {}, {{"axis", Attr(axis)}}, type);
 }
 
 Value* GraphBuilder::clamp(Value* x, double lo, double hi) {

@@ -285,9 +285,113 @@ std::vector<FusionCase> fused_cases() {
 }
 
 // inline: a test file that includes this header may not use it.
+// Integers, booleans, comparisons, logic, where, iota and the casts between
+// every pair of types (docs/semantics.md), in fused pointwise kernels.
+std::vector<FusionCase> integer_cases() {
+  std::vector<FusionCase> out;
+  int seed = 9000;
+  auto next = [&](const std::string& spec) {
+    return spec + (spec.find(':') == spec.npos ? ":" : ",") + "seed=" + std::to_string(++seed);
+  };
+  const std::string wide = "random:lo=-3e9,hi=3e9";  // i32 saturates at both ends; i64 wraps in mul
+  // comparisons: floats with NaN/inf, integers near their ends, booleans
+  for (const char* fn : {"eq", "ne", "lt", "le", "gt", "ge"})
+    for (DType dt : {DType::F32, DType::BF16, DType::I32, DType::I64, DType::I1}) {
+      const bool f = is_float(dt);
+      const std::string range = dt == DType::I1 ? "random:lo=0,hi=2"
+                                : f             ? "special:rate=0.05,lo=-3,hi=3"
+                                                : "random:lo=-4,hi=4";
+      const std::string f_name = fn;
+      out.push_back({f_name + "_" + std::string(dtype_name(dt)) + "_37x129_1x129",
+                     {next(range), next(range)},
+                     [=](GraphBuilder& g) {
+                       ir::Value* a = g.input("a", T(dt, {37, 129}));
+                       g.output(g.binary(f_name, a, g.input("b", T(dt, {1, 129}))));
+                     }});
+    }
+  // integer arithmetic wraps; max/min; neg/abs of the most negative value
+  for (const char* fn : {"add", "sub", "mul", "max", "min"})
+    for (DType dt : {DType::I32, DType::I64}) {
+      const std::string f_name = fn;
+      out.push_back(
+          {f_name + "_" + std::string(dtype_name(dt)) + "_4x1x8_3x1", {next(wide), next(wide)}, [=](GraphBuilder& g) {
+             ir::Value* a = g.input("a", T(dt, {4, 1, 8}));
+             g.output(g.binary(f_name, a, g.input("b", T(dt, {3, 1}))));
+           }});
+    }
+  for (const char* fn : {"neg", "abs"})
+    for (DType dt : {DType::I32, DType::I64}) {
+      const std::string f_name = fn;
+      out.push_back({f_name + "_" + std::string(dtype_name(dt)) + "_1000", {next(wide)}, [=](GraphBuilder& g) {
+                       g.output(g.unary(f_name, g.input("x", T(dt, {1000}))));
+                     }});
+    }
+  // logic over comparisons, where with three-way broadcasting
+  out.push_back({"logic_and_or_not_f32", {next("special:rate=0.05"), next("random")}, [](GraphBuilder& g) {
+                   ir::Value* a = g.input("a", T(DType::F32, {37, 129}));
+                   ir::Value* b = g.input("b", T(DType::F32, {37, 129}));
+                   ir::Value* lt = g.binary("lt", a, b);
+                   ir::Value* ne = g.binary("ne", a, a);  // NaN
+                   g.output(g.binary("or", g.binary("and", lt, g.unary("not", ne)), ne));
+                 }});
+  for (DType dt : {DType::F32, DType::BF16, DType::I32, DType::I64}) {
+    out.push_back({"where_" + std::string(dtype_name(dt)) + "_5x1x7_3x1_7",
+                   {next("random:lo=0,hi=2"), next("special:rate=0.05,lo=-9,hi=9"), next("random:lo=-9,hi=9")},
+                   [=](GraphBuilder& g) {
+                     ir::Value* c = g.input("c", T(DType::I1, {5, 1, 7}));
+                     ir::Value* a = g.input("a", T(dt, {3, 1}));
+                     g.output(g.where(c, a, g.input("b", T(dt, {7}))));
+                   }});
+  }
+  // iota along each axis, in every result type, and the causal mask
+  for (DType dt : {DType::I32, DType::I64, DType::F32, DType::BF16})
+    for (int64_t axis : {0, 1, 2}) {
+      out.push_back(
+          {"iota_" + std::string(dtype_name(dt)) + "_3x300x7_a" + std::to_string(axis), {}, [=](GraphBuilder& g) {
+             g.output(g.iota(T(dt, {3, 300, 7}), axis));
+           }});
+    }
+  for (DType dt : {DType::F32, DType::BF16})
+    out.push_back(
+        {"causal_mask_" + std::string(dtype_name(dt)) + "_37x129", {next("special:rate=0.02")}, [=](GraphBuilder& g) {
+           ir::Value* s = g.input("s", T(dt, {37, 129}));
+           ir::Value* row = g.iota(T(DType::I32, {37, 1}), 0);
+           ir::Value* col = g.iota(T(DType::I32, {129}), 0);
+           const double inf = std::numeric_limits<double>::infinity();
+           g.output(g.where(g.binary("ge", row, col), s, g.constant(-inf, T(dt, {}))));
+         }});
+  // casts between every pair of types
+  const std::vector<DType> all = {DType::F16, DType::BF16, DType::F32, DType::F64, DType::I1, DType::I32, DType::I64};
+  for (DType from : all)
+    for (DType to : all) {
+      if (from == to || (is_float(from) && is_float(to))) continue;  // float pairs: pointwise_cases
+      const std::string range = from == DType::I1 ? "random:lo=0,hi=2"
+                                : is_float(from)  ? (from == DType::F16 ? "special:rate=0.05,lo=-7e4,hi=7e4"
+                                                                        : "special:rate=0.05,lo=-1e19,hi=1e19")
+                                                  : "random:lo=-3e9,hi=3e9";
+      out.push_back({"cast_" + std::string(dtype_name(from)) + "_to_" + std::string(dtype_name(to)) + "_1000",
+                     {next(range)},
+                     [=](GraphBuilder& g) { g.output(g.cast(g.input("x", T(from, {1000})), to)); }});
+    }
+  // small values: float -> integer truncation and i1 of zero
+  out.push_back({"cast_f32_small_to_i32_and_i1", {next("random:lo=-3,hi=3")}, [](GraphBuilder& g) {
+                   ir::Value* x = g.input("x", T(DType::F32, {1000}));
+                   g.output(g.cast(x, DType::I32));
+                   g.output(g.cast(g.cast(x, DType::I32), DType::I1));
+                 }});
+  // integer results computed from floats and fed back: one kernel
+  out.push_back({"float_to_int_roundtrip_f32", {next("random:lo=-100,hi=100")}, [](GraphBuilder& g) {
+                   ir::Value* x = g.input("x", T(DType::F32, {37, 129}));
+                   ir::Value* k = g.cast(g.unary("floor", x), DType::I32);
+                   ir::Value* k2 = g.binary("mul", k, g.constant(3, T(DType::I32, {})));
+                   g.output(g.binary("sub", x, g.cast(k2, DType::F32)));
+                 }});
+  return out;
+}
+
 inline std::vector<FusionCase> all_fusion_cases() {
   std::vector<FusionCase> out = row_op_cases();
-  for (auto* more : {&pointwise_cases, &fused_cases})
+  for (auto* more : {&pointwise_cases, &fused_cases, &integer_cases})
     for (auto& c : more()) out.push_back(std::move(c));
   return out;
 }
@@ -316,8 +420,7 @@ inline CaseAxes case_axes(const std::string& name) {
     return s;
   };
   size_t d = 0;
-  while (d < tokens.size() && tokens[d] != "f16" && tokens[d] != "bf16" && tokens[d] != "f32" && tokens[d] != "f64")
-    ++d;
+  while (d < tokens.size() && !parse_dtype(tokens[d])) ++d;
   if (d == 0 || d == tokens.size()) {
     a.op = join(0, tokens.size());
   } else {

@@ -91,6 +91,28 @@ TEST(CudaRender, MathOpsCompileWithNvrtc) {
   EXPECT_EQ(compiled, 27);
 }
 
+// Integers, booleans, comparisons, where, iota and every cast (the fusion
+// matrix's integer cases: each op and each dtype once).
+TEST(CudaRender, IntegerOpsCompileWithNvrtc) {
+  try {
+    runtime::cuda::nvrtc();
+  } catch (const Error& e) {
+    GTEST_SKIP() << "NVRTC not available: " << e.what();
+  }
+  const std::vector<test::CaseKey<test::FusionCase>> ops_and_dtypes = {
+      [](const test::FusionCase& c) { return test::case_axes(c.name).op; },
+      [](const test::FusionCase& c) { return test::case_axes(c.name).dtype; },
+      [](const test::FusionCase& c) { return test::case_axes(c.name).shape; }};
+  int compiled = 0;
+  for (const test::FusionCase& c : test::sample_matrix<test::FusionCase>("IntegerNvrtc", test::integer_cases(),
+                                                                         test::fusion_case_name, 0, ops_and_dtypes)) {
+    GraphBuilder g("int");
+    c.build(g);
+    compiled += compile_all(g.module());
+  }
+  EXPECT_GE(compiled, 20);
+}
+
 // The fused families' strategies (pointwise, reduce with a prologue, rowwise
 // resident / streamed / columns, f32 and bf16) compile too.
 TEST(CudaRender, FusedStrategiesCompileWithNvrtc) {
