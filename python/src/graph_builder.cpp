@@ -19,7 +19,7 @@ namespace {
 
 DType dtype_named(const std::string& name) {
   if (auto t = parse_dtype(name)) return *t;
-  fail("E932", "unknown element type '" + echo(name) + "' (f16, bf16, f32, f64)");
+  fail("E932", "unknown element type '" + echo(name) + "' (f16, bf16, f32, f64, i1, i32, i64)");
 }
 
 ir::Type tensor_type(const std::string& dtype, const std::vector<int64_t>& shape) {
@@ -55,6 +55,13 @@ void bind_graph_builder(nb::module_& m) {
       .def("unary", &G::unary, nb::arg("fn"), nb::arg("x"), ref)
       .def("binary", &G::binary, nb::arg("fn"), nb::arg("a"), nb::arg("b"), ref)
       .def("clamp", &G::clamp, nb::arg("x"), nb::arg("lo"), nb::arg("hi"), ref)
+      .def("where", &G::where, nb::arg("c"), nb::arg("a"), nb::arg("b"), ref)
+      .def(
+          "iota",
+          [](G& g, const std::string& dtype, const std::vector<int64_t>& shape, int64_t axis) {
+            return g.iota(tensor_type(dtype, shape), axis);
+          },
+          nb::arg("dtype"), nb::arg("shape"), nb::arg("axis"), ref)
       .def(
           "cast", [](G& g, ir::Value* x, const std::string& dtype) { return g.cast(x, dtype_named(dtype)); },
           nb::arg("x"), nb::arg("dtype"), ref)

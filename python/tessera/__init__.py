@@ -15,10 +15,11 @@ docs/python.md is the reference; every error is a tessera.Error with a stable co
 """
 from . import _core
 from ._jit import CompiledProgram, JitFunction, compile, jit
-from ._trace import (Tensor, abs, add, astype, bfloat16, cast, ceil, clamp, cos, div, erf, exp, exp2, float16,
-                     float32, float64, floor, gelu, layer_norm, log, log2, log_softmax, matmul, max, maximum,
-                     mean, min, minimum, mul, neg, pow, prod, relu, rms_norm, round, rsqrt, sigmoid, silu, sin,
-                     softmax, sqrt, sub, sum, tanh)
+from ._trace import (Tensor, abs, add, arange, astype, bfloat16, bool_, cast, ceil, clamp, cos, div, equal, erf,
+                     exp, exp2, float16, float32, float64, floor, gelu, greater, greater_equal, int32, int64, iota,
+                     layer_norm, less, less_equal, log, log2, log_softmax, logical_and, logical_not, logical_or,
+                     matmul, max, maximum, mean, min, minimum, mul, neg, not_equal, pow, prod, relu, rms_norm,
+                     round, rsqrt, sigmoid, silu, sin, softmax, sqrt, sub, sum, tanh, where)
 from .errors import (ArgumentError, CheckError, Error, ExecutionError, InternalError, ParseError, TraceError,
                      VerifyError)
 
@@ -30,9 +31,11 @@ __all__ = [
     "jit", "compile", "JitFunction", "CompiledProgram", "Tensor", "check",
     "Error", "ParseError", "VerifyError", "ExecutionError", "CheckError", "ArgumentError", "TraceError",
     "InternalError",
-    "float16", "bfloat16", "float32", "float64",
+    "float16", "bfloat16", "float32", "float64", "bool_", "int32", "int64",
     "neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "silu",
     "sin", "cos", "exp2", "log2", "erf", "floor", "ceil", "round", "clamp",
     "add", "sub", "mul", "div", "maximum", "minimum", "pow", "cast", "astype",
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "logical_and", "logical_or", "logical_not", "where", "iota", "arange",
     "softmax", "log_softmax", "layer_norm", "rms_norm", "matmul", "sum", "mean", "max", "min", "prod",
 ]

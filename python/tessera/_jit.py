@@ -48,8 +48,8 @@ def _describe(a: Any, position: int, fn: str) -> Tuple[str, str, Tuple[int, ...]
         dtype, shape = _core.array_signature(a, position)
     name = dtype_name(dtype) if getattr(dtype, "isnative", True) else None  # big-endian numpy: refused
     if name is None:
-        raise ArgumentError("E932", f"{where} has elements of {dtype}; Tessera computes in f16, bf16, f32 "
-                                    "and f64 (convert it first, e.g. .astype(np.float32))")
+        raise ArgumentError("E932", f"{where} has elements of {dtype}; Tessera computes in f16, bf16, f32, "
+                                    "f64, bool, int32 and int64 (convert it first, e.g. .astype(np.float32))")
     return target, name, tuple(int(d) for d in shape)
 
 
@@ -242,17 +242,14 @@ class JitFunction(_Callable):
         """The function traced over proxy tensors of `signature`: the Graph IR text, and whether it
         returned one tensor (else a tuple or list)."""
         self._traces += 1
-        trace = _Trace(self._func)
         names = _input_names(self._params, len(signature))
-        proxies = [Tensor(trace, trace.builder.input(name, dtype, list(shape)))
-                   for name, (_, dtype, shape) in zip(names, signature)]
-        try:
+        with _Trace(self._func) as trace:
+            proxies = [Tensor(trace, trace.builder.input(name, dtype, list(shape)))
+                       for name, (_, dtype, shape) in zip(names, signature)]
             result = self.fn(*proxies)
             for out in _outputs(result, trace, names, self.__name__):
                 trace.builder.output(out._value)
             return trace.builder.text(), isinstance(result, Tensor)
-        finally:
-            trace.open = False  # a tensor kept past its trace is refused (E944), never added to this graph
 
     def _program_for(self, arrays: tuple) -> "_core.Program":
         if arrays:

@@ -4,27 +4,31 @@ Each op goes straight to tessera._core.GraphBuilder, which type-checks and verif
 and dtype rules live in one place, the compiler's, and are never re-derived here. This file only spells
 the ops the Python way and refuses, with a stable code, what Graph IR cannot express:
 
-    E940  an operation Graph IR has no op for (comparison, indexing, bool(), len(), iteration, //, ...)
+    E940  an operation Graph IR has no op for (indexing, bool(), len(), iteration, //, ...)
     E941  .T / .mT anywhere but as an operand of matmul (Graph IR has no standalone transpose)
     E943  an unknown element type
     E944  a tensor of another trace, or one kept after its trace ended
     E947  an operand that is neither a traced tensor nor a Python number (an array captured by the function)
-    E948  a bad option value (gelu's approximate, an axis that is not an int)
+    E948  a bad option value (gelu's approximate, an axis that is not an int, a bad shape)
+    E949  ts.iota / ts.arange outside a function being traced
 """
 from __future__ import annotations
 
 import builtins
 import numbers
 import operator
+import threading
 from typing import Any, Optional, Sequence, Tuple, Union
 
 from . import _core
 from .errors import TraceError
 
-__all__ = ["Tensor", "float16", "bfloat16", "float32", "float64", "dtype_name",
+__all__ = ["Tensor", "float16", "bfloat16", "float32", "float64", "bool_", "int32", "int64", "dtype_name",
            "neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "silu",
            "sin", "cos", "exp2", "log2", "erf", "floor", "ceil", "round", "clamp",
            "add", "sub", "mul", "div", "maximum", "minimum", "pow", "cast", "astype",
+           "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+           "logical_and", "logical_or", "logical_not", "where", "iota", "arange",
            "softmax", "log_softmax", "layer_norm", "rms_norm", "matmul", "sum", "mean", "max", "min", "prod"]
 
 #: Element types, as Tessera names them; any common spelling is accepted too (see dtype_name).
@@ -32,13 +36,19 @@ float16: str = "f16"
 bfloat16: str = "bf16"
 float32: str = "f32"
 float64: str = "f64"
+bool_: str = "i1"
+int32: str = "i32"
+int64: str = "i64"
 
 # Spellings of numpy ("float32"), torch ("torch.float32": the prefix is dropped) and Tessera ("f32"). "float"
 # and Python's float are float64, as in numpy.
 _DTYPES = {"f16": "f16", "float16": "f16", "half": "f16",
            "bf16": "bf16", "bfloat16": "bf16",
            "f32": "f32", "float32": "f32", "single": "f32",
-           "f64": "f64", "float64": "f64", "double": "f64", "float": "f64"}
+           "f64": "f64", "float64": "f64", "double": "f64", "float": "f64",
+           "i1": "i1", "bool": "i1", "bool_": "i1",
+           "i32": "i32", "int32": "i32", "int": "i64",
+           "i64": "i64", "int64": "i64", "long": "i64"}
 
 DType = Any  # "f32", "float32", np.float32, np.dtype("float32"), torch.float32, ts.float32 ...
 Axis = Optional[Union[int, Sequence[int]]]
@@ -63,26 +73,40 @@ def _dtype(dtype: DType, what: str) -> str:
     name = dtype_name(dtype)
     if name is None:
         raise TraceError("E943", f"{what}: unknown element type {dtype!r}; Tessera computes in f16, bf16, "
-                                 "f32 and f64 (ts.float16, ts.bfloat16, ts.float32, ts.float64)")
+                                 "f32, f64, bool, int32 and int64 (ts.float16, ts.bfloat16, ts.float32, "
+                                 "ts.float64, ts.bool_, ts.int32, ts.int64)")
     return name
 
 
 class _Trace:
     """One trace: the builder its tensors add ops to, open while the traced function runs."""
 
-    __slots__ = ("builder", "open")
+    __slots__ = ("builder", "open", "_outer")
 
     def __init__(self, func_name: str):
         self.builder = _core.GraphBuilder(func_name)
         self.open = True
+
+    # The trace being built on this thread, for ops with no tensor operand (ts.iota).
+    _active = threading.local()
+
+    def __enter__(self) -> "_Trace":
+        self._outer = getattr(_Trace._active, "trace", None)
+        _Trace._active.trace = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _Trace._active.trace = self._outer
+        self.open = False  # a tensor kept past its trace is refused (E944), never added to another graph
 
 
 class Tensor:
     """A tensor of a function being traced by ``ts.jit``: a value of the Graph IR being built.
 
     It has a ``shape``, a ``dtype`` and an ``ndim`` but no data: every operation on it adds an op to the
-    graph, checked on the spot by the compiler. Operators: ``+ - * / ** @``, unary ``-``, ``abs()``;
-    methods: ``sum mean max min prod astype``; ``.T``/``.mT`` as operands of ``@``.
+    graph, checked on the spot by the compiler. Operators: ``+ - * / ** @``, unary ``-``, ``abs()``,
+    comparisons ``== != < <= > >=`` (bool results), ``& | ~`` on bools; methods: ``sum mean max min prod
+    astype``; ``.T``/``.mT`` as operands of ``@``.
     """
 
     __slots__ = ("_trace", "_value", "_transposed")
@@ -206,15 +230,22 @@ class Tensor:
                 v = args[i] if len(args) > i else next((kwargs[n] for n in names if n in kwargs), None)
                 return None if type(v).__name__ == "_NoValueType" else v
             return clamp(self, bound(1, "a_min", "min"), bound(2, "a_max", "max"))
+        if name == "where" and len(args) == 3 and not kwargs:
+            return where(*args)
         _unsupported(f"np.{name}", f"use ts.{name}" if name in __all__ else None)
 
     # -- what Graph IR cannot express: a clear error, never a wrong graph ------------------------------------
-    def __eq__(self, other): _unsupported("comparison '=='")
-    def __ne__(self, other): _unsupported("comparison '!='")
-    def __lt__(self, other): _unsupported("comparison '<'")
-    def __le__(self, other): _unsupported("comparison '<='")
-    def __gt__(self, other): _unsupported("comparison '>'")
-    def __ge__(self, other): _unsupported("comparison '>='")
+    def __eq__(self, other): return equal(self, other)  # type: ignore[override]
+    def __ne__(self, other): return not_equal(self, other)  # type: ignore[override]
+    def __lt__(self, other): return less(self, other)
+    def __le__(self, other): return less_equal(self, other)
+    def __gt__(self, other): return greater(self, other)
+    def __ge__(self, other): return greater_equal(self, other)
+    def __and__(self, other): return logical_and(self, other)
+    def __rand__(self, other): return logical_and(other, self)
+    def __or__(self, other): return logical_or(self, other)
+    def __ror__(self, other): return logical_or(other, self)
+    def __invert__(self): return logical_not(self)
     def __getitem__(self, index): _unsupported("indexing or slicing")
     def __setitem__(self, index, value): _unsupported("item assignment")
     def __delitem__(self, index): _unsupported("item deletion")
@@ -245,11 +276,11 @@ def _no_operator(symbol: str):
     return refuse
 
 
-for _name, _symbol in (("floordiv", "//"), ("mod", "%"), ("divmod", "divmod"), ("and", "&"), ("or", "|"),
+for _name, _symbol in (("floordiv", "//"), ("mod", "%"), ("divmod", "divmod"),
                        ("xor", "^"), ("lshift", "<<"), ("rshift", ">>")):
     setattr(Tensor, f"__{_name}__", _no_operator(_symbol))
     setattr(Tensor, f"__r{_name}__", _no_operator(_symbol))
-for _name, _symbol in (("invert", "~"), ("trunc", "math.trunc()"),
+for _name, _symbol in (("trunc", "math.trunc()"),
                        ("floor", "math.floor()"), ("ceil", "math.ceil()"), ("reversed", "reversed()")):
     setattr(Tensor, f"__{_name}__", _no_operator(_symbol))
 
@@ -302,6 +333,20 @@ def _operands(a: Any, b: Any, op: str):
         _check_tensor(x, op)
 
     return trace.builder, lift(a), lift(b)
+
+
+def _values(op: str, *xs: Any):
+    """The trace and graph values of several operands; Python numbers become rank-0 constants of the first
+    tensor operand's dtype."""
+    for x in xs:
+        if not isinstance(x, (Tensor, numbers.Real)):
+            _check_tensor(x, op)  # E947, naming what it is
+    tensors = [_check_tensor(x, op) for x in xs if isinstance(x, Tensor)]
+    if not tensors:
+        raise TraceError("E947", f"ts.{op} takes at least one traced tensor, not only Python numbers")
+    trace = _same_trace(op, *tensors)
+    return trace, [_value(x, op) if isinstance(x, Tensor) else trace.builder.constant(float(x), tensors[0].dtype, [])
+                   for x in xs]
 
 
 def _axis(axis: Any, op: str) -> int:
@@ -496,6 +541,86 @@ def astype(x: Tensor, dtype: DType) -> Tensor:
     return cast(x, dtype)
 
 
+# -- comparisons, logic, where, iota ---------------------------------------------------------------------------
+
+def equal(a: Operand, b: Operand) -> Tensor:
+    """a == b elementwise, a bool tensor (numpy broadcasting; NaN equals nothing)."""
+    return _binary("eq", a, b, "equal")
+
+
+def not_equal(a: Operand, b: Operand) -> Tensor:
+    """a != b elementwise, a bool tensor (True where either is NaN)."""
+    return _binary("ne", a, b, "not_equal")
+
+
+def less(a: Operand, b: Operand) -> Tensor:
+    """a < b elementwise, a bool tensor."""
+    return _binary("lt", a, b, "less")
+
+
+def less_equal(a: Operand, b: Operand) -> Tensor:
+    """a <= b elementwise, a bool tensor."""
+    return _binary("le", a, b, "less_equal")
+
+
+def greater(a: Operand, b: Operand) -> Tensor:
+    """a > b elementwise, a bool tensor."""
+    return _binary("gt", a, b, "greater")
+
+
+def greater_equal(a: Operand, b: Operand) -> Tensor:
+    """a >= b elementwise, a bool tensor."""
+    return _binary("ge", a, b, "greater_equal")
+
+
+def logical_and(a: Operand, b: Operand) -> Tensor:
+    """a and b elementwise, on bool tensors (a & b)."""
+    return _binary("and", a, b, "logical_and")
+
+
+def logical_or(a: Operand, b: Operand) -> Tensor:
+    """a or b elementwise, on bool tensors (a | b)."""
+    return _binary("or", a, b, "logical_or")
+
+
+def logical_not(x: Tensor) -> Tensor:
+    """not x elementwise, on a bool tensor (~x)."""
+    return _unary("not", x, "logical_not")
+
+
+def where(condition: Tensor, a: Operand, b: Operand) -> Tensor:
+    """a where condition (a bool tensor) holds, else b, as np.where: the three broadcast; a Python number
+    takes the other value's dtype."""
+    trace, (va, vb) = _values("where", a, b)
+    _same_trace("where", _check_tensor(condition, "where"), *[x for x in (a, b) if isinstance(x, Tensor)])
+    return Tensor(trace, trace.builder.where(_value(condition, "where"), va, vb))
+
+
+def _active_trace(op: str) -> _Trace:
+    trace = getattr(_Trace._active, "trace", None)
+    if trace is None or not trace.open:
+        raise TraceError("E949", f"ts.{op} is used inside a function being traced by ts.jit (it makes a "
+                                 "tensor of that function's graph)")
+    return trace
+
+
+def iota(shape: Sequence[int], axis: int = 0, dtype: DType = "i64") -> Tensor:
+    """A tensor of ``shape`` whose elements count along ``axis`` (element [i, j] of iota((m, n), 1) is j),
+    computed where it is used, never read from memory: ``iota((s, 1), 0) >= iota((s,), 0)`` is a causal
+    mask."""
+    trace = _active_trace("iota")
+    try:
+        dims = [operator.index(d) for d in shape]
+    except TypeError:
+        raise TraceError("E948", f"ts.iota: shape must be a sequence of ints, got {shape!r}") from None
+    return Tensor(trace, trace.builder.iota(_dtype(dtype, "ts.iota"), dims, _axis(axis, "iota")))
+
+
+def arange(n: int, dtype: DType = "i64") -> Tensor:
+    """0, 1, ..., n - 1 (np.arange with a stop only)."""
+    return iota((operator.index(n),), 0, dtype)
+
+
 # -- row ops -------------------------------------------------------------------------------------------------
 
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
@@ -577,4 +702,7 @@ def prod(x: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
 _UFUNCS = {"add": add, "subtract": sub, "multiply": mul, "divide": div, "true_divide": div, "power": pow,
            "maximum": maximum, "minimum": minimum, "negative": neg, "absolute": abs, "exp": exp, "log": log,
            "sqrt": sqrt, "tanh": tanh, "matmul": matmul, "positive": lambda x: x, "sin": sin, "cos": cos,
-           "exp2": exp2, "log2": log2, "floor": floor, "ceil": ceil, "rint": round}
+           "exp2": exp2, "log2": log2, "floor": floor, "ceil": ceil, "rint": round,
+           "equal": equal, "not_equal": not_equal, "less": less, "less_equal": less_equal, "greater": greater,
+           "greater_equal": greater_equal, "logical_and": logical_and, "logical_or": logical_or,
+           "logical_not": logical_not}

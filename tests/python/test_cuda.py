@@ -189,3 +189,22 @@ def test_tensors_autograd_tracks_are_refused_unless_grad_is_off():
         (y,) = p(x, w, g)
     torch.cuda.synchronize()
     torch.testing.assert_close(y, reference(x, w.detach(), g), rtol=1e-5, atol=1e-5)
+
+
+def test_bool_and_integer_torch_tensors_in_and_out():
+    @ts.jit
+    def masked(s, labels):
+        n, m = s.shape
+        causal = ts.iota((n, 1), 0, ts.int64) >= ts.arange(m)
+        return ts.where(causal, s, float("-inf")), labels == 3, labels * 2
+
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    s = torch.randn(37, 129, device="cuda", generator=gen)
+    labels = torch.randint(0, 8, (37, 129), device="cuda", generator=gen)
+    y, hit, twice = masked(s, labels, check=True)
+    torch.cuda.synchronize()
+    assert hit.dtype == torch.bool and twice.dtype == torch.int64
+    tri = torch.ones(37, 129, dtype=torch.bool, device="cuda").tril()
+    assert torch.equal(y, torch.where(tri, s, float("-inf")))
+    assert torch.equal(hit, labels == 3) and torch.equal(twice, labels * 2)
+    assert all(launch["placement"] == "native_gpu" for launch in masked._last.last_launches)

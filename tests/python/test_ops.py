@@ -404,3 +404,104 @@ def test_clamp_without_finite_bounds_and_np_clip(rng):
     x = np.append(rng.standard_normal(9), [np.nan, np.inf]).astype(F32)
     close(run(lambda a: ts.clamp(a, -np.inf, np.inf), x), x, F32, **EXACT)
     close(run(lambda a: np.clip(a, -0.5, 0.5), x), np.clip(x, -0.5, 0.5), F32, **EXACT)
+
+
+# -- integers, booleans, comparisons, where, iota -------------------------------------------------------------
+
+@pytest.mark.parametrize("op", ["==", "!=", "<", "<=", ">", ">="])
+@pytest.mark.parametrize("dtype", [F32, F64, np.int32, np.int64])
+def test_comparisons_as_numpy(op, dtype, rng):
+    a = (rng.standard_normal((6, 1, 9)) * 3).astype(dtype)
+    b = (rng.standard_normal((4, 9)) * 3).astype(dtype)
+    if np.issubdtype(dtype, np.floating):
+        a.flat[:3] = [np.nan, np.inf, -np.inf]
+    compare = eval(f"lambda x, y: x {op} y")
+    got = run(compare, a, b)
+    assert got.dtype == np.bool_
+    np.testing.assert_array_equal(got, compare(a, b))
+
+
+def test_comparison_ufuncs_and_python_numbers(rng):
+    x = rng.standard_normal(100).astype(F32)
+    got = run(lambda t: (np.less(t, 0.5), np.greater_equal(1, t), np.not_equal(t, t)), x)
+    for g, w in zip(got, (x < 0.5, 1 >= x, x != x)):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_logic_on_bools(rng):
+    a, b = rng.standard_normal((2, 7, 11)).astype(F32)
+    got = run(lambda x, y: ((x > 0) & (y > 0)) | ~(x < y), a, b)
+    np.testing.assert_array_equal(got, ((a > 0) & (b > 0)) | ~(a < b))
+    m, n = a > 0, b > 0
+    got = run(lambda p, q: (np.logical_and(p, q), np.logical_or(p, q), np.logical_not(p)), m, n)
+    for g, w in zip(got, (m & n, m | n, ~m)):
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("dtype", [F32, F64, np.int32, np.int64])
+def test_where_broadcasts_three_ways(dtype, rng):
+    c = rng.random((5, 1, 7)) < 0.5
+    a = (rng.standard_normal((3, 1)) * 9).astype(dtype)
+    b = (rng.standard_normal(7) * 9).astype(dtype)
+    np.testing.assert_array_equal(run(ts.where, c, a, b), np.where(c, a, b))
+    np.testing.assert_array_equal(run(lambda c, a: np.where(c, a, 2), c, a), np.where(c, a, dtype(2)))
+
+
+def test_integer_arithmetic_wraps_as_numpy(rng):
+    for dtype in (np.int32, np.int64):
+        info = np.iinfo(dtype)
+        a = rng.integers(info.min, info.max, 1000, dtype=dtype, endpoint=True)
+        b = rng.integers(info.min, info.max, 1000, dtype=dtype, endpoint=True)
+        a[:2] = [info.min, info.max]
+        with np.errstate(over="ignore"):
+            for f in (lambda x, y: x + y, lambda x, y: x - y, lambda x, y: x * y, lambda x, y: -x,
+                      lambda x, y: abs(x), np.maximum, np.minimum, lambda x, y: x * 3 - 7):
+                got, want = run(f, a, b), f(a, b)
+                assert got.dtype == dtype
+                np.testing.assert_array_equal(got, want)
+
+
+def test_casts_between_floats_and_integers(rng):
+    x = (rng.standard_normal(1000) * 1e3).astype(F32)
+    for dtype in (np.int32, np.int64, np.bool_):
+        np.testing.assert_array_equal(run(lambda t: t.astype(dtype), x), x.astype(dtype))
+    k = rng.integers(-2**40, 2**40, 1000, dtype=np.int64)
+    for dtype in (np.int32, F32, F64, np.bool_):
+        np.testing.assert_array_equal(run(lambda t: t.astype(dtype), k), k.astype(dtype))
+    # Out of range and NaN: numpy leaves them undefined; Tessera saturates, NaN gives 0 (docs/semantics.md).
+    special = np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, -0.0, 2.9, -2.9], F32)
+    np.testing.assert_array_equal(run(lambda t: t.astype(np.int32), special),
+                                  [0, 2**31 - 1, -2**31, 2**31 - 1, -2**31, 0, 2, -2])
+    np.testing.assert_array_equal(run(lambda t: t.astype(np.bool_), special), special != 0)
+
+
+def test_iota_arange_and_a_causal_mask(rng):
+    s = rng.standard_normal((6, 9)).astype(F32)
+
+    def causal(s):
+        n, m = s.shape
+        return ts.where(ts.iota((n, 1), 0, ts.int32) >= ts.arange(m, ts.int32), s, -np.inf)
+
+    np.testing.assert_array_equal(run(causal, s), np.where(np.tri(6, 9, dtype=bool), s, -np.inf))
+    f = ts.jit(causal)
+    f(s)
+    assert f.lower("schedule").count("= schedule.") == 1  # iota, compare and where in one kernel
+    for axis in (0, 1, 2, -1):
+        got = run(lambda t: t + ts.iota((3, 4, 5), axis, ts.float32), np.zeros((3, 4, 5), F32))
+        np.testing.assert_array_equal(got, np.indices((3, 4, 5))[axis].astype(F32))
+
+
+def test_integer_and_bool_errors():
+    with pytest.raises(ts.TraceError, match="E949"):
+        ts.iota((3,), 0)
+    k = np.arange(4, dtype=np.int32)
+    with pytest.raises(ts.VerifyError, match="E215"):
+        run(lambda t: ts.exp(t), k)
+    with pytest.raises(ts.VerifyError, match="E215"):
+        run(lambda t: t & t, k)
+    with pytest.raises(ts.VerifyError, match="E215"):
+        run(lambda t: ts.where(t, t, t), k)
+    with pytest.raises(ts.VerifyError, match="E211"):
+        run(lambda t: t + 2.5, k)
+    with pytest.raises(ts.VerifyError, match="E215"):
+        run(lambda t: t.sum(), k)
