@@ -211,6 +211,14 @@ template <class T, int N> inline tile<T, N> load(const f16_t* p) {
   }
 }
 template <class T, class S> inline T load1(const S* p) { return widen(*p); }
+// Lane i reads p[i * stride] (a transposed view); lanes from count on are 0.
+template <class T, int N, class S> inline tile<T, N> load_strided(const S* p, int64_t stride, int64_t count) {
+  T lanes[N];
+  for (int i = 0; i < N; ++i) lanes[i] = i < count ? T(widen(p[i * stride])) : T(0);
+  tile<T, N> r;
+  std::memcpy(&r.v, lanes, sizeof r.v);
+  return r;
+}
 
 template <class T, int N, class S> inline tile<T, N> load_masked(const S* p, int64_t count, T other) {
   T lanes[N];

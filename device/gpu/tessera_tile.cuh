@@ -291,6 +291,19 @@ __device__ __forceinline__ tile<T, N> load_staged(S* stage, const S* p, i64 row,
 }
 #endif
 
+// Lane l reads p[l * stride] (a transposed view); lanes from count on are 0.
+template <class T, int N, class S> __device__ __forceinline__ tile<T, N> load_strided(const S* p, i64 stride, i64 count) {
+  tile<T, N> r;
+#pragma unroll
+  for (int c = 0; c < tile<T, N>::P; ++c)
+#pragma unroll
+    for (int v = 0; v < TSR_VEC; ++v) {
+      const i64 l = lane0<N>(c) + v;
+      r.v[c * TSR_VEC + v] = l < count ? T(widen(p[l * stride])) : T(0);
+    }
+  return r;
+}
+
 // One element, widened; every thread loads it (a broadcast operand).
 template <class T, class S> __device__ __forceinline__ T load1(const S* p) { return T(widen(*p)); }
 

@@ -93,6 +93,16 @@ template <class T, int N, class S> inline tile<T, N> load_masked(ctx k, device c
   return r;
 }
 
+// Lane l reads p[l * stride] (a transposed view); lanes from count on are 0.
+template <class T, int N, class S> inline tile<T, N> load_strided(ctx k, device const S* p, i64 stride, i64 count) {
+  tile<T, N> r;
+  for (int c = 0; c < tile<T, N>::P; ++c) {
+    const i64 l = lane0<N>(k, c);
+    for (int v = 0; v < TSR_VEC; ++v) r.v[c * TSR_VEC + v] = l + v < count ? T(widen(p[(l + v) * stride])) : T(0);
+  }
+  return r;
+}
+
 // One element, widened; every thread loads it (a broadcast operand).
 template <class T, class S> inline T load1(device const S* p) { return T(widen(*p)); }
 

@@ -57,6 +57,14 @@ class GraphBuilder {
   ir::Value* where(ir::Value* c, ir::Value* a, ir::Value* b);
   // tessera.iota: a tensor of `type` whose elements count along `axis`.
   ir::Value* iota(const ir::Type& type, int64_t axis);
+  // Views (no copy where a pointwise kernel reads them): reshape, transpose
+  // by `perm`, slice [start, limit) by stride per axis, broadcast_to, and
+  // split along `axis` into parts of `sizes`.
+  ir::Value* reshape(ir::Value* x, std::vector<int64_t> shape);
+  ir::Value* transpose(ir::Value* x, std::vector<int64_t> perm);
+  ir::Value* slice(ir::Value* x, std::vector<int64_t> start, std::vector<int64_t> limit, std::vector<int64_t> stride);
+  ir::Value* broadcast_to(ir::Value* x, std::vector<int64_t> shape);
+  std::vector<ir::Value*> split(ir::Value* x, int64_t axis, std::vector<int64_t> sizes);
   ir::Value* cast(ir::Value* x, DType to);
   ir::Value* constant(double value, const ir::Type& type);
   // Row ops: softmax/log_softmax over `axis`; the norms over the last axis.

@@ -56,6 +56,11 @@ void bind_graph_builder(nb::module_& m) {
       .def("binary", &G::binary, nb::arg("fn"), nb::arg("a"), nb::arg("b"), ref)
       .def("clamp", &G::clamp, nb::arg("x"), nb::arg("lo"), nb::arg("hi"), ref)
       .def("where", &G::where, nb::arg("c"), nb::arg("a"), nb::arg("b"), ref)
+      .def("reshape", &G::reshape, nb::arg("x"), nb::arg("shape"), ref)
+      .def("transpose", &G::transpose, nb::arg("x"), nb::arg("perm"), ref)
+      .def("slice", &G::slice, nb::arg("x"), nb::arg("start"), nb::arg("limit"), nb::arg("stride"), ref)
+      .def("broadcast_to", &G::broadcast_to, nb::arg("x"), nb::arg("shape"), ref)
+      .def("split", &G::split, nb::arg("x"), nb::arg("axis"), nb::arg("sizes"), ref)
       .def(
           "iota",
           [](G& g, const std::string& dtype, const std::vector<int64_t>& shape, int64_t axis) {

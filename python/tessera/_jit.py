@@ -139,9 +139,6 @@ def _outputs(result: Any, trace: _Trace, inputs: List[str], fn: str) -> List[Ten
                                      "function returns traced tensors")
         if out._trace is not trace:
             raise TraceError("E944", f"{fn} returned a tensor of another trace (result {i})")
-        if out._transposed:
-            raise TraceError("E941", f"{fn} returns a transposed tensor (.T / .mT) as result {i}: Graph IR "
-                                     "has no standalone transpose; it works as an operand of matmul (@)")
     # An argument next to computed results comes back as the caller's array; alone, the compiler has
     # nothing to lower (it would refuse the program with a confusing E710).
     if all(out._value.name in inputs for out in outputs):

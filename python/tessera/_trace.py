@@ -5,7 +5,7 @@ and dtype rules live in one place, the compiler's, and are never re-derived here
 the ops the Python way and refuses, with a stable code, what Graph IR cannot express:
 
     E940  an operation Graph IR has no op for (indexing, bool(), len(), iteration, //, ...)
-    E941  .T / .mT anywhere but as an operand of matmul (Graph IR has no standalone transpose)
+    E941  .mT of a tensor of rank < 2
     E943  an unknown element type
     E944  a tensor of another trace, or one kept after its trace ended
     E947  an operand that is neither a traced tensor nor a Python number (an array captured by the function)
@@ -29,6 +29,7 @@ __all__ = ["Tensor", "float16", "bfloat16", "float32", "float64", "bool_", "int3
            "add", "sub", "mul", "div", "maximum", "minimum", "pow", "cast", "astype",
            "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
            "logical_and", "logical_or", "logical_not", "where", "iota", "arange",
+           "reshape", "transpose", "broadcast_to", "split",
            "softmax", "log_softmax", "layer_norm", "rms_norm", "matmul", "sum", "mean", "max", "min", "prod"]
 
 #: Element types, as Tessera names them; any common spelling is accepted too (see dtype_name).
@@ -105,23 +106,22 @@ class Tensor:
 
     It has a ``shape``, a ``dtype`` and an ``ndim`` but no data: every operation on it adds an op to the
     graph, checked on the spot by the compiler. Operators: ``+ - * / ** @``, unary ``-``, ``abs()``,
-    comparisons ``== != < <= > >=`` (bool results), ``& | ~`` on bools; methods: ``sum mean max min prod
-    astype``; ``.T``/``.mT`` as operands of ``@``.
+    comparisons ``== != < <= > >=`` (bool results), ``& | ~`` on bools, indexing with ints, slices,
+    ``...`` and ``None``; methods: ``sum mean max min prod astype reshape transpose``; ``.T``, ``.mT``.
+    Views (indexing, reshape, transpose, broadcast) copy nothing where a pointwise kernel reads them.
     """
 
-    __slots__ = ("_trace", "_value", "_transposed")
+    __slots__ = ("_trace", "_value")
 
-    def __init__(self, trace: _Trace, value: "_core.Value", transposed: bool = False):
+    def __init__(self, trace: _Trace, value: "_core.Value"):
         self._trace = trace
         self._value = value
-        self._transposed = transposed
 
     # -- what it is ------------------------------------------------------------------------------------------
     @property
     def shape(self) -> Tuple[int, ...]:
         """The extents, as a tuple of ints."""
-        s = tuple(self._value.shape)
-        return s[:-2] + (s[-1], s[-2]) if self._transposed else s
+        return tuple(self._value.shape)
 
     @property
     def dtype(self) -> str:
@@ -135,30 +135,31 @@ class Tensor:
 
     @property
     def T(self) -> "Tensor":
-        """The transpose, as numpy's ``.T``: a no-op for rank 0 and 1, the swap of the two axes for rank 2.
-
-        Graph IR has no transpose op: the result is only valid as an operand of ``@``/``ts.matmul``, where it
-        becomes ``transpose_a``/``transpose_b``. For batched tensors use ``.mT`` (numpy's ``.T`` would
-        reverse every axis).
-        """
-        if self.ndim < 2:
-            return self
-        if self.ndim > 2:
-            raise TraceError("E941", f".T of a rank-{self.ndim} tensor: numpy's .T reverses every axis, "
-                                     "which Graph IR cannot express; .mT swaps the last two (as a matmul "
-                                     "operand)")
-        return Tensor(self._trace, self._value, not self._transposed)
+        """The transpose, as numpy's ``.T``: every axis reversed (a no-op for rank 0 and 1). As an operand of
+        ``@`` it costs nothing: the matmul reads the other layout."""
+        return self if self.ndim < 2 else transpose(self)
 
     @property
     def mT(self) -> "Tensor":
-        """The swap of the last two axes (numpy's and torch's ``.mT``), valid only as an operand of ``@``."""
+        """The swap of the last two axes (numpy's and torch's ``.mT``)."""
         if self.ndim < 2:
             raise TraceError("E941", f".mT needs rank 2 or more, the tensor has shape {self.shape}")
-        return Tensor(self._trace, self._value, not self._transposed)
+        return transpose(self, tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2))
+
+    def reshape(self, *shape: Any) -> "Tensor":
+        """The same elements in another shape (one extent may be -1), as numpy's ``reshape``."""
+        return reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], numbers.Integral) else shape)
+
+    def transpose(self, *axes: Any) -> "Tensor":
+        """The axes permuted (reversed without arguments), as numpy's ``transpose``."""
+        return transpose(self, axes[0] if len(axes) == 1 and not isinstance(axes[0], numbers.Integral)
+                         else (axes or None))
+
+    def __getitem__(self, index: Any) -> "Tensor":
+        return _index(self, index)
 
     def __repr__(self) -> str:
-        t = ".T" if self._transposed else ""
-        return f"tessera.Tensor(traced %{self._value.name}{t}: {self.dtype}{list(self.shape)})"
+        return f"tessera.Tensor(traced %{self._value.name}: {self.dtype}{list(self.shape)})"
 
     # -- arithmetic ------------------------------------------------------------------------------------------
     def __add__(self, other: "Operand") -> "Tensor": return add(self, other)
@@ -246,7 +247,6 @@ class Tensor:
     def __or__(self, other): return logical_or(self, other)
     def __ror__(self, other): return logical_or(other, self)
     def __invert__(self): return logical_not(self)
-    def __getitem__(self, index): _unsupported("indexing or slicing")
     def __setitem__(self, index, value): _unsupported("item assignment")
     def __delitem__(self, index): _unsupported("item deletion")
     def __bool__(self): _unsupported("bool() (if, while, and, or, not)", _DATA_DEPENDENT)
@@ -300,11 +300,8 @@ def _check_tensor(x: Any, op: str) -> Tensor:
 
 
 def _value(x: Any, op: str) -> "_core.Value":
-    """x's graph value, for an op that takes it as it is (a .T operand is only valid for matmul)."""
-    if _check_tensor(x, op)._transposed:
-        raise TraceError("E941", f"ts.{op} of a transposed tensor (.T / .mT): Graph IR has no standalone "
-                                 "transpose; it works as an operand of matmul (@)")
-    return x._value
+    """x's graph value."""
+    return _check_tensor(x, op)._value
 
 
 def _same_trace(op: str, *tensors: Tensor) -> _Trace:
@@ -621,6 +618,109 @@ def arange(n: int, dtype: DType = "i64") -> Tensor:
     return iota((operator.index(n),), 0, dtype)
 
 
+# -- views: no copy where a pointwise kernel reads them -------------------------------------------------------
+
+def _ints(values: Any, op: str, what: str) -> list:
+    try:
+        return [operator.index(v) for v in values]
+    except TypeError:
+        raise TraceError("E948", f"ts.{op}: {what} must be a sequence of ints, got {values!r}") from None
+
+
+def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
+    """x's elements (in C order) in another shape; one extent may be -1, as in numpy."""
+    _check_tensor(x, "reshape")
+    dims = _ints((shape,) if isinstance(shape, numbers.Integral) else shape, "reshape", "shape")
+    if dims.count(-1) > 1:
+        raise TraceError("E948", f"ts.reshape: at most one extent may be -1, got {tuple(dims)}")
+    if -1 in dims:
+        known = 1
+        for d in dims:
+            known *= d if d != -1 else 1
+        total = 1
+        for d in x.shape:
+            total *= d
+        dims[dims.index(-1)] = total // known if known and total % known == 0 else -1
+    return Tensor(x._trace, x._trace.builder.reshape(_value(x, "reshape"), dims))
+
+
+def transpose(x: Tensor, axes: Optional[Sequence[int]] = None) -> Tensor:
+    """x with its axes permuted: result axis i is x's axis axes[i] (reversed when None), as np.transpose."""
+    _check_tensor(x, "transpose")
+    perm = list(range(x.ndim))[::-1] if axes is None else _ints(axes, "transpose", "axes")
+    return Tensor(x._trace, x._trace.builder.transpose(_value(x, "transpose"), perm))
+
+
+def broadcast_to(x: Tensor, shape: Sequence[int]) -> Tensor:
+    """x repeated along new or size-1 axes to ``shape`` (numpy rules)."""
+    _check_tensor(x, "broadcast_to")
+    return Tensor(x._trace, x._trace.builder.broadcast_to(_value(x, "broadcast_to"),
+                                                          _ints(shape, "broadcast_to", "shape")))
+
+
+def split(x: Tensor, indices_or_sections: Any, axis: int = 0) -> list:
+    """x cut along ``axis``, as np.split: into that many equal parts (an int), or at those indices (a list)."""
+    _check_tensor(x, "split")
+    axis = _axis(axis, "split")
+    n = x.shape[axis if axis >= 0 else axis + x.ndim] if -x.ndim <= axis < x.ndim else 0
+    if isinstance(indices_or_sections, numbers.Integral):
+        k = operator.index(indices_or_sections)
+        if k < 1 or n % k:
+            raise TraceError("E948", f"ts.split: {n} does not split into {k} equal parts")
+        sizes = [n // k] * k
+    else:
+        cuts = [builtins.min(builtins.max(c, 0), n) for c in _ints(indices_or_sections, "split", "indices")]
+        edges = [0] + cuts + [n]
+        sizes = [builtins.max(b - a, 0) for a, b in zip(edges, edges[1:])]
+    parts = x._trace.builder.split(_value(x, "split"), axis, sizes)
+    return [Tensor(x._trace, v) for v in parts]
+
+
+def _index(x: Tensor, index: Any) -> Tensor:
+    """x[index] for numpy's basic indexing: ints, slices with a positive step, ``...`` and ``None``."""
+    items = list(index) if isinstance(index, tuple) else [index]
+    if builtins.sum(1 for i in items if i is Ellipsis) > 1:
+        _unsupported("an index with more than one '...'")
+    used = builtins.sum(1 for i in items if i is not None and i is not Ellipsis)
+    if used > x.ndim:
+        raise TraceError("E948", f"too many indices ({used}) for a tensor of rank {x.ndim}")
+    at = items.index(Ellipsis) if Ellipsis in items else len(items)  # '...', or the end, stands for the rest
+    items[at:at + 1] = [slice(None)] * (x.ndim - used)
+    start, limit, stride, shape = [], [], [], []  # the slice, then the result's shape (ints dropped, None added)
+    axis = 0
+    for item in items:
+        if item is None:
+            shape.append(1)
+            continue
+        n = x.shape[axis]
+        if isinstance(item, slice):
+            if item.step is not None and operator.index(item.step) <= 0:
+                _unsupported("a slice with a step <= 0", "views step forward")
+            a, b, c = item.indices(n)
+            start.append(a)
+            limit.append(builtins.max(a, b))
+            stride.append(c)
+            shape.append(len(range(a, b, c)))
+        else:
+            try:
+                i = operator.index(item)
+            except TypeError:
+                _unsupported(f"indexing with a {type(item).__name__}", "basic indexing: ints, slices, ..., None")
+            if not -n <= i < n:
+                raise TraceError("E948", f"index {i} is out of range for axis {axis} of extent {n}")
+            i = i + n if i < 0 else i
+            start.append(i)
+            limit.append(i + 1)
+            stride.append(1)
+        axis += 1
+    v = _value(x, "index")
+    if start != [0] * x.ndim or limit != list(x.shape) or stride != [1] * x.ndim:
+        v = x._trace.builder.slice(v, start, limit, stride)
+    if tuple(shape) != tuple(v.shape):
+        v = x._trace.builder.reshape(v, shape)
+    return Tensor(x._trace, v)
+
+
 # -- row ops -------------------------------------------------------------------------------------------------
 
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
@@ -655,15 +755,14 @@ def matmul(a: Tensor, b: Tensor, transpose_a: bool = False, transpose_b: bool = 
            out_dtype: Optional[DType] = None) -> Tensor:
     """a @ b, batched over the leading axes (broadcast), with f32 accumulation.
 
-    ``a.T @ b`` / ``a @ b.mT`` set the transpose flags (they compose with the explicit ones). The result
+    ``a.T @ b`` / ``a @ b.mT`` read the operand in the other layout, as the transpose flags do. The result
     has ``out_dtype`` (default: a's dtype). Operands are f32, f16 or bf16 (E214).
     """
     _check_tensor(a, "matmul")
     _check_tensor(b, "matmul")
     trace = _same_trace("matmul", a, b)
     out = _dtype(out_dtype, "ts.matmul out_dtype") if out_dtype is not None else a.dtype
-    return Tensor(trace, trace.builder.matmul(a._value, b._value, out, bool(transpose_a) != a._transposed,
-                                              bool(transpose_b) != b._transposed))
+    return Tensor(trace, trace.builder.matmul(a._value, b._value, out, bool(transpose_a), bool(transpose_b)))
 
 
 # -- reductions ----------------------------------------------------------------------------------------------

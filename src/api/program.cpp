@@ -58,6 +58,7 @@ Value* GraphBuilder::add(const std::string& name, std::vector<Value*> operands, 
   Value* v = op.add_result("r" + std::to_string(next_++), result);
   try {
     if (name == "tessera.matmul") matmul_spec(op);
+    else if (is_view_op(name)) verify_view_op(op);
     else verify_pointwise_or_row_op(op);
   } catch (...) {
     func_->regions[0]->ops.pop_back();  // leave the func as it was
@@ -82,6 +83,60 @@ Value* GraphBuilder::where(Value* c, Value* a, Value* b) {
     if (!v->type.is_tensor()) fail("E207", "tessera.where takes tensors");
   const std::vector<int64_t> shape = broadcast_shapes(broadcast_shapes(c->type.shape, a->type.shape), b->type.shape);
   return add("tessera.where", {c, a, b}, {}, Type::tensor(a->type.dtype, shape));
+}
+
+Value* GraphBuilder::reshape(Value* x, std::vector<int64_t> shape) {
+  return add("tessera.reshape", {x}, {}, Type::tensor(x->type.dtype, std::move(shape)));
+}
+
+Value* GraphBuilder::transpose(Value* x, std::vector<int64_t> perm) {
+  std::vector<int64_t> shape;
+  const int64_t rank = x->type.rank();
+  for (int64_t p : perm) {
+    const int64_t d = p < 0 ? p + rank : p;
+    if (d < 0 || d >= rank)
+      fail("E216", "tessera.transpose: 'perm' " + std::to_string(p) + " is not an axis of " + x->type.str());
+    shape.push_back(x->type.shape[d]);
+  }
+  return add("tessera.transpose", {x}, {{"perm", Attr::ints(perm)}}, Type::tensor(x->type.dtype, shape));
+}
+
+Value* GraphBuilder::slice(Value* x, std::vector<int64_t> start, std::vector<int64_t> limit,
+                           std::vector<int64_t> stride) {
+  if (start.size() != limit.size() || start.size() != stride.size())
+    fail("E211", "tessera.slice: start, limit and stride have one entry per axis");
+  std::vector<int64_t> shape;
+  for (size_t d = 0; d < start.size(); ++d)
+    shape.push_back(stride[d] > 0 && limit[d] > start[d] ? (limit[d] - start[d] + stride[d] - 1) / stride[d] : 0);
+  return add("tessera.slice", {x},
+             {{"start", Attr::ints(start)}, {"limit", Attr::ints(limit)}, {"stride", Attr::ints(stride)}},
+             Type::tensor(x->type.dtype, shape));
+}
+
+Value* GraphBuilder::broadcast_to(Value* x, std::vector<int64_t> shape) {
+  return add("tessera.broadcast_to", {x}, {}, Type::tensor(x->type.dtype, std::move(shape)));
+}
+
+std::vector<Value*> GraphBuilder::split(Value* x, int64_t axis, std::vector<int64_t> sizes) {
+  if (finished_) fail("E130", "GraphBuilder: module() was already called");
+  const int64_t rank = x->type.rank(), a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank)
+    fail("E203", "tessera.split: axis " + std::to_string(axis) + " is out of range for " + x->type.str());
+  Builder b(*func_->regions[0]);
+  Op& op = b.create("tessera.split", {x}, {{"axis", Attr(axis)}, {"sizes", Attr::ints(sizes)}});
+  std::vector<Value*> parts;
+  for (int64_t n : sizes) {
+    std::vector<int64_t> shape = x->type.shape;
+    shape[a] = n;
+    parts.push_back(op.add_result("r" + std::to_string(next_++), Type::tensor(x->type.dtype, shape)));
+  }
+  try {
+    verify_view_op(op);
+  } catch (...) {
+    func_->regions[0]->ops.pop_back();
+    throw;
+  }
+  return parts;
 }
 
 Value* GraphBuilder::iota(const Type& type, int64_t axis) {

@@ -139,11 +139,16 @@ void verify_graph(const Module& m) {
         matmul_spec(op);
         continue;
       }
+      if (is_view_op(op.name)) {
+        verify_view_op(op);
+        continue;
+      }
       if (op.name != "tessera.reduce")
         fail("E201",
              "unknown Graph IR op '" + echo(op.name) +
                  "' (this build knows tessera.reduce, softmax, log_softmax, layer_norm, rms_norm, matmul, cast, "
-                 "constant, where, iota and the pointwise ops in docs/semantics.md)",
+                 "constant, where, iota, the views (reshape, transpose, slice, broadcast_to, split) and the "
+                 "pointwise ops in docs/semantics.md)",
              op.loc);
       for (Value* v : op.operands)
         if (!v->type.is_tensor()) fail("E207", "tessera.reduce takes a tensor, got " + v->type.str(), op.loc);

@@ -2,6 +2,7 @@
 //   %y = tessera.reduce %x {kind = "sum", axes = [1], keepdims = false}
 //        : tensor<4096x1024xf32> -> tensor<4096xf32>
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,30 @@ struct MatmulSpec {
 };
 // Validates a tessera.matmul (E205, E207, E209, E211, E213, E214) and reads it.
 MatmulSpec matmul_spec(const Op& op);
+
+// ---- views (graph_views.cpp) -----------------------------------------------
+//   %r = tessera.reshape %x : tensor<4x6xf32> -> tensor<2x12xf32>
+//   %t = tessera.transpose %x {perm = [1, 0]} : tensor<4x6xf32> -> tensor<6x4xf32>
+//   %s = tessera.slice %x {start = [0, 1], limit = [4, 6], stride = [1, 2]} : tensor<4x6xf32> -> tensor<4x3xf32>
+//   %b = tessera.broadcast_to %x : tensor<1x6xf32> -> tensor<4x6xf32>
+//   %p, %q = tessera.split %x {axis = 1, sizes = [2, 4]} : tensor<4x6xf32> -> (tensor<4x2xf32>, tensor<4x4xf32>)
+// Each result is the operand's elements seen another way: an element of the
+// result is an element of the operand at an affine offset (reshape: when the
+// operand's layout allows it), so kernels read views without copies.
+bool is_view_op(const std::string& name);  // reshape transpose slice broadcast_to split
+// An affine layout: element [i0, ..., ik] of a tensor is element
+// offset + sum(i_d * strides[d]) of a buffer.
+struct Layout {
+  int64_t offset = 0;
+  std::vector<int64_t> strides;
+  static Layout contiguous(const std::vector<int64_t>& shape);  // C order (size-1 dims: stride 0)
+};
+// The layout of result `result` of view op `op` whose operand has layout
+// `in`, or nullopt when it has none (a reshape across dims `in` does not lay
+// out contiguously: the operand must be copied first).
+std::optional<Layout> view_layout(const Op& op, const Layout& in, size_t result = 0);
+// Verifies a view op (E205, E203, E216).
+void verify_view_op(const Op& op);
 
 // Checks a Graph IR module: known ops, consistent types, returns that match.
 void verify_graph(const Module& m);

@@ -57,6 +57,12 @@ Value* TileBuilder::load_masked(Value* ptr, Value* offset, Value* count, Type re
   return create1("tile.load_masked", {ptr, offset, count}, result, {{"other", Attr(other)}});
 }
 
+Value* TileBuilder::load_strided(Value* ptr, Value* offset, int64_t stride, Value* count, Type result) {
+  std::vector<Value*> operands = {ptr, offset};
+  if (count) operands.push_back(count);
+  return create1("tile.load_strided", operands, result, {{"stride", Attr(stride)}});
+}
+
 void TileBuilder::store(Value* ptr, Value* offset, Value* v) { create("tile.store", {ptr, offset, v}); }
 
 void TileBuilder::store_masked(Value* ptr, Value* offset, Value* count, Value* v) {

@@ -32,6 +32,12 @@ void check_load_staged(const Op& op) {
   if (tile_int(op, "row_stride") < 1) bad(op, "needs an integer 'row_stride' >= 1");
 }
 
+void check_load_strided(const Op& op) {
+  if (is_float(op.result()->type.dtype) != is_float(op.operands[0]->type.dtype) ||
+      (!is_float(op.result()->type.dtype) && op.result()->type.dtype != op.operands[0]->type.dtype))
+    bad(op, "loads a tile of the pointer's dtype (floats may widen)");
+}
+
 void check_transpose(const Op& op) {
   if (op.operands[0]->type.dtype != op.operands[1]->type.dtype) bad(op, "copies between buffers of one dtype");
   for (const char* key : {"rows", "cols"}) {
@@ -191,6 +197,14 @@ const std::vector<TileOpSpec>& table() {
        {{"other", K::Number, kRequired}},
        0,
        "tile.load of the lanes below count, `other` in the rest"},
+      {"tile.load_strided",
+       "PII?",
+       "T",
+       "(ptr, index offset[, index count])",
+       {{"stride", K::Int, kRequired}},
+       0,
+       "lane i reads ptr[offset + i * stride], widened (lanes from count on: 0)",
+       check_load_strided},
       {"tile.store", "PID", "", "(ptr, index offset, value)", {}, 0, "the inverse of tile.load (narrows)"},
       {"tile.store_masked",
        "PIID",

@@ -62,6 +62,16 @@ bool evaluate_row_op(const ir::Op& op, const std::vector<Source>& in, Need need,
 // tessera.matmul; false if `op` is not one.
 bool evaluate_matmul(const ir::Op& op, const std::vector<Source>& in, Need need, Expected& out);
 
+// View ops (reshape, transpose, slice, broadcast_to, split: several results).
+bool is_view(const ir::Op& op);
+// One Expected per result; need[r] flags result r's wanted elements (nullptr:
+// all; kNothing: none, left empty of values).
+inline const uint8_t* const kNothing = reinterpret_cast<const uint8_t*>(1);
+std::vector<Expected> evaluate_view(const ir::Op& op, const Source& x, const std::vector<Need>& need);
+// Sets in_need for the operand elements the flagged result elements read
+// (need[r] null: result r is not needed).
+void demand_view(const ir::Op& op, const std::vector<const uint8_t*>& need, std::vector<uint8_t>& in_need);
+
 // Evaluates `ops` (in program order) with `args` bound to tensors and returns
 // `results` (sampled: reference.hpp). The core of evaluate(), also used on the
 // region of one kernel (kernel_check.cpp).

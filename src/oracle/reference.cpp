@@ -298,6 +298,17 @@ std::unordered_map<const ir::Value*, std::vector<uint8_t>> demand(const std::vec
   }
   for (size_t k = ops.size(); k-- > 0;) {
     const ir::Op& op = *ops[k];
+    if (detail::is_view(op)) {
+      std::vector<const uint8_t*> flags;
+      for (auto& r : op.results) flags.push_back(need.count(r.get()) ? need.at(r.get()).data() : nullptr);
+      if (std::all_of(flags.begin(), flags.end(), [](const uint8_t* f) { return f == nullptr; })) continue;
+      if (op.operands.size() != 1) continue;  // evaluation refuses it with E802
+      std::vector<uint8_t> in_need(static_cast<size_t>(product(op.operands[0]->type.shape)), 0);
+      detail::demand_view(op, flags, in_need);
+      std::vector<uint8_t>& f = flags_of(op.operands[0]);
+      for (size_t i = 0; i < f.size(); ++i) f[i] |= in_need[i];
+      continue;
+    }
     if (op.results.size() != 1) continue;  // evaluation refuses it with E802
     auto it = need.find(op.result());
     if (it == need.end()) continue;
@@ -394,6 +405,19 @@ std::vector<Expected> evaluate_ops(const std::vector<const ir::Op*>& ops,
   for (const ir::Value* r : results) last_use[r] = ops.size();
   for (size_t k = 0; k < ops.size(); ++k) {
     const ir::Op* op = ops[k];
+    if (detail::is_view(*op)) {
+      std::vector<Need> wanted;
+      for (auto& r : op->results) {
+        auto it = need.find(r.get());
+        wanted.push_back(!sample ? nullptr : it == need.end() ? detail::kNothing : it->second.data());
+      }
+      if (sample && std::all_of(wanted.begin(), wanted.end(), [](Need w) { return w == detail::kNothing; })) continue;
+      if (op->operands.size() != 1) fail("E802", "oracle: " + op->name + ": takes one operand", op->loc);
+      std::vector<Expected> results = detail::evaluate_view(*op, source(op->operands[0], op->loc), wanted);
+      if (last_use[op->operands[0]] == k) computed.erase(op->operands[0]);
+      for (size_t r = 0; r < results.size(); ++r) computed[op->results[r].get()] = std::move(results[r]);
+      continue;
+    }
     Need wanted = nullptr;
     if (sample) {
       auto it = op->results.size() == 1 ? need.find(op->result()) : need.end();

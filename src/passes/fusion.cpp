@@ -1,6 +1,7 @@
 #include "passes/fusion.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -77,6 +78,17 @@ bool leaves_fit(const State& s, const FusedRegion& r, const Op& op) {
 
 }  // namespace
 
+ir::Layout view_layout_or_copy(const Value* v, const std::function<void(const Value*)>& copy) {
+  if (!v->def || !is_view_op(v->def->name)) return Layout::contiguous(v->type.shape);
+  const Op& op = *v->def;
+  size_t result = 0;
+  while (op.results[result].get() != v) ++result;
+  const Value* operand = op.operands[0];
+  if (auto l = view_layout(op, view_layout_or_copy(operand, copy), result)) return *l;
+  copy(operand);  // a reshape its operand's layout cannot give: read a copy of the operand
+  return *view_layout(op, Layout::contiguous(operand->type.shape), result);
+}
+
 std::vector<FusedRegion> partition(const Op& func) {
   const Region& body = *func.regions[0];
   State s;
@@ -99,7 +111,7 @@ std::vector<FusedRegion> partition(const Op& func) {
     join(op, static_cast<int>(s.regions.size()) - 1);
   };
   for (const Op* op : ops)
-    if (!is_pointwise_op(op->name))
+    if (!is_pointwise_op(op->name) && !is_view_op(op->name))
       open(op, is_row_op(op->name)            ? FusedRegion::Kind::Row
                : op->name == "tessera.matmul" ? FusedRegion::Kind::Matmul
                                               : FusedRegion::Kind::Reduce);
@@ -131,7 +143,7 @@ std::vector<FusedRegion> partition(const Op& func) {
   // pointwise op joins its user's region.
   for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
     const Op* op = *it;
-    if (s.region_of.count(op)) continue;
+    if (s.region_of.count(op) || is_view_op(op->name)) continue;  // views: below
     const Value* v = op->result();
     const Op* user = nullptr;
     if (s.single_use(v))
@@ -165,6 +177,29 @@ std::vector<FusedRegion> partition(const Op& func) {
         if ((!v->def || !inside.count(v->def)) && std::find(r.leaves.begin(), r.leaves.end(), v) == r.leaves.end())
           r.leaves.push_back(v);
   }
+
+  // Views cost nothing where a pointwise kernel reads them (through their
+  // layout); a view another kind of kernel reads, or a function returns, gets
+  // a buffer of its own: a copy kernel, a pointwise region with no ops.
+  std::vector<std::pair<const Value*, std::string>> copies;  // and why
+  std::function<void(const Value*, const std::string&)> materialize = [&](const Value* v, const std::string& why) {
+    for (const auto& c : copies)
+      if (c.first == v) return;
+    copies.emplace_back(v, why);
+    view_layout_or_copy(
+        v, [&](const Value* u) { materialize(u, "reshaped, and its strided layout has no reshaped view"); });
+  };
+  auto reshaped = [&](const Value* u) { materialize(u, "reshaped, and its strided layout has no reshaped view"); };
+  for (const FusedRegion& r : s.regions)
+    for (const Value* v : r.leaves) {
+      if (!v->def || !is_view_op(v->def->name)) continue;
+      if (r.kind == FusedRegion::Kind::Pointwise) view_layout_or_copy(v, reshaped);
+      else materialize(v, "read by " + r.core->name + ", which reads its operands contiguous");
+    }
+  for (const Value* v : s.returned)
+    if (v->def && is_view_op(v->def->name)) materialize(v, "returned");
+  for (const auto& [v, why] : copies)
+    s.regions.push_back(FusedRegion{FusedRegion::Kind::Pointwise, nullptr, {}, {v}, v, why});
   std::sort(s.regions.begin(), s.regions.end(), [&](const FusedRegion& a, const FusedRegion& b) {
     return position[a.result->def] < position[b.result->def];
   });

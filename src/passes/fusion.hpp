@@ -8,20 +8,33 @@
 //   - Pointwise ops that consume a row op's result (its only use) and keep its
 //     shape join the row op's region as an "epilogue": rms_norm(x, w) * g then
 //     silu is one kernel.
+//   - View ops (reshape, transpose, slice, broadcast_to, split) make no
+//     kernel: a pointwise kernel reads a view through its layout; a view that
+//     a reduce, row or matmul kernel reads, or that is returned, is copied
+//     into a buffer by a pointwise kernel of its own.
 //   - Everything else starts a region of its own, materialized in memory.
 // A value used twice, or returned, is always materialized: fusion never
 // computes a value twice.
 #pragma once
+#include <functional>
 #include <vector>
 
 #include "families/fused/region.hpp"
+#include "ir/graph_dialect.hpp"
 
 namespace tessera::passes {
 
 using families::fused::FusedRegion;
 
-// Regions of a Graph IR func in an order where every leaf is a func argument
-// or the result of an earlier region.
+// Regions of a Graph IR func in an order where every leaf is a func argument,
+// the result of an earlier region, or (in a pointwise region) a view of one:
+// a view op's result that no kernel materializes, read through its layout.
 std::vector<FusedRegion> partition(const ir::Op& func);
+
+// The layout in which a view value `v` is read from its base (the nearest
+// value with a buffer of its own, up its chain of view ops): contiguous for
+// a value that is not a view. A reshape its operand's layout cannot give
+// calls `copy(operand)` (the operand needs a buffer) and reads that instead.
+ir::Layout view_layout_or_copy(const ir::Value* v, const std::function<void(const ir::Value*)>& copy);
 
 }  // namespace tessera::passes

@@ -49,12 +49,12 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
             break;
           }
           // A library computes the matmul alone; its epilogue becomes a pointwise kernel.
-          FusedRegion mm{FusedRegion::Kind::Matmul, r.core, {r.core}, {}, r.core->result()};
+          FusedRegion mm{FusedRegion::Kind::Matmul, r.core, {r.core}, {}, r.core->result(), {}};
           for (const Value* v : r.core->operands)
             if (std::find(mm.leaves.begin(), mm.leaves.end(), v) == mm.leaves.end()) mm.leaves.push_back(v);
           map[r.core->result()] = families::matmul::emit_schedule(b, mm, map, device, prefix, candidate);
           // everything but the matmul (a producer of an epilogue leaf may precede it)
-          FusedRegion epi{FusedRegion::Kind::Pointwise, nullptr, {}, {}, r.result};
+          FusedRegion epi{FusedRegion::Kind::Pointwise, nullptr, {}, {}, r.result, {}};
           std::copy_if(r.ops.begin(), r.ops.end(), std::back_inserter(epi.ops),
                        [&](const Op* op) { return op != r.core; });
           for (const Op* op : epi.ops)

@@ -1,5 +1,6 @@
 #include "passes/pipeline.hpp"
 
+#include "passes/fold_matmul_transposes.hpp"
 #include "passes/graph_to_schedule.hpp"
 #include "passes/schedule_to_tile.hpp"
 #include "passes/tile_to_target.hpp"
@@ -17,6 +18,7 @@ std::unique_ptr<Module> lower(const Module& in, Layer to, const machine::Descrip
     fail("E111", std::string("cannot raise ") + layer_name(at) + " IR to " + layer_name(to) + " IR");
   std::unique_ptr<Module> m = clone(in);
   if (at == Layer::Graph && to != Layer::Graph) {
+    fold_matmul_transposes(*m);
     m = graph_to_schedule(*m, device, candidates);
     at = Layer::Schedule;
   }

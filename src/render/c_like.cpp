@@ -168,6 +168,12 @@ struct CLikeRenderer::OpEmitter {
     def(r.lane_call("load_masked" + tile_targs(t),
                     arg(0) + " + " + arg(1) + ", " + arg(2) + ", " + value_literal("other", t)));
   }
+  void load_strided() {
+    const Type& t = op.result(0)->type;
+    const std::string count = op.operands.size() > 2 ? arg(2) : std::to_string(t.numel()) + "LL";
+    def(r.lane_call("load_strided" + tile_targs(t),
+                    arg(0) + " + " + arg(1) + ", " + std::to_string(tile_int(op, "stride")) + "LL, " + count));
+  }
   void store() { statement(r.lane_call("store", arg(0) + " + " + arg(1) + ", " + arg(2))); }
   void store_masked() {
     statement(r.lane_call("store_masked", arg(0) + " + " + arg(1) + ", " + arg(2) + ", " + arg(3)));
@@ -321,6 +327,7 @@ const std::unordered_map<std::string_view, CLikeRenderer::OpEmitter::Fn>& CLikeR
       {"tile.softmax_stats", &OpEmitter::softmax_stats},
       {"tile.divf", &OpEmitter::divf},
       {"tile.map", &OpEmitter::map},
+      {"tile.load_strided", &OpEmitter::load_strided},
       {"tile.iota", &OpEmitter::iota},
       {"tile.splat", &OpEmitter::splat},
       {"tile.mask", &OpEmitter::mask},

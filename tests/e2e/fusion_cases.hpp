@@ -389,9 +389,58 @@ std::vector<FusionCase> integer_cases() {
   return out;
 }
 
+// Views (transpose, slice, reshape, broadcast_to, split): read in place by
+// pointwise kernels (strided lanes for a transposed leaf), copied for the
+// kernels that need their own buffer (test_fusion.cpp: a matmul's flags).
+std::vector<FusionCase> view_cases() {
+  std::vector<FusionCase> out;
+  int seed = 9500;
+  auto spec = [&](const char* kind) { return std::string(kind) + "seed=" + std::to_string(++seed); };
+  for (DType dt : {DType::F32, DType::BF16, DType::I32}) {
+    const std::string d(dtype_name(dt));
+    const std::string in = is_float(dt) ? spec("special:rate=0.02,") : spec("random:lo=-1e6,hi=1e6,");
+    out.push_back({"transpose_add_" + d + "_37x129", {in, spec("random:")}, [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {37, 129}));
+                     ir::Value* y = g.input("y", T(dt, {129, 37}));
+                     g.output(g.binary("add", g.transpose(x, {1, 0}), y));
+                   }});
+    out.push_back({"slice_strided_" + d + "_3x40x33", {in}, [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {3, 40, 33}));
+                     ir::Value* s = g.slice(x, {1, 3, 0}, {3, 40, 33}, {1, 2, 3});
+                     g.output(g.binary("max", s, g.constant(0, T(dt, {}))));
+                   }});
+    out.push_back({"permute_3d_" + d + "_5x7x9", {in}, [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {5, 7, 9}));
+                     g.output(g.unary("neg", g.transpose(x, {2, 0, 1})));
+                   }});
+    out.push_back({"split_broadcast_" + d + "_8x30", {in}, [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {8, 30}));
+                     std::vector<ir::Value*> parts = g.split(x, 1, {10, 0, 20});
+                     g.output(g.binary("sub", g.slice(parts[2], {0, 0}, {8, 20}, {1, 2}), parts[0]));
+                     g.output(g.broadcast_to(g.slice(x, {2, 0}, {3, 30}, {1, 1}), {4, 8, 30}));  // returned: copied
+                     g.output(parts[1]);                                                         // an empty part
+                   }});
+  }
+  out.push_back({"reshape_of_transposed_f32_12x10", {spec("random:")}, [=](GraphBuilder& g) {
+                   ir::Value* x = g.input("x", T(DType::F32, {12, 10}));
+                   ir::Value* r = g.reshape(g.transpose(x, {1, 0}), {5, 24});  // no view of a view: one copy
+                   g.output(g.unary("exp", r));
+                 }});
+  out.push_back({"reshape_split_heads_bf16_4x96", {spec("random:")}, [=](GraphBuilder& g) {
+                   ir::Value* x = g.input("x", T(DType::BF16, {4, 96}));
+                   ir::Value* h = g.transpose(g.reshape(x, {4, 3, 32}), {1, 0, 2});  // [heads, tokens, dim]
+                   g.output(g.unary("silu", h));
+                 }});
+  out.push_back({"softmax_of_transposed_f32_33x70", {spec("special:rate=0.01,")}, [=](GraphBuilder& g) {
+                   ir::Value* x = g.input("x", T(DType::F32, {33, 70}));
+                   g.output(g.softmax(g.transpose(x, {1, 0}), -1));
+                 }});
+  return out;
+}
+
 inline std::vector<FusionCase> all_fusion_cases() {
   std::vector<FusionCase> out = row_op_cases();
-  for (auto* more : {&pointwise_cases, &fused_cases, &integer_cases})
+  for (auto* more : {&pointwise_cases, &fused_cases, &integer_cases, &view_cases})
     for (auto& c : more()) out.push_back(std::move(c));
   return out;
 }

@@ -45,6 +45,36 @@ TEST(FusionDecisions, ChainsBecomeOneKernel) {
   EXPECT_NE(p.emit("schedule").find("tessera.silu"), std::string::npos);
 }
 
+TEST(FusionDecisions, ViewsCostNoKernelWherePointwiseKernelsReadThem) {
+  GraphBuilder g("f");
+  ir::Value* q = g.input("q", T(DType::F32, {2, 40, 24}));
+  ir::Value* k = g.input("k", T(DType::F32, {2, 56, 24}));
+  ir::Value* s = g.matmul(q, g.transpose(k, {0, 2, 1}), DType::F32);  // q @ k.mT: transpose_b, no copy
+  ir::Value* y = g.input("y", T(DType::F32, {2, 56, 80}));
+  g.output(g.binary("add", g.transpose(s, {0, 2, 1}), g.slice(y, {0, 0, 1}, {2, 56, 80}, {1, 1, 2})));
+  Program p = Program::compile(g.module(), "cpu");
+  const std::string sched = p.emit("schedule");
+  EXPECT_EQ(count_schedule_ops(p), 2) << sched;  // the matmul, then one pointwise kernel
+  EXPECT_NE(sched.find("transpose_b = true"), std::string::npos) << sched;
+  EXPECT_EQ(sched.find("materialize"), std::string::npos) << sched;
+  run_and_check_deterministic(p, {generate_input("random:seed=1", DType::F32, {2, 40, 24}),
+                                  generate_input("random:seed=2", DType::F32, {2, 56, 24}),
+                                  generate_input("random:seed=4", DType::F32, {2, 56, 80})});
+}
+
+TEST(FusionDecisions, ViewsOtherKernelsReadAreCopiedWithAReason) {
+  GraphBuilder g("f");
+  ir::Value* x = g.input("x", T(DType::F32, {8, 64}));
+  ir::Value* t = g.transpose(x, {1, 0});
+  g.output(g.softmax(t, -1));
+  g.output(g.reshape(t, {512}));
+  Program p = Program::compile(g.module(), "cpu");
+  const std::string sched = p.emit("schedule");
+  EXPECT_NE(sched.find("materialize = \"read by tessera.softmax"), std::string::npos) << sched;
+  EXPECT_NE(sched.find("materialize = \"returned\""), std::string::npos) << sched;
+  run_and_check_deterministic(p, {generate_input("special:seed=3,rate=0.01", DType::F32, {8, 64})});
+}
+
 TEST(FusionDecisions, ReductionPrologueIsOneKernel) {
   GraphBuilder g("f");
   ir::Value* x = g.input("x", T(DType::F32, {8, 64}));

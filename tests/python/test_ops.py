@@ -505,3 +505,55 @@ def test_integer_and_bool_errors():
         run(lambda t: t + 2.5, k)
     with pytest.raises(ts.VerifyError, match="E215"):
         run(lambda t: t.sum(), k)
+
+
+# -- views ----------------------------------------------------------------------------------------------------
+
+def test_views_as_numpy(rng):
+    x = rng.standard_normal((4, 6, 5)).astype(F32)
+    same = [  # the same code on numpy arrays
+        lambda t: t.T + 0,
+        lambda t: t.mT * 2,
+        lambda t: t.transpose(1, 0, 2) - 1,
+        lambda t: t.reshape(6, -1),
+        lambda t: t.reshape(-1),
+        lambda t: t[1:3, ::2, 1:],
+        lambda t: t[2] + t[3],
+        lambda t: t[..., None, 1],
+        lambda t: t[:, -1],
+        lambda t: t.transpose(1, 0, 2).reshape(6, 20),  # a reshape of a strided view: copied first
+    ]
+    for f in same:
+        np.testing.assert_array_equal(run(f, x), f(x))
+    pairs = [
+        (lambda t: ts.transpose(t, (2, 0, 1)), lambda t: np.transpose(t, (2, 0, 1))),
+        (lambda t: ts.broadcast_to(t[0:1], (3, 6, 5)), lambda t: np.broadcast_to(t[0:1], (3, 6, 5))),
+        (lambda t: ts.exp(t.transpose(2, 1, 0))[1:, 2:4], lambda t: np.exp(t.transpose(2, 1, 0))[1:, 2:4]),
+        (lambda t: ts.reshape(t, (5, 24)), lambda t: np.reshape(t, (5, 24))),
+    ]
+    for f, want in pairs:
+        np.testing.assert_allclose(run(f, x), want(x), rtol=1e-6, atol=0)
+
+
+def test_split_as_numpy(rng):
+    x = rng.standard_normal((4, 9)).astype(F32)
+    for got, want in zip(run(lambda t: tuple(p * 2 for p in ts.split(t, 3, axis=1)), x), np.split(x * 2, 3, axis=1)):
+        np.testing.assert_array_equal(got, want)
+    for got, want in zip(run(lambda t: tuple(p + 0 for p in ts.split(t, [1, 3])), x), np.split(x, [1, 3])):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_views_fold_into_pointwise_kernels_and_matmuls(rng):
+    a = rng.standard_normal((2, 8, 16)).astype(F32)
+    b = rng.standard_normal((2, 8, 16)).astype(F32)
+    f = ts.jit(lambda q, k: (q @ k.mT, q.transpose(0, 2, 1) * 2))
+    s, t = f(a, b)
+    np.testing.assert_allclose(s, a @ b.transpose(0, 2, 1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(t, a.transpose(0, 2, 1) * 2)
+    schedule = f.lower("schedule")
+    assert schedule.count("= schedule.") == 2 and "materialize" not in schedule  # no copies
+    assert "transpose_b = true" in schedule
+    g = ts.jit(lambda q: ts.softmax(q.mT, axis=-1))
+    np.testing.assert_allclose(g(a), np.exp(a.transpose(0, 2, 1)) / np.exp(a.transpose(0, 2, 1)).sum(-1, keepdims=True),
+                               rtol=1e-5, atol=1e-6)
+    assert 'materialize = "read by tessera.softmax' in g.lower("schedule")

@@ -91,9 +91,9 @@ TEST(CudaRender, MathOpsCompileWithNvrtc) {
   EXPECT_EQ(compiled, 27);
 }
 
-// Integers, booleans, comparisons, where, iota and every cast (the fusion
-// matrix's integer cases: each op and each dtype once).
-TEST(CudaRender, IntegerOpsCompileWithNvrtc) {
+// Integers, booleans, comparisons, where, iota, every cast and views (the
+// fusion matrix's integer and view cases: each op, dtype and shape once).
+TEST(CudaRender, IntegerOpsAndViewsCompileWithNvrtc) {
   try {
     runtime::cuda::nvrtc();
   } catch (const Error& e) {
@@ -104,8 +104,10 @@ TEST(CudaRender, IntegerOpsCompileWithNvrtc) {
       [](const test::FusionCase& c) { return test::case_axes(c.name).dtype; },
       [](const test::FusionCase& c) { return test::case_axes(c.name).shape; }};
   int compiled = 0;
-  for (const test::FusionCase& c : test::sample_matrix<test::FusionCase>("IntegerNvrtc", test::integer_cases(),
-                                                                         test::fusion_case_name, 0, ops_and_dtypes)) {
+  std::vector<test::FusionCase> cases = test::integer_cases();
+  for (test::FusionCase& c : test::view_cases()) cases.push_back(std::move(c));
+  for (const test::FusionCase& c :
+       test::sample_matrix<test::FusionCase>("IntegerNvrtc", cases, test::fusion_case_name, 0, ops_and_dtypes)) {
     GraphBuilder g("int");
     c.build(g);
     compiled += compile_all(g.module());

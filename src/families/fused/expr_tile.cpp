@@ -1,5 +1,6 @@
 #include "families/fused/expr_tile.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "ir/graph_dialect.hpp"
@@ -97,12 +98,14 @@ DType compute_dtype(const Region& body) {
 }
 
 void check_leaf_reach(const std::vector<int64_t>& view, const std::vector<int64_t>& strides, const Type& leaf,
-                      const Op& op) {
+                      const Op& op, int64_t offset) {
   int64_t numel = 1;
   for (int64_t e : view) numel *= e;
   if (numel == 0) return;  // nothing is read
+  if (offset < 0 || offset >= std::max<int64_t>(leaf.numel(), 1))
+    fail("E302", "'" + op.name + "': a leaf offset is outside its operand", op.loc);
   // Each stride is at most the leaf's size, so the sum stays far from overflow.
-  __int128 reach = 0;
+  __int128 reach = offset;
   for (size_t g = 0; g < view.size(); ++g) {
     if (strides[g] < 0 || (view[g] > 1 && strides[g] > leaf.numel()))
       fail("E302", "'" + op.name + "': a leaf stride is negative or larger than the leaf", op.loc);
@@ -112,7 +115,7 @@ void check_leaf_reach(const std::vector<int64_t>& view, const std::vector<int64_
     fail("E302", "'" + op.name + "': leaf_strides address past the end of a " + leaf.str() + " operand", op.loc);
 }
 
-void verify_region(const Op& op) {
+void verify_region(const Op& op, bool views) {
   if (op.regions.size() != 1) fail("E302", "'" + op.name + "' needs one region (the fused Graph IR ops)", op.loc);
   const Region& body = *op.regions[0];
   if (body.args.size() != op.operands.size())
@@ -121,7 +124,8 @@ void verify_region(const Op& op) {
              std::to_string(op.operands.size()) + " operands",
          op.loc);
   for (size_t i = 0; i < body.args.size(); ++i)
-    if (!(body.args[i]->type == op.operands[i]->type))
+    if (views ? body.args[i]->type.dtype != op.operands[i]->type.dtype || !body.args[i]->type.is_tensor()
+              : !(body.args[i]->type == op.operands[i]->type))
       fail("E302",
            "'" + op.name + "': region argument " + std::to_string(i) + " has type " + body.args[i]->type.str() +
                " but the operand is " + op.operands[i]->type.str(),
@@ -158,7 +162,7 @@ ir::Value* read_leaf(ir::TileBuilder& tb, ir::Value* ptr, ir::Value* base, int64
                      const ir::Type& lanes) {
   using ir::Type;
   if (lane_stride == 0) return tb.splat(tb.load(ptr, base, Type::scalar(lanes.dtype)), lanes);
-  if (lane_stride != 1) fail("E302", "a leaf's lanes must be contiguous (stride 1) or broadcast (stride 0)");
+  if (lane_stride != 1) return tb.load_strided(ptr, base, lane_stride, count, lanes);
   return count ? tb.load_masked(ptr, base, count, lanes, 0.0) : tb.load(ptr, base, lanes);
 }
 

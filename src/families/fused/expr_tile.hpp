@@ -31,14 +31,17 @@ ir::Value* eval(ir::TileBuilder& tb, const ir::Region& body, const ir::Value* v,
 // f64 if any is f64, else f32.
 DType compute_dtype(const ir::Region& body);
 
-// E302 unless a leaf addressed with `strides` over iteration extents `view`
-// stays inside the leaf (strides >= 0, the farthest offset < its size).
+// E302 unless a leaf addressed from element `offset` with `strides` over
+// iteration extents `view` stays inside the leaf (offset and strides >= 0,
+// the farthest element inside it).
 void check_leaf_reach(const std::vector<int64_t>& view, const std::vector<int64_t>& strides, const ir::Type& leaf,
-                      const ir::Op& schedule_op);
+                      const ir::Op& schedule_op, int64_t offset = 0);
 
 // Verifies a fused region body: region arguments are tensors, the ops are
 // pointwise or row Graph IR ops, and it ends in schedule.yield of one value.
-void verify_region(const ir::Op& schedule_op);
+// With `views`, an argument may be a view of its operand (another shape of
+// the same dtype, read through the op's leaf offsets and strides).
+void verify_region(const ir::Op& schedule_op, bool views = false);
 
 }  // namespace tessera::families::fused
 
@@ -50,7 +53,8 @@ std::vector<ir::Value*> add_leaf_args(ir::Region& body, const ir::Region& region
 // The tile of a leaf whose first lane is element `base` of `ptr` and whose
 // lanes advance by `lane_stride` elements: 1 reads contiguous lanes (masked
 // to `count` lanes when count is non-null, other lanes 0), 0 splats one
-// element to every lane (a broadcast leaf).
+// element to every lane (a broadcast leaf), any other stride gathers lanes
+// that far apart (a transposed view).
 ir::Value* read_leaf(ir::TileBuilder& tb, ir::Value* ptr, ir::Value* base, int64_t lane_stride, ir::Value* count,
                      const ir::Type& lanes);
 

@@ -53,13 +53,28 @@ std::optional<std::vector<int64_t>> group_strides(const std::vector<int64_t>& le
   return out;
 }
 
+std::vector<int64_t> view_space_strides(const std::vector<int64_t>& view, const std::vector<int64_t>& layout_strides,
+                                        const std::vector<int64_t>& space) {
+  std::vector<int64_t> st(space.size(), 0);
+  for (size_t i = 0; i < view.size(); ++i) {
+    const size_t l = view.size() - 1 - i, d = space.size() - 1 - i;  // aligned from the right
+    if (view[l] != 1) st[d] = layout_strides[l];
+  }
+  return st;
+}
+
 std::vector<int64_t> coalesce_for_leaves(const std::vector<int64_t>& space,
                                          const std::vector<std::vector<int64_t>>& leaves,
                                          std::vector<std::vector<int64_t>>& strides) {
   std::vector<std::vector<int64_t>> st;
   for (auto& l : leaves) st.push_back(broadcast_strides(l, space));
+  return coalesce_strided(space, st, strides);
+}
+
+std::vector<int64_t> coalesce_strided(const std::vector<int64_t>& space, const std::vector<std::vector<int64_t>>& st,
+                                      std::vector<std::vector<int64_t>>& strides) {
   std::vector<int64_t> extents;
-  strides.assign(leaves.size(), {});
+  strides.assign(st.size(), {});
   for (size_t d = 0; d < space.size(); ++d) {
     if (space[d] == 1) continue;
     bool merge = !extents.empty();

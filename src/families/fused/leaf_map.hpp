@@ -25,11 +25,21 @@ std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& leaf, const s
 std::optional<std::vector<int64_t>> group_strides(const std::vector<int64_t>& leaf, const std::vector<int64_t>& space,
                                                   const std::vector<int>& groups);
 
+// Per dim of `space`, the stride of a leaf of shape `view` laid out with
+// `layout_strides` (a view of a buffer: transposed, sliced...), broadcast
+// into `space` (0 where the view has extent 1 or no dim).
+std::vector<int64_t> view_space_strides(const std::vector<int64_t>& view, const std::vector<int64_t>& layout_strides,
+                                        const std::vector<int64_t>& space);
+
 // Merges adjacent dims of `space` (unit dims dropped) where every leaf stays
 // linear: the iteration groups of a pointwise kernel. Returns the group
 // extents; `strides[l]` receives leaf l's stride per group.
 std::vector<int64_t> coalesce_for_leaves(const std::vector<int64_t>& space,
                                          const std::vector<std::vector<int64_t>>& leaves,
                                          std::vector<std::vector<int64_t>>& strides);
+// The same for leaves given by their stride per dim of `space`.
+std::vector<int64_t> coalesce_strided(const std::vector<int64_t>& space,
+                                      const std::vector<std::vector<int64_t>>& space_strides,
+                                      std::vector<std::vector<int64_t>>& strides);
 
 }  // namespace tessera::families::fused

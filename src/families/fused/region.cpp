@@ -43,7 +43,7 @@ std::vector<std::vector<int64_t>> read_leaf_strides(const Op& op, size_t groups,
     auto st = l.as_ints();
     if (!st || st->size() != groups)
       fail("E302", "'" + op.name + "': each leaf stride list has " + std::to_string(groups) + " entries", op.loc);
-    if ((*st)[lane_group] != 0 && (*st)[lane_group] != 1)
+    if (lane_group != SIZE_MAX && (*st)[lane_group] != 0 && (*st)[lane_group] != 1)
       fail("E302", "'" + op.name + "': a leaf's lane stride must be 0 or 1", op.loc);
     out.push_back(*st);
   }

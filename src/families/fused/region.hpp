@@ -18,6 +18,7 @@ struct FusedRegion {
   std::vector<const ir::Op*> ops;        // every op of the region, in program order (core included)
   std::vector<const ir::Value*> leaves;  // values read from memory, in first-use order
   const ir::Value* result = nullptr;     // the value the region writes
+  std::string copies_because;            // a region with no ops copies a view into a buffer: why
 };
 
 // Creates `name` with operands `leaves` (mapped through `outer`) and a region
@@ -31,7 +32,8 @@ ir::Op& create_region_op(ir::Builder& b, const std::string& name, const std::vec
 // per iteration group.
 ir::Attr leaf_strides_attr(const std::vector<std::vector<int64_t>>& strides);
 // Reads it back (E302 unless one list of `groups` integers per operand, the
-// stride of group `lane_group` - the one tile lanes run along - 0 or 1).
+// stride of group `lane_group` - the one tile lanes run along - 0 or 1;
+// lane_group SIZE_MAX: any stride, for kernels that load strided lanes).
 std::vector<std::vector<int64_t>> read_leaf_strides(const ir::Op& schedule_op, size_t groups, size_t lane_group);
 
 // The narrowest element, in bytes, a region reads or writes (GPU schedules

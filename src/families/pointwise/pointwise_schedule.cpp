@@ -5,6 +5,7 @@
 
 #include "families/fused/expr_tile.hpp"
 #include "families/fused/leaf_map.hpp"
+#include "ir/graph_dialect.hpp"
 #include "ir/schedule_dialect.hpp"
 
 namespace tessera::families::pointwise {
@@ -61,20 +62,56 @@ const std::vector<Field<Plan>>& plan_fields() {
   return fields;
 }
 
+namespace {
+
+// Where a leaf is read from: a value with a buffer (in `map`), at an affine
+// layout; a view op's result is read through its chain of views.
+struct LeafRead {
+  const Value* base;
+  Layout layout;
+};
+
+LeafRead leaf_read(const Value* v, const std::unordered_map<const Value*, Value*>& map) {
+  if (map.count(v) || !v->def || !is_view_op(v->def->name)) return {v, Layout::contiguous(v->type.shape)};
+  const Op& op = *v->def;
+  size_t result = 0;
+  while (op.results[result].get() != v) ++result;
+  LeafRead in = leaf_read(op.operands[0], map);
+  auto l = view_layout(op, in.layout, result);
+  if (!l) fail("E303", "pointwise: view %" + v->name + " has no layout over its base (fusion should have copied it)");
+  return {in.base, *l};
+}
+
+}  // namespace
+
 Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unordered_map<const Value*, Value*>& map,
                      const machine::Descriptor& device, const std::string& prefix) {
   Plan p;
   const Type& out = region.result->type;
-  std::vector<std::vector<int64_t>> leaf_shapes;
-  for (const Value* v : region.leaves) leaf_shapes.push_back(v->type.shape);
-  p.view = fused::coalesce_for_leaves(out.shape, leaf_shapes, p.leaf_strides);
-  Op& op = fused::create_region_op(b, "schedule.pointwise", region.leaves, region.ops, region.result, map, prefix);
+  std::vector<std::vector<int64_t>> space_strides;
+  std::vector<int64_t> offsets;
+  std::unordered_map<const Value*, Value*> bases = map;  // each leaf reads its base's buffer
+  bool views = false;
+  for (const Value* v : region.leaves) {
+    const LeafRead r = leaf_read(v, map);
+    space_strides.push_back(fused::view_space_strides(v->type.shape, r.layout.strides, out.shape));
+    offsets.push_back(r.layout.offset);
+    if (r.base != v) {
+      bases[v] = map.at(r.base);
+      views = true;
+    }
+  }
+  p.view = fused::coalesce_strided(out.shape, space_strides, p.leaf_strides);
+  Op& op = fused::create_region_op(b, "schedule.pointwise", region.leaves, region.ops, region.result, bases, prefix);
   p.compute = fused::compute_dtype(*op.regions[0]);
   choose(p, device, std::min<int64_t>(fused::narrowest_storage_bytes(region), dtype_size(p.compute)));
   AttrDict& a = op.attrs;
   a["family"] = "pointwise";
   record_device(a, device);
   a["leaf_strides"] = fused::leaf_strides_attr(p.leaf_strides);
+  // Views: region arguments read from their bases' buffers at an offset.
+  if (views) a["leaf_offsets"] = Attr::ints(offsets);
+  if (region.ops.empty()) a["materialize"] = Attr(region.copies_because);
   write_fields(plan_fields(), p, a);
   op.loc = region.result->def->loc;
   Value* result = op.add_result(region.result->name, out);
@@ -83,12 +120,21 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
 }
 
 Plan read_plan(const Op& op) {
-  fused::verify_region(op);
+  const bool views = op.attr("leaf_offsets") != nullptr;
+  fused::verify_region(op, /*views=*/views);
   const machine::Descriptor device = read_device(op);
   Plan p;
   read_fields(plan_fields(), op, p);
   if (p.view.empty()) fail("E302", "schedule.pointwise needs a non-empty integer list 'view'", op.loc);
-  p.leaf_strides = fused::read_leaf_strides(op, p.view.size(), p.view.size() - 1);
+  p.leaf_strides = fused::read_leaf_strides(op, p.view.size(), views ? SIZE_MAX : p.view.size() - 1);
+  if (views) {
+    const auto off = op.attr("leaf_offsets")->as_ints();
+    if (!off || off->size() != op.operands.size())
+      fail("E302", "schedule.pointwise: 'leaf_offsets' has one integer per operand", op.loc);
+    p.leaf_offsets = *off;
+  } else {
+    p.leaf_offsets.assign(op.operands.size(), 0);
+  }
   if (p.compute != DType::F32 && p.compute != DType::F64) fail("E302", "'compute' must be f32 or f64", op.loc);
   fused::check_tile_shape(op, p.threads, p.vector_width, p.unroll);
   check_threads(op, device, p.threads);
@@ -101,7 +147,7 @@ Plan read_plan(const Op& op) {
   }
   if (n != op.result()->type.numel()) fail("E302", "the view does not cover the result", op.loc);
   for (size_t l = 0; l < p.leaf_strides.size(); ++l)
-    fused::check_leaf_reach(p.view, p.leaf_strides[l], op.operands[l]->type, op);
+    fused::check_leaf_reach(p.view, p.leaf_strides[l], op.operands[l]->type, op, p.leaf_offsets[l]);
   const int64_t want = (p.rows() + p.rows_per_program - 1) / p.rows_per_program * p.chunks_per_row();
   if (p.programs != want)
     fail("E302",

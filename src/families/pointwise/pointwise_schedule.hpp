@@ -5,7 +5,11 @@
 // dims in which every leaf is linear (leaf_map.hpp); the last group is the
 // vector dim. A program covers `rows_per_program` rows (the other groups,
 // flattened) and a `chunk` of the vector dim; leaf offsets of a row come from
-// its group coordinates (div/rem once per row), lanes advance by 1 or 0.
+// its group coordinates (div/rem once per row), lanes advance by 1 or 0 (by
+// any stride for a view: a transposed leaf is read with strided loads).
+// A leaf may be a view of its operand (leaf_offsets: it starts at an offset
+// and its strides are the view's), and a region with no ops copies a view
+// into a buffer of its own (attribute `materialize` says why).
 #pragma once
 #include <string>
 #include <unordered_map>
@@ -21,6 +25,7 @@ namespace tessera::families::pointwise {
 struct Plan {
   std::vector<int64_t> view;                       // group extents; the last is the vector dim
   std::vector<std::vector<int64_t>> leaf_strides;  // per leaf, per group
+  std::vector<int64_t> leaf_offsets;               // per leaf: its first element (views: not 0)
   DType compute = DType::F32;
   int64_t threads = 1, vector_width = 16, unroll = 4;  // tile = threads * vector_width * unroll lanes
   int64_t chunk = 0;                                   // vector-dim elements per program

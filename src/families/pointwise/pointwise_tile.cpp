@@ -27,7 +27,8 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   Value* lanes = tb.index(p.tile_lanes());
   tb.for_loop(r0, r1, tb.index(1), {}, [&](Value* row, const std::vector<Value*>&) -> std::vector<Value*> {
     // Leaf offsets of this row: its coordinate in each outer group, innermost first.
-    std::vector<Value*> base(leaves.size(), tb.index(0));
+    std::vector<Value*> base;
+    for (int64_t offset : p.leaf_offsets) base.push_back(tb.index(offset));
     Value* rest = row;
     for (size_t g = p.view.size() - 1; g-- > 0;) {
       Value* coord = g == 0 ? rest : tb.rem(rest, tb.index(p.view[g]));
@@ -42,7 +43,8 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
           tb, region, yielded, lanes_t, env,
           [&](size_t l) {
             const int64_t vs = p.leaf_strides[l].back();
-            return fused::read_leaf(tb, leaves[l], vs ? tb.add(base[l], c) : base[l], vs, count,
+            Value* at = vs == 0 ? base[l] : tb.add(base[l], vs == 1 ? c : tb.mul(c, tb.index(vs)));
+            return fused::read_leaf(tb, leaves[l], at, vs, count,
                                     fused::lane_type(region.args[l]->type.dtype, lanes_t));
           },
           [&] { return tb.add(out_base, c); });
