@@ -211,6 +211,16 @@ template <class T, int N> inline tile<T, N> load(const f16_t* p) {
   }
 }
 template <class T, class S> inline T load1(const S* p) { return widen(*p); }
+// Lane i reads p[addr[i]] (tessera.concat's operands).
+template <class T, int N, class S> inline tile<T, N> gather(const S* p, const tile<int64_t, N>& addr) {
+  int64_t a[N];
+  T lanes[N];
+  std::memcpy(a, &addr.v, sizeof a);
+  for (int i = 0; i < N; ++i) lanes[i] = T(widen(p[a[i]]));
+  tile<T, N> r;
+  std::memcpy(&r.v, lanes, sizeof r.v);
+  return r;
+}
 // Lane i reads p[i * stride] (a transposed view); lanes from count on are 0.
 template <class T, int N, class S> inline tile<T, N> load_strided(const S* p, int64_t stride, int64_t count) {
   T lanes[N];

@@ -291,6 +291,14 @@ __device__ __forceinline__ tile<T, N> load_staged(S* stage, const S* p, i64 row,
 }
 #endif
 
+// Lane l reads p[addr[l]] (tessera.concat's operands); every thread its own lanes.
+template <class T, int N, class S> __device__ __forceinline__ tile<T, N> gather(const S* p, const tile<i64, N>& addr) {
+  tile<T, N> r;
+#pragma unroll
+  for (int i = 0; i < tile<T, N>::E; ++i) r.v[i] = T(widen(p[addr.v[i]]));
+  return r;
+}
+
 // Lane l reads p[l * stride] (a transposed view); lanes from count on are 0.
 template <class T, int N, class S> __device__ __forceinline__ tile<T, N> load_strided(const S* p, i64 stride, i64 count) {
   tile<T, N> r;

@@ -65,6 +65,8 @@ class GraphBuilder {
   ir::Value* slice(ir::Value* x, std::vector<int64_t> start, std::vector<int64_t> limit, std::vector<int64_t> stride);
   ir::Value* broadcast_to(ir::Value* x, std::vector<int64_t> shape);
   std::vector<ir::Value*> split(ir::Value* x, int64_t axis, std::vector<int64_t> sizes);
+  // tessera.concat: the parts joined along `axis`.
+  ir::Value* concat(std::vector<ir::Value*> parts, int64_t axis);
   ir::Value* cast(ir::Value* x, DType to);
   ir::Value* constant(double value, const ir::Type& type);
   // Row ops: softmax/log_softmax over `axis`; the norms over the last axis.

@@ -29,7 +29,7 @@ __all__ = ["Tensor", "float16", "bfloat16", "float32", "float64", "bool_", "int3
            "add", "sub", "mul", "div", "maximum", "minimum", "pow", "cast", "astype",
            "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
            "logical_and", "logical_or", "logical_not", "where", "iota", "arange",
-           "reshape", "transpose", "broadcast_to", "split",
+           "reshape", "transpose", "broadcast_to", "split", "concatenate",
            "softmax", "log_softmax", "layer_norm", "rms_norm", "matmul", "sum", "mean", "max", "min", "prod"]
 
 #: Element types, as Tessera names them; any common spelling is accepted too (see dtype_name).
@@ -233,6 +233,8 @@ class Tensor:
             return clamp(self, bound(1, "a_min", "min"), bound(2, "a_max", "max"))
         if name == "where" and len(args) == 3 and not kwargs:
             return where(*args)
+        if name == "concatenate" and args and not builtins.any(k != "axis" for k in kwargs):
+            return concatenate(args[0], *args[1:], **kwargs)
         _unsupported(f"np.{name}", f"use ts.{name}" if name in __all__ else None)
 
     # -- what Graph IR cannot express: a clear error, never a wrong graph ------------------------------------
@@ -674,6 +676,16 @@ def split(x: Tensor, indices_or_sections: Any, axis: int = 0) -> list:
         sizes = [builtins.max(b - a, 0) for a, b in zip(edges, edges[1:])]
     parts = x._trace.builder.split(_value(x, "split"), axis, sizes)
     return [Tensor(x._trace, v) for v in parts]
+
+
+def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """The tensors joined along ``axis`` (their other extents equal), as np.concatenate. A fused kernel reads
+    each element from the tensor its coordinate falls in: the joined tensor is never stored unless needed."""
+    parts = [_check_tensor(t, "concatenate") for t in tensors]
+    if not parts:
+        raise TraceError("E948", "ts.concatenate needs at least one tensor")
+    trace = _same_trace("concatenate", *parts)
+    return Tensor(trace, trace.builder.concat([t._value for t in parts], _axis(axis, "concatenate")))
 
 
 def _index(x: Tensor, index: Any) -> Tensor:

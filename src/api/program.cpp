@@ -139,6 +139,17 @@ std::vector<Value*> GraphBuilder::split(Value* x, int64_t axis, std::vector<int6
   return parts;
 }
 
+Value* GraphBuilder::concat(std::vector<Value*> parts, int64_t axis) {
+  if (parts.empty()) fail("E205", "tessera.concat takes one or more operands");
+  const int64_t rank = parts[0]->type.rank(), a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank) fail("E203", "tessera.concat: axis " + std::to_string(axis) + " is out of range");
+  std::vector<int64_t> shape = parts[0]->type.shape;
+  shape[a] = 0;
+  for (Value* v : parts) shape[a] += v->type.rank() == rank ? v->type.shape[a] : 0;
+  const DType dtype = parts[0]->type.dtype;
+  return add("tessera.concat", std::move(parts), {{"axis", Attr(axis)}}, Type::tensor(dtype, shape));
+}
+
 Value* GraphBuilder::iota(const Type& type, int64_t axis) {
   return add("tessera.iota", {}, {{"axis", Attr(axis)}}, type);
 }

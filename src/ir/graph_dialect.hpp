@@ -44,7 +44,7 @@ bool is_unary_op(const std::string& name);
 // tessera.add sub mul div max min pow, eq ne lt le gt ge (i1 results), and or
 bool is_binary_op(const std::string& name);
 bool is_comparison_op(const std::string& name);  // tessera.eq ne lt le gt ge
-bool is_pointwise_op(const std::string& name);   // unary, binary, where, iota, cast, constant
+bool is_pointwise_op(const std::string& name);   // unary, binary, where, iota, concat, cast, constant
 bool is_row_op(const std::string& name);         // tessera.softmax log_softmax layer_norm rms_norm
 // The numpy broadcast of two shapes; E210 names both when they do not broadcast.
 std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
@@ -102,6 +102,12 @@ struct Layout {
 std::optional<Layout> view_layout(const Op& op, const Layout& in, size_t result = 0);
 // Verifies a view op (E205, E203, E216).
 void verify_view_op(const Op& op);
+//   %c = tessera.concat %a, %b {axis = 1} : (tensor<4x2xf32>, tensor<4x3xf32>) -> tensor<4x5xf32>
+// The operands joined along `axis` (the other extents equal, one dtype). A
+// fused kernel computes it where it is read (each element from the operand
+// its coordinate falls in); its operands are read from memory.
+int64_t concat_axis(const Op& op);  // normalized
+void verify_concat(const Op& op);   // E205, E203, E209, E216
 
 // Checks a Graph IR module: known ops, consistent types, returns that match.
 void verify_graph(const Module& m);

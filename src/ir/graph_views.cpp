@@ -75,8 +75,8 @@ SliceSpec slice_of(const Op& op, const std::vector<int64_t>& in) {
     if (s.stride[d] < 1) bad(op, "E216", "'stride' entries must be >= 1");
     if (s.start[d] < 0 || s.start[d] > limit[d] || limit[d] > in[d])
       bad(op, "E216",
-          "dimension " + std::to_string(d) + ": needs 0 <= start <= limit <= " + std::to_string(in[d]) + ", got start " +
-              std::to_string(s.start[d]) + ", limit " + std::to_string(limit[d]));
+          "dimension " + std::to_string(d) + ": needs 0 <= start <= limit <= " + std::to_string(in[d]) +
+              ", got start " + std::to_string(s.start[d]) + ", limit " + std::to_string(limit[d]));
     s.shape.push_back((limit[d] - s.start[d] + s.stride[d] - 1) / s.stride[d]);
   }
   return s;
@@ -96,8 +96,9 @@ std::vector<int64_t> split_sizes(const Op& op, int64_t& axis) {
     total += n;
   }
   if (total != in[axis])
-    bad(op, "E216", "'sizes' " + list_str(sizes) + " add up to " + std::to_string(total) + ", not the axis' extent " +
-                        std::to_string(in[axis]));
+    bad(op, "E216",
+        "'sizes' " + list_str(sizes) + " add up to " + std::to_string(total) + ", not the axis' extent " +
+            std::to_string(in[axis]));
   return sizes;
 }
 
@@ -173,8 +174,9 @@ void verify_view_op(const Op& op) {
   if (op.name == "tessera.reshape") {
     allow_attrs(op, {});
     if (numel(op.results[0]->type.shape) != numel(in))
-      bad(op, "E216", "cannot reshape " + x.str() + " (" + std::to_string(numel(in)) + " elements) to " +
-                          op.results[0]->type.str());
+      bad(op, "E216",
+          "cannot reshape " + x.str() + " (" + std::to_string(numel(in)) + " elements) to " +
+              op.results[0]->type.str());
   } else if (op.name == "tessera.transpose") {
     allow_attrs(op, {"perm"});
     const std::vector<int64_t> perm = perm_of(op, rank);
@@ -199,6 +201,41 @@ void verify_view_op(const Op& op) {
       expect_shape(want, i);
     }
   }
+}
+
+int64_t concat_axis(const Op& op) {
+  const Attr* a = op.attr("axis");
+  if (!a || !a->as_int()) bad(op, "E211", "needs an integer 'axis'");
+  return normalized_axis(op, *a->as_int(), op.results.at(0)->type.rank());
+}
+
+void verify_concat(const Op& op) {
+  if (op.operands.empty() || op.results.size() != 1) bad(op, "E205", "takes one or more operands and has one result");
+  allow_attrs(op, {"axis"});
+  const Type& first = op.operands[0]->type;
+  for (Value* v : op.operands) {
+    if (!v->type.is_tensor()) bad(op, "E207", "operands must be tensors, got " + v->type.str());
+    if (v->type.dtype != first.dtype) bad(op, "E209", "operands have different dtypes; insert a tessera.cast");
+  }
+  if (first.rank() == 0) bad(op, "E212", "joins tensors of rank 1 or more");
+  const int64_t axis = concat_axis(op);
+  std::vector<int64_t> want = first.shape;
+  want[axis] = 0;
+  for (Value* v : op.operands) {
+    std::vector<int64_t> s = v->type.shape;
+    if (static_cast<int64_t>(s.size()) != first.rank())
+      bad(op, "E216", "operands must have one rank, got " + first.str() + " and " + v->type.str());
+    for (int64_t d = 0; d < first.rank(); ++d)
+      if (d != axis && s[d] != first.shape[d])
+        bad(op, "E216",
+            "operands differ in dimension " + std::to_string(d) + " (" + first.str() + " and " + v->type.str() +
+                "); only the axis may");
+    want[axis] += s[axis];
+  }
+  if (!(op.results[0]->type == Type::tensor(first.dtype, want)))
+    bad(op, "E205",
+        "result type is " + op.results[0]->type.str() + " but " + Type::tensor(first.dtype, want).str() +
+            " follows from the operands");
 }
 
 std::optional<Layout> view_layout(const Op& op, const Layout& in, size_t result) {

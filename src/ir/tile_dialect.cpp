@@ -57,6 +57,8 @@ Value* TileBuilder::load_masked(Value* ptr, Value* offset, Value* count, Type re
   return create1("tile.load_masked", {ptr, offset, count}, result, {{"other", Attr(other)}});
 }
 
+Value* TileBuilder::gather(Value* ptr, Value* addr, Type result) { return create1("tile.gather", {ptr, addr}, result); }
+
 Value* TileBuilder::load_strided(Value* ptr, Value* offset, int64_t stride, Value* count, Type result) {
   std::vector<Value*> operands = {ptr, offset};
   if (count) operands.push_back(count);

@@ -41,6 +41,8 @@ class TileBuilder {
   Value* scratch(int64_t size, DType d);  // tile.alloca
   Value* load(Value* ptr, Value* offset, Type result);
   Value* load_masked(Value* ptr, Value* offset, Value* count, Type result, double other);
+  // Lane i reads ptr[addr[i]] (addr: a tile of i64 element offsets).
+  Value* gather(Value* ptr, Value* addr, Type result);
   // Lane i reads ptr[offset + i * stride] (lanes from `count` on, when given, are 0).
   Value* load_strided(Value* ptr, Value* offset, int64_t stride, Value* count, Type result);
   void store(Value* ptr, Value* offset, Value* v);

@@ -38,6 +38,12 @@ void check_load_strided(const Op& op) {
     bad(op, "loads a tile of the pointer's dtype (floats may widen)");
 }
 
+void check_gather(const Op& op) {
+  check_load_strided(op);
+  const Type& a = op.operands[1]->type;
+  if (a.dtype != DType::I64 || a.shape != op.result()->type.shape) bad(op, "gathers by an i64 tile of its lanes");
+}
+
 void check_transpose(const Op& op) {
   if (op.operands[0]->type.dtype != op.operands[1]->type.dtype) bad(op, "copies between buffers of one dtype");
   for (const char* key : {"rows", "cols"}) {
@@ -197,6 +203,14 @@ const std::vector<TileOpSpec>& table() {
        {{"other", K::Number, kRequired}},
        0,
        "tile.load of the lanes below count, `other` in the rest"},
+      {"tile.gather",
+       "PT",
+       "T",
+       "(ptr, tile<i64> addr)",
+       {},
+       0,
+       "lane i reads ptr[addr[i]], widened (the caller keeps every address in bounds)",
+       check_gather},
       {"tile.load_strided",
        "PII?",
        "T",

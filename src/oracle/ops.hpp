@@ -62,6 +62,10 @@ bool evaluate_row_op(const ir::Op& op, const std::vector<Source>& in, Need need,
 // tessera.matmul; false if `op` is not one.
 bool evaluate_matmul(const ir::Op& op, const std::vector<Source>& in, Need need, Expected& out);
 
+// tessera.concat; false if `op` is not one.
+bool evaluate_concat(const ir::Op& op, const std::vector<Source>& in, Need need, Expected& out);
+bool demand_concat(const ir::Op& op, const uint8_t* need, std::vector<std::vector<uint8_t>>& in_need);
+
 // View ops (reshape, transpose, slice, broadcast_to, split: several results).
 bool is_view(const ir::Op& op);
 // One Expected per result; need[r] flags result r's wanted elements (nullptr:

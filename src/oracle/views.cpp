@@ -2,6 +2,8 @@
 // each result element is one operand element, found by the oracle's own
 // index arithmetic (it shares none with the compiler's layouts); values and
 // tolerances are carried unchanged.
+#include <cmath>
+
 #include "oracle/ops.hpp"
 
 namespace tessera::oracle::detail {
@@ -22,7 +24,8 @@ std::vector<int64_t> ints(const ir::Op& op, const char* key, size_t count, int64
 // For result `r` of a view op: the operand's flat index of each result element.
 class SourceIndex {
  public:
-  SourceIndex(const ir::Op& op, size_t r) : op_(op), in_(op.operands.at(0)->type.shape), out_(op.results.at(r)->type.shape) {
+  SourceIndex(const ir::Op& op, size_t r)
+      : op_(op), in_(op.operands.at(0)->type.shape), out_(op.results.at(r)->type.shape) {
     const size_t rank = in_.size();
     const std::string& n = op.name;
     if (n == "tessera.reshape") {
@@ -90,6 +93,75 @@ class SourceIndex {
 };
 
 }  // namespace
+
+namespace {
+
+// tessera.concat: for result element k, which operand and which of its elements.
+struct ConcatIndex {
+  int64_t axis = 0;
+  std::vector<int64_t> out, starts;
+
+  explicit ConcatIndex(const ir::Op& op) : out(op.results.at(0)->type.shape) {
+    only_attrs(op, {"axis"});
+    const int64_t rank = static_cast<int64_t>(out.size());
+    const double a = float_attr(op, "axis", std::nan(""));
+    if (!(a >= -rank && a < rank) || a != std::trunc(a)) bad_op(op, "needs an integer 'axis' within the rank");
+    axis = static_cast<int64_t>(a) + (a < 0 ? rank : 0);
+    int64_t at = 0;
+    for (const ir::Value* v : op.operands) {
+      if (v->type.shape.size() != out.size()) bad_op(op, "operands must have the result's rank");
+      starts.push_back(at);
+      at += v->type.shape[axis];
+    }
+    if (at != out[axis]) bad_op(op, "the operands' extents along the axis do not add up to the result's");
+  }
+
+  // (operand, its flat index) of result element `flat`
+  std::pair<size_t, int64_t> operator()(const ir::Op& op, int64_t flat) const {
+    std::vector<int64_t> j(out.size());
+    for (size_t d = out.size(); d-- > 0;) {
+      j[d] = flat % out[d];
+      flat /= out[d];
+    }
+    size_t i = starts.size() - 1;
+    while (i > 0 && (j[axis] < starts[i] || op.operands[i]->type.shape[axis] == 0)) --i;
+    j[axis] -= starts[i];
+    const std::vector<int64_t>& s = op.operands[i]->type.shape;
+    int64_t at = 0;
+    for (size_t d = 0; d < s.size(); ++d) at = at * s[d] + j[d];
+    return {i, at};
+  }
+};
+
+}  // namespace
+
+bool evaluate_concat(const ir::Op& op, const std::vector<Source>& in, Need need, Expected& e) {
+  if (op.name != "tessera.concat") return false;
+  if (op.results.size() != 1 || in.empty()) bad_op(op, "takes one or more operands and has one result");
+  for (const Source& s : in)
+    if (s.dtype() != op.results[0]->type.dtype) bad_op(op, "operands must have the result's dtype");
+  const ConcatIndex index(op);
+  e = result_like(op);
+  for (int64_t k = 0; k < static_cast<int64_t>(e.value.size()); ++k) {
+    if (!needed(need, k)) continue;
+    const auto [i, at] = index(op, k);
+    e.value[k] = in[i].at(at);
+    e.tolerance[k] = in[i].tol(at);
+  }
+  return true;
+}
+
+bool demand_concat(const ir::Op& op, const uint8_t* need, std::vector<std::vector<uint8_t>>& in_need) {
+  if (op.name != "tessera.concat") return false;
+  const ConcatIndex index(op);
+  const int64_t n = product(op.results.at(0)->type.shape);
+  for (int64_t k = 0; k < n; ++k)
+    if (need[k]) {
+      const auto [i, at] = index(op, k);
+      in_need[i][at] = 1;
+    }
+  return true;
+}
 
 bool is_view(const ir::Op& op) {
   return op.name == "tessera.reshape" || op.name == "tessera.transpose" || op.name == "tessera.slice" ||

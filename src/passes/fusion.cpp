@@ -52,7 +52,7 @@ bool leaves_fit(const State& s, const FusedRegion& r, const Op& op) {
   if (r.kind == FusedRegion::Kind::Pointwise) return true;  // pointwise kernels address any broadcast
   // Reduce, row and matmul kernels compute on float tiles and know no
   // element positions: integer and boolean values and iota stay outside.
-  if (op.name == "tessera.iota" || !is_float(op.result()->type.dtype)) return false;
+  if (op.name == "tessera.iota" || op.name == "tessera.concat" || !is_float(op.result()->type.dtype)) return false;
   for (Value* v : op.operands)
     if (!is_float(v->type.dtype)) return false;
   const bool matmul = r.kind == FusedRegion::Kind::Matmul;
@@ -119,7 +119,7 @@ std::vector<FusedRegion> partition(const Op& func) {
   // Epilogues, in program order: a pointwise op joins the row or matmul region
   // whose result it consumes, if that result has no other use and keeps its shape.
   for (const Op* op : ops) {
-    if (!is_pointwise_op(op->name)) continue;
+    if (!is_pointwise_op(op->name) || op->name == "tessera.concat") continue;  // concat reads memory
     for (Value* v : op->operands) {
       if (!v->def || !s.region_of.count(v->def)) continue;
       int r = s.region_of.at(v->def);
@@ -149,7 +149,8 @@ std::vector<FusedRegion> partition(const Op& func) {
     if (s.single_use(v))
       for (const Op* u : ops)
         if (std::find(u->operands.begin(), u->operands.end(), v) != u->operands.end()) user = u;
-    int r = user && s.region_of.count(user) ? s.region_of.at(user) : -1;
+    // A concat reads its operands from memory (each element where its coordinate falls).
+    int r = user && s.region_of.count(user) && user->name != "tessera.concat" ? s.region_of.at(user) : -1;
     if (r >= 0) {
       const FusedRegion& reg = s.regions[r];
       // into a core only as its input x (not a norm's weight or bias); never into

@@ -168,6 +168,7 @@ struct CLikeRenderer::OpEmitter {
     def(r.lane_call("load_masked" + tile_targs(t),
                     arg(0) + " + " + arg(1) + ", " + arg(2) + ", " + value_literal("other", t)));
   }
+  void gather() { def(r.lane_call("gather" + tile_targs(op.result(0)->type), arg(0) + ", " + arg(1))); }
   void load_strided() {
     const Type& t = op.result(0)->type;
     const std::string count = op.operands.size() > 2 ? arg(2) : std::to_string(t.numel()) + "LL";
@@ -328,6 +329,7 @@ const std::unordered_map<std::string_view, CLikeRenderer::OpEmitter::Fn>& CLikeR
       {"tile.divf", &OpEmitter::divf},
       {"tile.map", &OpEmitter::map},
       {"tile.load_strided", &OpEmitter::load_strided},
+      {"tile.gather", &OpEmitter::gather},
       {"tile.iota", &OpEmitter::iota},
       {"tile.splat", &OpEmitter::splat},
       {"tile.mask", &OpEmitter::mask},

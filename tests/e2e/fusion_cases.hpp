@@ -431,6 +431,27 @@ std::vector<FusionCase> view_cases() {
                    ir::Value* h = g.transpose(g.reshape(x, {4, 3, 32}), {1, 0, 2});  // [heads, tokens, dim]
                    g.output(g.unary("silu", h));
                  }});
+  for (DType dt : {DType::F32, DType::BF16, DType::I64}) {
+    const std::string d(dtype_name(dt));
+    out.push_back({"concat_" + d + "_3x5x7",
+                   {spec("random:lo=-9,hi=9,"), spec("random:lo=-9,hi=9,"), spec("random:")},
+                   [=](GraphBuilder& g) {
+                     ir::Value* a = g.input("a", T(dt, {3, 2, 7}));
+                     ir::Value* b = g.input("b", T(dt, {3, 3, 7}));
+                     ir::Value* c = g.input("c", T(dt, {3, 0, 7}));
+                     g.output(g.binary("mul", g.concat({a, c, b}, 1), g.constant(3, T(dt, {}))));  // axis in the middle
+                     g.output(g.concat({b, a}, -2));                                               // returned as is
+                   }});
+  }
+  out.push_back(
+      {"concat_rope_f32_4x16x64", {spec("special:rate=0.01,"), spec("random:"), spec("random:")}, [=](GraphBuilder& g) {
+         ir::Value* x = g.input("x", T(DType::F32, {4, 16, 64}));
+         ir::Value* cos = g.input("cos", T(DType::F32, {16, 64}));
+         ir::Value* sin = g.input("sin", T(DType::F32, {16, 64}));
+         std::vector<ir::Value*> h = g.split(x, -1, {32, 32});
+         ir::Value* rot = g.concat({h[1], h[0]}, -1);  // the lane axis
+         g.output(g.binary("add", g.binary("mul", x, cos), g.binary("mul", rot, sin)));
+       }});
   out.push_back({"softmax_of_transposed_f32_33x70", {spec("special:rate=0.01,")}, [=](GraphBuilder& g) {
                    ir::Value* x = g.input("x", T(DType::F32, {33, 70}));
                    g.output(g.softmax(g.transpose(x, {1, 0}), -1));

@@ -557,3 +557,20 @@ def test_views_fold_into_pointwise_kernels_and_matmuls(rng):
     np.testing.assert_allclose(g(a), np.exp(a.transpose(0, 2, 1)) / np.exp(a.transpose(0, 2, 1)).sum(-1, keepdims=True),
                                rtol=1e-5, atol=1e-6)
     assert 'materialize = "read by tessera.softmax' in g.lower("schedule")
+
+
+def test_concatenate_and_rope_in_one_kernel(rng):
+    x = rng.standard_normal((3, 4, 8)).astype(F32)
+    cos, sin = rng.standard_normal((2, 4, 8)).astype(F32)
+
+    def rope(x, cos, sin):
+        x1, x2 = ts.split(x, 2, axis=-1)
+        return x * cos + ts.concatenate([x2, x1], axis=-1) * sin
+
+    f = ts.jit(rope)
+    x1, x2 = np.split(x, 2, axis=-1)
+    np.testing.assert_allclose(f(x, cos, sin), x * cos + np.concatenate([x2, x1], -1) * sin, rtol=1e-6, atol=1e-6)
+    assert f.lower("schedule").count("= schedule.") == 1  # the halves are views, the concat is gathered
+    k = rng.integers(-9, 9, (2, 3), dtype=np.int64)
+    got = run(lambda a, b: np.concatenate([a, b * 2, a[:, :1]], axis=1), k, k)
+    np.testing.assert_array_equal(got, np.concatenate([k, k * 2, k[:, :1]], axis=1))

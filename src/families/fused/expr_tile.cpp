@@ -37,7 +37,7 @@ Value* cast_lanes(TileBuilder& tb, Value* x, DType from, DType to, const Type& l
 }  // namespace
 
 Value* eval(TileBuilder& tb, const Region& body, const Value* v, const Type& lanes, Env& env, const LeafFn& leaf,
-            const PositionFn& position) {
+            const PositionFn& position, const ConcatFn& concat) {
   if (auto it = env.find(v); it != env.end()) return it->second;
   Value* out = nullptr;
   if (!v->def) {
@@ -46,7 +46,7 @@ Value* eval(TileBuilder& tb, const Region& body, const Value* v, const Type& lan
     if (!out) fail("E303", "fused region: %" + v->name + " is neither an argument nor computed in the region");
   } else {
     const Op& op = *v->def;
-    auto arg = [&](size_t i) { return eval(tb, body, op.operands[i], lanes, env, leaf, position); };
+    auto arg = [&](size_t i) { return eval(tb, body, op.operands[i], lanes, env, leaf, position, concat); };
     const DType dt = op.result()->type.dtype;
     if (op.name == "tessera.constant") {
       const Attr* a = op.attr("value");
@@ -69,6 +69,9 @@ Value* eval(TileBuilder& tb, const Region& body, const Value* v, const Type& lan
       i64.dtype = DType::I64;
       out = t.shape[axis] == 1 ? tb.full(0, i64) : tb.iota(position(), inner, result.shape[d], i64);
       out = cast_lanes(tb, out, DType::I64, dt, lanes);
+    } else if (op.name == "tessera.concat") {
+      if (!concat) fail("E303", "fused region: tessera.concat needs a kernel that reads its operands", op.loc);
+      out = concat(op);
     } else if (op.name == "tessera.where") {
       out = tb.map("select", {arg(0), arg(1), arg(2)});
     } else if (op.name == "tessera.clamp") {
@@ -102,6 +105,9 @@ void check_leaf_reach(const std::vector<int64_t>& view, const std::vector<int64_
   int64_t numel = 1;
   for (int64_t e : view) numel *= e;
   if (numel == 0) return;  // nothing is read
+  // An empty leaf addressed by no stride is never read (a concat's empty operand).
+  if (leaf.numel() == 0 && offset == 0 && std::all_of(strides.begin(), strides.end(), [](int64_t s) { return s == 0; }))
+    return;
   if (offset < 0 || offset >= std::max<int64_t>(leaf.numel(), 1))
     fail("E302", "'" + op.name + "': a leaf offset is outside its operand", op.loc);
   // Each stride is at most the leaf's size, so the sum stays far from overflow.

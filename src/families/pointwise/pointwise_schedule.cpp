@@ -88,13 +88,24 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
                      const machine::Descriptor& device, const std::string& prefix) {
   Plan p;
   const Type& out = region.result->type;
-  std::vector<std::vector<int64_t>> space_strides;
+  std::vector<std::vector<int64_t>> space_strides, gather_strides;
   std::vector<int64_t> offsets;
   std::unordered_map<const Value*, Value*> bases = map;  // each leaf reads its base's buffer
   bool views = false;
   for (const Value* v : region.leaves) {
     const LeafRead r = leaf_read(v, map);
-    space_strides.push_back(fused::view_space_strides(v->type.shape, r.layout.strides, out.shape));
+    // A leaf only a concat reads is gathered at its own coordinates: no stride over the result's.
+    const bool gathered = std::all_of(region.ops.begin(), region.ops.end(),
+                                      [&](const Op* op) {
+                                        return op->name == "tessera.concat" ||
+                                               std::find(op->operands.begin(), op->operands.end(), v) ==
+                                                   op->operands.end();
+                                      }) &&
+                          std::any_of(region.ops.begin(), region.ops.end(),
+                                      [&](const Op* op) { return op->name == "tessera.concat"; });
+    space_strides.push_back(gathered ? std::vector<int64_t>(out.shape.size(), 0)
+                                     : fused::view_space_strides(v->type.shape, r.layout.strides, out.shape));
+    gather_strides.push_back(gathered ? r.layout.strides : std::vector<int64_t>{});
     offsets.push_back(r.layout.offset);
     if (r.base != v) {
       bases[v] = map.at(r.base);
@@ -111,6 +122,8 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   a["leaf_strides"] = fused::leaf_strides_attr(p.leaf_strides);
   // Views: region arguments read from their bases' buffers at an offset.
   if (views) a["leaf_offsets"] = Attr::ints(offsets);
+  if (std::any_of(gather_strides.begin(), gather_strides.end(), [](const auto& g) { return !g.empty(); }))
+    a["gather_strides"] = fused::leaf_strides_attr(gather_strides);
   if (region.ops.empty()) a["materialize"] = Attr(region.copies_because);
   write_fields(plan_fields(), p, a);
   op.loc = region.result->def->loc;
@@ -148,6 +161,29 @@ Plan read_plan(const Op& op) {
   if (n != op.result()->type.numel()) fail("E302", "the view does not cover the result", op.loc);
   for (size_t l = 0; l < p.leaf_strides.size(); ++l)
     fused::check_leaf_reach(p.view, p.leaf_strides[l], op.operands[l]->type, op, p.leaf_offsets[l]);
+  // A concat gathers each operand over its own shape, at the offset and strides gather_strides records.
+  const Region& body = *op.regions[0];
+  p.gather_strides.assign(op.operands.size(), {});
+  if (const Attr* g = op.attr("gather_strides")) {
+    if (!g->as_list() || g->as_list()->size() != op.operands.size())
+      fail("E302", "schedule.pointwise: 'gather_strides' has one list per operand", op.loc);
+    for (size_t l = 0; l < op.operands.size(); ++l) {
+      const auto st = (*g->as_list())[l].as_ints();
+      if (!st || (!st->empty() && st->size() != body.args[l]->type.shape.size()))
+        fail("E302", "schedule.pointwise: a gathered leaf has one stride per dim", op.loc);
+      p.gather_strides[l] = *st;
+      if (!st->empty())
+        fused::check_leaf_reach(body.args[l]->type.shape, *st, op.operands[l]->type, op, p.leaf_offsets[l]);
+    }
+  }
+  for (const auto& inner : body.ops)
+    if (inner->name == "tessera.concat")
+      for (const Value* v : inner->operands) {
+        size_t l = 0;
+        while (l < body.args.size() && body.args[l].get() != v) ++l;
+        if (l == body.args.size() || (p.gather_strides[l].empty() && !(v->type == op.operands[l]->type)))
+          fail("E302", "schedule.pointwise: a concat's operands are region arguments, gathered as recorded", op.loc);
+      }
   const int64_t want = (p.rows() + p.rows_per_program - 1) / p.rows_per_program * p.chunks_per_row();
   if (p.programs != want)
     fail("E302",

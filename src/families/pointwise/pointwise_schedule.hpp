@@ -26,6 +26,8 @@ struct Plan {
   std::vector<int64_t> view;                       // group extents; the last is the vector dim
   std::vector<std::vector<int64_t>> leaf_strides;  // per leaf, per group
   std::vector<int64_t> leaf_offsets;               // per leaf: its first element (views: not 0)
+  // Per leaf a concat gathers: its strides over its own dims (empty: not gathered).
+  std::vector<std::vector<int64_t>> gather_strides;
   DType compute = DType::F32;
   int64_t threads = 1, vector_width = 16, unroll = 4;  // tile = threads * vector_width * unroll lanes
   int64_t chunk = 0;                                   // vector-dim elements per program

@@ -1,11 +1,65 @@
 #include "families/pointwise/pointwise_tile.hpp"
 
 #include "families/fused/expr_tile.hpp"
+#include "ir/graph_dialect.hpp"
 #include "ir/schedule_dialect.hpp"
 
 namespace tessera::families::pointwise {
 
 using namespace tessera::ir;
+
+namespace {
+
+// The tile of `concat` at the lanes from flat index `position` of the
+// region's result (`out`): each operand (a leaf, contiguous) is gathered at
+// the element the lane's coordinate falls on, clamped into the operand so a
+// lane of another operand reads in bounds, and the lane takes the operand its
+// coordinate along the axis falls in.
+Value* concat_tile(TileBuilder& tb, const Op& concat, const Region& region, const std::vector<Value*>& leaves,
+                   const Plan& p, const Type& out, Value* position, const Type& lanes) {
+  Type i64 = lanes;
+  i64.dtype = DType::I64;
+  auto k = [&](int64_t v) { return tb.full(static_cast<double>(v), i64); };
+  const Type& r = concat.result()->type;
+  const int64_t axis = concat_axis(concat), lead = out.rank() - r.rank();
+  // the lanes' coordinate along each dim of the concat's result (broadcast into out)
+  std::vector<Value*> coord;
+  for (int64_t j = 0; j < r.rank(); ++j) {
+    int64_t inner = 1;
+    for (int64_t d = lead + j + 1; d < out.rank(); ++d) inner *= out.shape[d];
+    coord.push_back(r.shape[j] == 1 ? k(0) : tb.iota(position, inner, out.shape[lead + j], i64));
+  }
+  Value* result = nullptr;
+  int64_t end = 0;
+  std::vector<std::pair<int64_t, Value*>> parts;  // (end along the axis, values)
+  for (const Value* operand : concat.operands) {
+    const std::vector<int64_t>& s = operand->type.shape;
+    const int64_t start = end;
+    end += s[axis];
+    if (s[axis] == 0) continue;
+    size_t l = 0;
+    while (region.args[l].get() != operand) ++l;
+    // the operand's layout: recorded for a view, else C order
+    std::vector<int64_t> st = p.gather_strides[l];
+    if (st.empty()) {
+      st.assign(s.size(), 0);
+      for (int64_t j = r.rank() - 1, n = 1; j >= 0; n *= s[j--]) st[j] = n;
+    }
+    Value* addr = k(p.leaf_offsets[l]);
+    for (int64_t j = 0; j < r.rank(); ++j) {
+      Value* c = coord[j];
+      if (j == axis) c = tb.map("min", {tb.map("max", {tb.map("sub", {c, k(start)}), k(0)}), k(s[j] - 1)});
+      if (s[j] != 1 && st[j] != 0) addr = tb.map("add", {addr, tb.map("mul", {c, k(st[j])})});
+    }
+    parts.emplace_back(end, tb.gather(leaves[l], addr, fused::lane_type(operand->type.dtype, lanes)));
+  }
+  for (size_t i = parts.size(); i-- > 0;)
+    result = !result ? parts[i].second
+                     : tb.map("select", {tb.map("lt", {coord[axis], k(parts[i].first)}), parts[i].second, result});
+  return result;
+}
+
+}  // namespace
 
 void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& sop) {
   auto k = new_tile_kernel(sym, p.programs, p.threads, p.vector_width, string_attr(sop, "artifact_hash"));
@@ -47,7 +101,10 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
             return fused::read_leaf(tb, leaves[l], at, vs, count,
                                     fused::lane_type(region.args[l]->type.dtype, lanes_t));
           },
-          [&] { return tb.add(out_base, c); });
+          [&] { return tb.add(out_base, c); },
+          [&](const Op& concat) {
+            return concat_tile(tb, concat, region, leaves, p, sop.result()->type, tb.add(out_base, c), lanes_t);
+          });
     };
     Value* n = tb.sub(c1, c0);
     Value* main_end = tb.sub(c1, tb.rem(n, lanes));
