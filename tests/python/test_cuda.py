@@ -208,3 +208,21 @@ def test_bool_and_integer_torch_tensors_in_and_out():
     assert torch.equal(y, torch.where(tri, s, float("-inf")))
     assert torch.equal(hit, labels == 3) and torch.equal(twice, labels * 2)
     assert all(launch["placement"] == "native_gpu" for launch in masked._last.last_launches)
+
+
+def test_views_and_concat_on_torch_tensors():
+    @ts.jit
+    def rope_t(x, cos, sin):
+        x1, x2 = ts.split(x, 2, axis=-1)
+        y = x * cos + ts.concatenate([x2, x1], axis=-1) * sin
+        return y.transpose(1, 0, 2), x[:, 1::2].reshape(-1)
+
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    x = torch.randn(6, 32, 64, device="cuda", generator=gen)
+    cos = torch.randn(32, 64, device="cuda", generator=gen)
+    sin = torch.randn(32, 64, device="cuda", generator=gen)
+    y, flat = rope_t(x, cos, sin, check=True)
+    torch.cuda.synchronize()
+    x1, x2 = x.chunk(2, dim=-1)
+    torch.testing.assert_close(y, (x * cos + torch.cat([x2, x1], -1) * sin).transpose(0, 1), rtol=1e-6, atol=1e-6)
+    assert torch.equal(flat, x[:, 1::2].reshape(-1))
