@@ -15,7 +15,7 @@ import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union, overload
 
 from . import _core
-from ._trace import Tensor, _Trace, dtype_name
+from ._trace import Tensor, _Trace, _dtype, dtype_name
 from .errors import ArgumentError, ParseError, TraceError
 
 __all__ = ["jit", "compile", "JitFunction", "CompiledProgram"]
@@ -265,6 +265,13 @@ class JitFunction(_Callable):
                 without them, the last call's.
         """
         return self._program_for(arrays).emit(layer)
+
+    def graph(self, *types: Tuple[Any, Sequence[int]]) -> str:
+        """The Graph IR the function traces to for arguments of these (dtype, shape) pairs, without arrays
+        and without compiling: ``fn.graph(("bf16", (2048, 4096)), ...)``."""
+        signature = [("cpu", _dtype(dtype, f"argument {i} of {self.__name__}"), tuple(int(d) for d in shape))
+                     for i, (dtype, shape) in enumerate(types)]
+        return self._trace(signature)[0]
 
     def explain(self, *arrays: Any) -> str:
         """What runs: each kernel, its placement (where it ran), implementation ("tessera" or the library

@@ -574,3 +574,20 @@ def test_concatenate_and_rope_in_one_kernel(rng):
     k = rng.integers(-9, 9, (2, 3), dtype=np.int64)
     got = run(lambda a, b: np.concatenate([a, b * 2, a[:, :1]], axis=1), k, k)
     np.testing.assert_array_equal(got, np.concatenate([k, k * 2, k[:, :1]], axis=1))
+
+
+def test_the_llama_layer_example_matches_numpy():
+    """examples/llama_layer.py at its small size: fused QKV, RoPE, GQA causal attention, SwiGLU."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "llama_layer.py"
+    spec = importlib.util.spec_from_file_location("llama_layer", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    s, hidden, heads, kv, ffn, _ = example.SIZES["small"]
+    arrays = example.weights("small", np.random.default_rng(3))
+    f = ts.jit(lambda *a: example.layer(*a, heads=heads, kv_heads=kv))
+    got = f(*arrays, check=True)
+    want = example.reference(*arrays, heads=heads, kv_heads=kv)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())

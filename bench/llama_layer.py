@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""One Llama-3-8B decoder layer (examples/llama_layer.py) on CUDA, side by side with PyTorch in the same run:
+Tessera's jitted layer, the same layer in torch eager and under torch.compile, bf16 storage with f32
+accumulation. Checks Tessera's output against torch eager's, then times each (CUDA events, medians of
+rounds, after warm-up) and prints one JSON object: a raw measurement, not a sealed packet.
+
+  PYTHONPATH=build/python python3 bench/llama_layer.py [--seq 2048] [--batch-note] [--out FILE]
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+import llama_layer as L  # noqa: E402
+import tessera as ts  # noqa: E402
+
+HIDDEN, HEADS, KV, FFN = 4096, 32, 8, 14336
+
+
+def torch_layer(x, g1, wqkv, cos, sin, wo, g2, wgu, wd):
+    """The same layer in torch: bf16 tensors, f32 math where torch does it (matmul accumulation)."""
+    s, h = x.shape
+    d = h // HEADS
+
+    def norm(t, g):
+        t32 = t.float()
+        return (t32 * torch.rsqrt(t32.pow(2).mean(-1, keepdim=True) + L.EPS)).to(t.dtype) * g
+
+    q, k, v = torch.split(norm(x, g1) @ wqkv, [HEADS * d, KV * d, KV * d], dim=1)
+
+    def rope(t, n):
+        t = t.view(s, n, d)
+        t1, t2 = t.chunk(2, dim=-1)
+        return t * cos[:, None] + torch.cat([t2, t1], -1) * sin[:, None]
+
+    q = rope(q, HEADS).transpose(0, 1)
+    k = rope(k, KV).transpose(0, 1).repeat_interleave(HEADS // KV, dim=0)
+    v = v.view(s, KV, d).transpose(0, 1).repeat_interleave(HEADS // KV, dim=0)
+    scores = (q @ k.transpose(1, 2)) * (1.0 / math.sqrt(d))
+    mask = torch.ones(s, s, dtype=torch.bool, device=x.device).tril()
+    p = torch.softmax(scores.float().masked_fill(~mask, float("-inf")), dim=-1).to(x.dtype)
+    attn = (p @ v).transpose(0, 1).reshape(s, h)
+    hh = x + attn @ wo
+    gate, up = torch.chunk(norm(hh, g2) @ wgu, 2, dim=1)
+    return hh + (torch.nn.functional.silu(gate) * up) @ wd
+
+
+def time_ms(fn, rounds=20, warmup=3):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    out = []
+    for _ in range(rounds):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        out.append(a.elapsed_time(b))
+    return statistics.median(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seq", type=int, default=2048)
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    s, d = args.seq, HIDDEN // HEADS
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    bf = torch.bfloat16
+    w = lambda *shape: (torch.randn(*shape, device="cuda", generator=gen) / math.sqrt(shape[0])).to(bf)
+    cos, sin = (torch.tensor(t, device="cuda").to(bf) for t in L.rope_tables(s, d))
+    args_ = (torch.randn(s, HIDDEN, device="cuda", generator=gen).to(bf),
+             (1 + 0.1 * torch.randn(HIDDEN, device="cuda", generator=gen)).to(bf), w(HIDDEN, (HEADS + 2 * KV) * d),
+             cos, sin, w(HEADS * d, HIDDEN), (1 + 0.1 * torch.randn(HIDDEN, device="cuda", generator=gen)).to(bf),
+             w(HIDDEN, 2 * FFN), w(FFN, HIDDEN))
+
+    def llama_layer(x, g1, wqkv, cos, sin, wo, g2, wgu, wd):
+        return L.layer(x, g1, wqkv, cos, sin, wo, g2, wgu, wd, heads=HEADS, kv_heads=KV)
+
+    fn = ts.jit(llama_layer)
+    t0 = time.time()
+    with torch.no_grad():
+        got = fn(*args_)
+        torch.cuda.synchronize()
+        compile_s = time.time() - t0
+        want = torch_layer(*args_)
+        err = ((got.float() - want.float()).abs().max() / want.float().abs().max()).item()
+        kernels = [k["kernel"] for k in fn._last.last_launches]
+        placements = sorted({k["placement"] for k in fn._last.last_launches})
+        tessera_ms = time_ms(lambda: fn(*args_))
+        eager_ms = time_ms(lambda: torch_layer(*args_))
+        compiled = torch.compile(torch_layer)
+        t1 = time.time()
+        compiled(*args_)
+        torch.cuda.synchronize()
+        compile_torch_s = time.time() - t1
+        compiled_ms = time_ms(lambda: compiled(*args_))
+    result = {
+        "case": f"llama3_8b_layer_b1_s{s}_bf16", "device": torch.cuda.get_device_name(),
+        "torch": torch.__version__, "attention": "matmul + masked softmax (no attention family yet)",
+        "kernels": len(kernels), "placements": placements, "max_rel_err_vs_torch_eager": err,
+        "tessera_ms": tessera_ms, "torch_eager_ms": eager_ms, "torch_compile_ms": compiled_ms,
+        "vs_eager": eager_ms / tessera_ms, "vs_compile": compiled_ms / tessera_ms,
+        "tessera_first_call_s": compile_s, "torch_compile_first_call_s": compile_torch_s,
+        "note": "raw measurement: CUDA events, median of 20 rounds after 3 warm-up calls; not a sealed packet",
+    }
+    text = json.dumps(result, indent=1)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+"""One Llama-3-style decoder layer, written the way models are: a fused QKV projection split into heads,
+RoPE on the query and key heads, grouped-query causal attention (the mask from positions, not an input),
+the output projection and a residual, RMSNorm, a SwiGLU MLP and a second residual.
+
+    PYTHONPATH=build/python python3 examples/llama_layer.py [--size small|8b] [--emit FILE.tsr]
+
+`small` (the default) runs on the CPU in f32 and checks the result against numpy; `8b` is Llama-3-8B's
+shape (hidden 4096, 32 query heads, 8 KV heads, head dim 128, FFN 14336, bf16 storage) and only traces
+it. `--emit` writes the traced Graph IR (examples/llama_layer.tsr is `--size 8b --emit`).
+"""
+import argparse
+import sys
+
+import numpy as np
+
+import tessera as ts
+
+SIZES = {  # (sequence, hidden, query heads, KV heads, FFN, dtype)
+    "small": (64, 256, 8, 2, 512, "f32"),
+    "8b": (2048, 4096, 32, 8, 14336, "bf16"),
+}
+THETA, EPS = 500000.0, 1e-5
+
+
+def layer(x, g1, wqkv, cos, sin, wo, g2, wgu, wd, heads, kv_heads):
+    """x [S, H]; wqkv [H, (heads + 2 kv_heads) D]; cos, sin [S, D] (sin with the rotate-half sign folded
+    in: -sin on the first half); wo [heads D, H]; wgu [H, 2F] (gate, then up); wd [F, H]."""
+    s, hidden = x.shape
+    d = hidden // heads
+    group = heads // kv_heads
+    qkv = ts.rms_norm(x, g1, eps=EPS) @ wqkv
+    q, k, v = ts.split(qkv, [heads * d, (heads + kv_heads) * d], axis=1)
+
+    def rope(t, n):  # t [S, n*D] -> [S, n, D], each head rotated by its position
+        t = t.reshape(s, n, d)
+        t1, t2 = ts.split(t, 2, axis=-1)
+        return t * cos[:, None, :] + ts.concatenate([t2, t1], axis=-1) * sin[:, None, :]
+
+    # Grouped-query attention: the query heads of one KV head form one batch entry, [kv, group*S, D].
+    q = rope(q, heads).reshape(s, kv_heads, group, d).transpose(1, 2, 0, 3).reshape(kv_heads, group * s, d)
+    k = rope(k, kv_heads).transpose(1, 0, 2)  # [kv, S, D]
+    v = v.reshape(s, kv_heads, d).transpose(1, 0, 2)
+    scores = (q @ k.mT).reshape(kv_heads, group, s, s) * (1.0 / np.sqrt(d))
+    causal = ts.iota((s, 1), 0, ts.int32) >= ts.arange(s, ts.int32)
+    p = ts.softmax(ts.where(causal, scores, -np.inf), axis=-1).astype(x.dtype).reshape(kv_heads, group * s, s)
+    attn = (p @ v).reshape(kv_heads, group, s, d).transpose(2, 0, 1, 3).reshape(s, hidden)
+    h = x + attn @ wo
+    gate, up = ts.split(ts.rms_norm(h, g2, eps=EPS) @ wgu, 2, axis=1)
+    return h + (ts.silu(gate) * up) @ wd
+
+
+def rope_tables(s, d):
+    inv = 1.0 / THETA ** (np.arange(0, d, 2, dtype=np.float64) / d)
+    angle = np.arange(s, dtype=np.float64)[:, None] * np.concatenate([inv, inv])[None, :]
+    sign = np.concatenate([-np.ones(d // 2), np.ones(d // 2)])
+    return np.cos(angle), np.sin(angle) * sign
+
+
+def reference(x, g1, wqkv, cos, sin, wo, g2, wgu, wd, heads, kv_heads):
+    """The same layer in numpy, float64."""
+    x, g1, wqkv, cos, sin, wo, g2, wgu, wd = (a.astype(np.float64) for a in (x, g1, wqkv, cos, sin, wo, g2, wgu, wd))
+    s, hidden = x.shape
+    d = hidden // heads
+    norm = lambda t, g: t / np.sqrt((t * t).mean(-1, keepdims=True) + EPS) * g
+    q, k, v = np.split(norm(x, g1) @ wqkv, [heads * d, (heads + kv_heads) * d], axis=1)
+    rot = lambda t: t * cos[:, None] + np.concatenate([t[..., d // 2:], t[..., :d // 2]], -1) * sin[:, None]
+    q, k, v = rot(q.reshape(s, heads, d)), rot(k.reshape(s, kv_heads, d)), v.reshape(s, kv_heads, d)
+    k, v = (np.repeat(t, heads // kv_heads, axis=1) for t in (k, v))  # each KV head serves its group
+    scores = np.einsum("qhd,khd->hqk", q, k) / np.sqrt(d)
+    scores = np.where(np.tri(s, dtype=bool), scores, -np.inf)
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    h = x + np.einsum("hqk,khd->qhd", p, v).reshape(s, hidden) @ wo
+    gate, up = np.split(norm(h, g2) @ wgu, 2, axis=1)
+    return h + (gate / (1 + np.exp(-gate)) * up) @ wd
+
+
+def weights(size, rng):
+    s, hidden, heads, kv_heads, ffn, _ = SIZES[size]
+    d = hidden // heads
+    w = lambda *shape: (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32)
+    cos, sin = rope_tables(s, d)
+    return (rng.standard_normal((s, hidden)).astype(np.float32), (1 + 0.1 * rng.standard_normal(hidden)).astype(np.float32),
+            w(hidden, (heads + 2 * kv_heads) * d), cos.astype(np.float32), sin.astype(np.float32), w(heads * d, hidden),
+            (1 + 0.1 * rng.standard_normal(hidden)).astype(np.float32), w(hidden, 2 * ffn), w(ffn, hidden))
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size", choices=sorted(SIZES), default="small")
+    ap.add_argument("--emit", help="write the traced Graph IR here")
+    args = ap.parse_args(argv)
+    s, hidden, heads, kv_heads, ffn, dtype = SIZES[args.size]
+
+    def llama_layer(x, g1, wqkv, cos, sin, wo, g2, wgu, wd):
+        return layer(x, g1, wqkv, cos, sin, wo, g2, wgu, wd, heads=heads, kv_heads=kv_heads)
+
+    fn = ts.jit(llama_layer)
+    if args.emit:
+        d = hidden // heads
+        shapes = [(s, hidden), (hidden,), (hidden, (heads + 2 * kv_heads) * d), (s, d), (s, d), (heads * d, hidden),
+                  (hidden,), (hidden, 2 * ffn), (ffn, hidden)]
+        header = (f"// examples/llama_layer.py --size {args.size} --emit: one Llama-3-style decoder layer, traced\n"
+                  f"// (S={s}, hidden={hidden}, {heads} query heads, {kv_heads} KV heads, FFN={ffn}, {dtype}).\n")
+        with open(args.emit, "w") as f:
+            f.write(header + fn.graph(*[(dtype, sh) for sh in shapes]))
+    if args.size == "small":
+        arrays = weights("small", np.random.default_rng(0))
+        out = fn(*arrays, check=True)
+        want = reference(*arrays, heads=heads, kv_heads=kv_heads)
+        err = np.abs(out - want).max() / np.abs(want).max()
+        print(fn.explain(*arrays))
+        print(f"llama layer {args.size}: {out.shape} {out.dtype}, max |error| / max |value| against numpy = {err:.2e}")
+        if err > 1e-4:
+            sys.exit("the layer does not match the numpy reference")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
