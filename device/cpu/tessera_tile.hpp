@@ -725,20 +725,19 @@ TSR_COMPARE(fn_gt, >)
 TSR_COMPARE(fn_ge, >=)
 #undef TSR_COMPARE
 
-inline uint8_t fn_and(uint8_t a, uint8_t b) { return a & b; }
-inline uint8_t fn_or(uint8_t a, uint8_t b) { return a | b; }
-inline uint8_t fn_not(uint8_t a) { return a ^ 1; }
+// A byte of an i1 array other than 0 or 1 (memory numpy did not write as
+// bool) reads as true, as numpy's own logic does.
+inline uint8_t fn_and(uint8_t a, uint8_t b) { return uint8_t(a != 0 && b != 0); }
+inline uint8_t fn_or(uint8_t a, uint8_t b) { return uint8_t(a != 0 || b != 0); }
+inline uint8_t fn_not(uint8_t a) { return uint8_t(a == 0); }
 template <int N> inline tile<uint8_t, N> fn_and(tile<uint8_t, N> a, tile<uint8_t, N> b) {
-  TSR_PARTS_OF(uint8_t) a.v[q] &= b.v[q];
-  return a;
+  return lanes_map2<uint8_t>(a, b, [](uint8_t x, uint8_t y) { return fn_and(x, y); });
 }
 template <int N> inline tile<uint8_t, N> fn_or(tile<uint8_t, N> a, tile<uint8_t, N> b) {
-  TSR_PARTS_OF(uint8_t) a.v[q] |= b.v[q];
-  return a;
+  return lanes_map2<uint8_t>(a, b, [](uint8_t x, uint8_t y) { return fn_or(x, y); });
 }
 template <int N> inline tile<uint8_t, N> fn_not(tile<uint8_t, N> a) {
-  TSR_PARTS_OF(uint8_t) a.v[q] ^= 1;
-  return a;
+  return lanes_map<uint8_t>(a, [](uint8_t x) { return fn_not(x); });
 }
 
 // where(c, a, b)
@@ -760,7 +759,9 @@ template <class T, int N> inline tile<T, N> fn_select(const tile<uint8_t, N>& c,
 // narrower width; to i1, nonzero (NaN included) is 1; to a float, the
 // nearest value (ties to even).
 template <class To, class From> inline To cvt(From x) {
-  if constexpr (std::is_same_v<To, uint8_t>) {
+  if constexpr (std::is_same_v<From, uint8_t>) {  // from i1: 0 or 1
+    return To(x != 0);
+  } else if constexpr (std::is_same_v<To, uint8_t>) {
     return uint8_t(x != From(0));
   } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
     constexpr From top = From(std::numeric_limits<To>::max()) + From(1);  // 2^31 or 2^63, exact

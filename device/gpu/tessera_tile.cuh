@@ -603,22 +603,23 @@ TSR_COMPARE(fn_gt, >)
 TSR_COMPARE(fn_ge, >=)
 #undef TSR_COMPARE
 
-__device__ __forceinline__ b8 fn_and(b8 a, b8 b) { return a & b; }
-__device__ __forceinline__ b8 fn_or(b8 a, b8 b) { return a | b; }
-__device__ __forceinline__ b8 fn_not(b8 a) { return a ^ 1; }
+// A byte of an i1 array other than 0 or 1 reads as true, as numpy's logic does.
+__device__ __forceinline__ b8 fn_and(b8 a, b8 b) { return b8(a != 0 && b != 0); }
+__device__ __forceinline__ b8 fn_or(b8 a, b8 b) { return b8(a != 0 || b != 0); }
+__device__ __forceinline__ b8 fn_not(b8 a) { return b8(a == 0); }
 template <int N> __device__ __forceinline__ tile<b8, N> fn_and(tile<b8, N> a, const tile<b8, N>& b) {
 #pragma unroll
-  for (int i = 0; i < tile<b8, N>::E; ++i) a.v[i] &= b.v[i];
+  for (int i = 0; i < tile<b8, N>::E; ++i) a.v[i] = fn_and(a.v[i], b.v[i]);
   return a;
 }
 template <int N> __device__ __forceinline__ tile<b8, N> fn_or(tile<b8, N> a, const tile<b8, N>& b) {
 #pragma unroll
-  for (int i = 0; i < tile<b8, N>::E; ++i) a.v[i] |= b.v[i];
+  for (int i = 0; i < tile<b8, N>::E; ++i) a.v[i] = fn_or(a.v[i], b.v[i]);
   return a;
 }
 template <int N> __device__ __forceinline__ tile<b8, N> fn_not(tile<b8, N> a) {
 #pragma unroll
-  for (int i = 0; i < tile<b8, N>::E; ++i) a.v[i] ^= 1;
+  for (int i = 0; i < tile<b8, N>::E; ++i) a.v[i] = fn_not(a.v[i]);
   return a;
 }
 
@@ -645,7 +646,9 @@ template <class T> struct is_float_type { static constexpr bool value = false; }
 template <> struct is_float_type<float> { static constexpr bool value = true; };
 template <> struct is_float_type<double> { static constexpr bool value = true; };
 template <class To, class From> __device__ __forceinline__ To cvt(From x) {
-  if constexpr (sizeof(To) == 1) {
+  if constexpr (sizeof(From) == 1) {  // from i1: 0 or 1
+    return To(x != 0);
+  } else if constexpr (sizeof(To) == 1) {
     return b8(x != From(0));
   } else if constexpr (!is_float_type<To>::value && is_float_type<From>::value) {
     const From top = -From(int_limits<To>::lo);  // 2^31 or 2^63, exact

@@ -671,7 +671,12 @@ def split(x: Tensor, indices_or_sections: Any, axis: int = 0) -> list:
             raise TraceError("E948", f"ts.split: {n} does not split into {k} equal parts")
         sizes = [n // k] * k
     else:
-        cuts = [builtins.min(builtins.max(c, 0), n) for c in _ints(indices_or_sections, "split", "indices")]
+        # numpy's reading of the indices: negative ones count from the end, then clipped to [0, n]
+        cuts = [builtins.min(builtins.max(c + n if c < 0 else c, 0), n)
+                for c in _ints(indices_or_sections, "split", "indices")]
+        if cuts != sorted(cuts):
+            raise TraceError("E948", f"ts.split: indices must not decrease, got {indices_or_sections!r} "
+                                     "(numpy would return overlapping parts)")
         edges = [0] + cuts + [n]
         sizes = [builtins.max(b - a, 0) for a, b in zip(edges, edges[1:])]
     parts = x._trace.builder.split(_value(x, "split"), axis, sizes)
@@ -691,12 +696,15 @@ def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
 def _index(x: Tensor, index: Any) -> Tensor:
     """x[index] for numpy's basic indexing: ints, slices with a positive step, ``...`` and ``None``."""
     items = list(index) if isinstance(index, tuple) else [index]
+    for i in items:  # identity tests only: == on a tensor would trace a comparison
+        if isinstance(i, (bool, Tensor)) or hasattr(i, "__dlpack__") or isinstance(i, (list, tuple)):
+            _unsupported(f"indexing with a {type(i).__name__}", "basic indexing: ints, slices, ..., None")
     if builtins.sum(1 for i in items if i is Ellipsis) > 1:
         _unsupported("an index with more than one '...'")
     used = builtins.sum(1 for i in items if i is not None and i is not Ellipsis)
     if used > x.ndim:
         raise TraceError("E948", f"too many indices ({used}) for a tensor of rank {x.ndim}")
-    at = items.index(Ellipsis) if Ellipsis in items else len(items)  # '...', or the end, stands for the rest
+    at = next((k for k, i in enumerate(items) if i is Ellipsis), len(items))  # '...', or the end: the rest
     items[at:at + 1] = [slice(None)] * (x.ndim - used)
     start, limit, stride, shape = [], [], [], []  # the slice, then the result's shape (ints dropped, None added)
     axis = 0

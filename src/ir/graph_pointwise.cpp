@@ -181,6 +181,8 @@ void verify_pointwise_or_row_op(const Op& op) {
     allow_attrs(op, {"axis"});
     const Type& t = op.results[0]->type;
     if (t.rank() == 0) bad(op, "E212", "needs a result of rank 1 or more, got " + t.str());
+    for (int64_t d : t.shape)
+      if (d < 0) bad(op, "E205", "result extents must be >= 0, got " + t.str());
     if (t.dtype == DType::I1) bad(op, "E215", "counts in a number type, not i1");
     iota_axis(op);
     return;

@@ -165,6 +165,9 @@ void verify_view_op(const Op& op) {
       bad(op, "E205", "results are tensors of the operand's dtype " + std::string(dtype_name(x.dtype)));
   const std::vector<int64_t>& in = x.shape;
   const int64_t rank = static_cast<int64_t>(in.size());
+  for (auto& r : op.results)
+    for (int64_t d : r->type.shape)
+      if (d < 0) bad(op, "E216", "result extents must be >= 0, got " + r->type.str());
   auto expect_shape = [&](const std::vector<int64_t>& want, size_t i = 0) {
     if (op.results[i]->type.shape != want)
       bad(op, "E205",
@@ -272,6 +275,7 @@ std::optional<Layout> view_layout(const Op& op, const Layout& in, size_t result)
   } else {
     return std::nullopt;
   }
+  if (numel(out) == 0) l.offset = in.offset;  // an empty view reads nothing: no offset past its base
   return l;
 }
 

@@ -155,7 +155,9 @@ double wrap(int64_t x, DType t) {
 
 // An integer op on exact operands, wrapping as numpy's int32/int64 do.
 double integer_value(Pointwise op, double a, double b, DType t) {
-  const uint64_t x = static_cast<uint64_t>(static_cast<int64_t>(a)), y = static_cast<uint64_t>(static_cast<int64_t>(b));
+  // (int64 values beyond 2^53 are doubles here; 2^63 stands for the top, as Tensor::get reads it)
+  auto bits = [](double v) { return static_cast<uint64_t>(v >= 0x1p63 ? INT64_MAX : static_cast<int64_t>(v)); };
+  const uint64_t x = bits(a), y = bits(b);
   switch (op) {
     case Pointwise::Add: return wrap(static_cast<int64_t>(x + y), t);
     case Pointwise::Sub: return wrap(static_cast<int64_t>(x - y), t);
@@ -341,7 +343,7 @@ void eval_unary(const ir::Op& op, Pointwise fn, const Source& x, Need need, Expe
       auto convert = [&](double y) {
         return is_float(in_dt)       ? static_cast<double>(to_integer(y, out_dt))
                : out_dt == DType::I1 ? (y != 0 ? 1.0 : 0.0)
-                                     : wrap(static_cast<int64_t>(y), out_dt);
+                                     : wrap(y >= 0x1p63 ? INT64_MAX : static_cast<int64_t>(y), out_dt);
       };
       e.value[i] = convert(v);
       const double t = x.tol(i);

@@ -591,3 +591,28 @@ def test_the_llama_layer_example_matches_numpy():
     got = f(*arrays, check=True)
     want = example.reference(*arrays, heads=heads, kv_heads=kv)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+def test_view_and_concat_edge_cases_from_review(rng):
+    x = rng.standard_normal((5, 5)).astype(F32)
+    # a leaf a concat reads and another op reads too (transposed, and a sliced view)
+    np.testing.assert_array_equal(run(lambda t: ts.concatenate([t.T], axis=0) + t.T, x), 2 * x.T)
+    np.testing.assert_array_equal(run(lambda t: ts.concatenate([t[:1], t[1:2]], axis=0) * t[:1], x),
+                                  np.concatenate([x[:1], x[1:2]]) * x[:1])
+    # numpy's split indices: negative from the end
+    for got, want in zip(run(lambda t: tuple(p + 0 for p in ts.split(t, [-2], axis=1)), x), np.split(x, [-2], axis=1)):
+        np.testing.assert_array_equal(got, want)
+    # empty results with iota and concat
+    assert run(lambda t: t + ts.iota((4, 1), 0, ts.float32), np.zeros((4, 0), F32)).shape == (4, 0)
+    assert run(lambda a, b: ts.concatenate([a, b], axis=1) * 2, np.zeros((0, 4), F32), np.zeros((0, 3), F32)).shape == (0, 7)
+    # a bool index and a tensor index are refused, not read as ints or compared
+    with pytest.raises(ts.TraceError, match="E940"):
+        run(lambda t: t[True], x)
+    with pytest.raises(ts.TraceError, match="E940"):
+        run(lambda t, i: t[i], x, np.arange(2, dtype=np.int64))
+
+
+def test_bool_bytes_other_than_one_read_as_true():
+    raw = np.array([0, 1, 2, 255], np.uint8).view(np.bool_)
+    np.testing.assert_array_equal(run(lambda b: (~b, b & b, b.astype(np.int32)), raw)[0], [True, False, False, False])
+    np.testing.assert_array_equal(run(lambda b: b.astype(np.int32), raw), [0, 1, 1, 1])

@@ -476,3 +476,42 @@ TEST(MatmulSchedule, StageAIsOptInAndValidated) {
 
 }  // namespace
 }  // namespace tessera::ir
+
+namespace tessera::ir {
+namespace {
+
+// A pointwise kernel's view claims (leaf offsets, strides, gather strides of a
+// concat's operands, an empty operand, the view's extents) are validated even
+// when re-hashed: no claim makes it read outside an operand.
+TEST(PointwiseSchedule, ViewAndGatherClaimsAreValidated) {
+  auto graph = parse(R"(
+func @p(%a: tensor<4xf32>, %b: tensor<4xf32>, %x: tensor<4x6xf32>) -> (tensor<8xf32>, tensor<6x4xf32>) {
+  %c = tessera.concat %a, %b {axis = 0} : (tensor<4xf32>, tensor<4xf32>) -> tensor<8xf32>
+  %t = tessera.transpose %x {perm = [1, 0]} : tensor<4x6xf32> -> tensor<6x4xf32>
+  %e = tessera.exp %t : tensor<6x4xf32> -> tensor<6x4xf32>
+  return %c, %e : tensor<8xf32>, tensor<6x4xf32>
+}
+)");
+  auto sched = passes::lower(*graph, Layer::Schedule, "cuda");
+  std::vector<Op*> ops;
+  for (auto& o : sched->funcs()[0]->regions[0]->ops)
+    if (o->name == "schedule.pointwise") ops.push_back(o.get());
+  ASSERT_EQ(ops.size(), 2u);
+  Op& concat = *ops[0];
+  Op& view = *ops[1];
+  passes::lower(*sched, Layer::Tile, "cuda");  // as synthesized: accepted
+  auto refused = [&](Op& op, const char* key, std::optional<Attr> value) {
+    expect_claim_refused(*sched, op, key, value);
+  };
+  refused(concat, "leaf_offsets", Attr::ints({3, 0}));                                  // a[3..6]: past a's end
+  refused(concat, "gather_strides", std::nullopt);                                      // a concat's operands need them
+  refused(concat, "gather_strides", Attr(AttrList{Attr::ints({2}), Attr::ints({1})}));  // a[0, 2, 4, 6]
+  refused(view, "leaf_offsets", Attr::ints({1}));                        // the last element one past the end
+  refused(view, "leaf_strides", Attr(AttrList{Attr::ints({1, 7})}));     // rows 7 apart: past the end
+  refused(view, "leaf_strides", Attr(AttrList{Attr::ints({-1, 6})}));    // negative
+  refused(view, "view", Attr::ints({3, int64_t{6148914691236517206}}));  // extents whose product wraps
+  passes::lower(*sched, Layer::Tile, "cuda");                            // restored: accepted again
+}
+
+}  // namespace
+}  // namespace tessera::ir

@@ -67,7 +67,10 @@ Value* eval(TileBuilder& tb, const Region& body, const Value* v, const Type& lan
       for (int64_t k = d + 1; k < result.rank(); ++k) inner *= result.shape[k];
       Type i64 = lanes;
       i64.dtype = DType::I64;
-      out = t.shape[axis] == 1 ? tb.full(0, i64) : tb.iota(position(), inner, result.shape[d], i64);
+      // (an empty result has no lane to observe: 1 keeps the arithmetic defined)
+      out = t.shape[axis] == 1
+                ? tb.full(0, i64)
+                : tb.iota(position(), std::max<int64_t>(inner, 1), std::max<int64_t>(result.shape[d], 1), i64);
       out = cast_lanes(tb, out, DType::I64, dt, lanes);
     } else if (op.name == "tessera.concat") {
       if (!concat) fail("E303", "fused region: tessera.concat needs a kernel that reads its operands", op.loc);
@@ -103,11 +106,10 @@ DType compute_dtype(const Region& body) {
 void check_leaf_reach(const std::vector<int64_t>& view, const std::vector<int64_t>& strides, const Type& leaf,
                       const Op& op, int64_t offset) {
   int64_t numel = 1;
-  for (int64_t e : view) numel *= e;
+  for (int64_t e : view)
+    if (e < 0 || __builtin_mul_overflow(numel, e, &numel))
+      fail("E302", "'" + op.name + "': bad iteration extents", op.loc);
   if (numel == 0) return;  // nothing is read
-  // An empty leaf addressed by no stride is never read (a concat's empty operand).
-  if (leaf.numel() == 0 && offset == 0 && std::all_of(strides.begin(), strides.end(), [](int64_t s) { return s == 0; }))
-    return;
   if (offset < 0 || offset >= std::max<int64_t>(leaf.numel(), 1))
     fail("E302", "'" + op.name + "': a leaf offset is outside its operand", op.loc);
   // Each stride is at most the leaf's size, so the sum stays far from overflow.
@@ -145,6 +147,20 @@ void verify_region(const Op& op, bool views) {
          "'" + op.name + "': the region yields " + body.ops.back()->operands[0]->type.str() + " but the op produces " +
              op.result()->type.str(),
          op.loc);
+  // Reduce, row and matmul kernels compute on float tiles only (fusion keeps the rest outside).
+  if (op.name != "schedule.pointwise") {
+    for (auto& a : body.args)
+      if (!is_float(a->type.dtype)) fail("E302", "'" + op.name + "': region arguments must be floats", op.loc);
+    for (size_t i = 0; i + 1 < body.ops.size(); ++i) {
+      const Op& inner = *body.ops[i];
+      if (inner.name == "tessera.iota" || inner.name == "tessera.concat" ||
+          std::any_of(inner.results.begin(), inner.results.end(),
+                      [](const auto& r) { return !is_float(r->type.dtype); }))
+        fail("E302",
+             "'" + op.name + "': '" + inner.name + "' cannot appear in this region (floats only, no iota or concat)",
+             inner.loc);
+    }
+  }
   for (size_t i = 0; i + 1 < body.ops.size(); ++i) {
     const Op& inner = *body.ops[i];
     if (is_pointwise_op(inner.name) || is_row_op(inner.name)) verify_pointwise_or_row_op(inner);

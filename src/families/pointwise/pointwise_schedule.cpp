@@ -94,18 +94,20 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   bool views = false;
   for (const Value* v : region.leaves) {
     const LeafRead r = leaf_read(v, map);
-    // A leaf only a concat reads is gathered at its own coordinates: no stride over the result's.
-    const bool gathered = std::all_of(region.ops.begin(), region.ops.end(),
-                                      [&](const Op* op) {
-                                        return op->name == "tessera.concat" ||
-                                               std::find(op->operands.begin(), op->operands.end(), v) ==
-                                                   op->operands.end();
-                                      }) &&
-                          std::any_of(region.ops.begin(), region.ops.end(),
-                                      [&](const Op* op) { return op->name == "tessera.concat"; });
-    space_strides.push_back(gathered ? std::vector<int64_t>(out.shape.size(), 0)
-                                     : fused::view_space_strides(v->type.shape, r.layout.strides, out.shape));
+    // A leaf a concat reads is gathered at its own coordinates (gather_strides); one only a concat
+    // reads has no stride over the result's.
+    auto reads = [&](const Op* op) {
+      return std::find(op->operands.begin(), op->operands.end(), v) != op->operands.end();
+    };
+    const bool gathered = std::any_of(region.ops.begin(), region.ops.end(),
+                                      [&](const Op* op) { return op->name == "tessera.concat" && reads(op); });
+    const bool only_gathered = gathered && std::none_of(region.ops.begin(), region.ops.end(), [&](const Op* op) {
+                                 return op->name != "tessera.concat" && reads(op);
+                               });
+    space_strides.push_back(only_gathered ? std::vector<int64_t>(out.shape.size(), 0)
+                                          : fused::view_space_strides(v->type.shape, r.layout.strides, out.shape));
     gather_strides.push_back(gathered ? r.layout.strides : std::vector<int64_t>{});
+    if (gathered) views = true;  // leaf_offsets place the gathered leaves
     offsets.push_back(r.layout.offset);
     if (r.base != v) {
       bases[v] = map.at(r.base);
@@ -154,15 +156,24 @@ Plan read_plan(const Op& op) {
   if (p.chunk < 1 || p.chunk > (int64_t{1} << 30) || p.chunk % p.tile_lanes() || p.rows_per_program < 1)
     fail("E302", "schedule.pointwise: chunk must be a multiple of the tile, rows_per_program positive", op.loc);
   int64_t n = 1;
-  for (int64_t e : p.view) {
-    if (e < 0) fail("E302", "view extents must be non-negative", op.loc);
-    n *= e;
-  }
+  for (int64_t e : p.view)
+    if (e < 0 || __builtin_mul_overflow(n, e, &n))
+      fail("E302", "view extents must be non-negative, their product an int64", op.loc);
   if (n != op.result()->type.numel()) fail("E302", "the view does not cover the result", op.loc);
-  for (size_t l = 0; l < p.leaf_strides.size(); ++l)
-    fused::check_leaf_reach(p.view, p.leaf_strides[l], op.operands[l]->type, op, p.leaf_offsets[l]);
   // A concat gathers each operand over its own shape, at the offset and strides gather_strides records.
   const Region& body = *op.regions[0];
+  auto concat_reads = [&](const Value* v, bool only) {
+    bool any = false, other = false;
+    for (const auto& inner : body.ops)
+      if (std::find(inner->operands.begin(), inner->operands.end(), v) != inner->operands.end())
+        (inner->name == "tessera.concat" ? any : other) = true;
+    return only ? any && !other : any;
+  };
+  for (size_t l = 0; l < p.leaf_strides.size(); ++l) {
+    // An empty operand only a concat reads is never read (the concat skips it).
+    if (body.args[l]->type.numel() == 0 && concat_reads(body.args[l].get(), true)) continue;
+    fused::check_leaf_reach(p.view, p.leaf_strides[l], op.operands[l]->type, op, p.leaf_offsets[l]);
+  }
   p.gather_strides.assign(op.operands.size(), {});
   if (const Attr* g = op.attr("gather_strides")) {
     if (!g->as_list() || g->as_list()->size() != op.operands.size())
@@ -176,14 +187,13 @@ Plan read_plan(const Op& op) {
         fused::check_leaf_reach(body.args[l]->type.shape, *st, op.operands[l]->type, op, p.leaf_offsets[l]);
     }
   }
+  for (size_t l = 0; l < body.args.size(); ++l)
+    if (concat_reads(body.args[l].get(), false) && p.gather_strides[l].empty())
+      fail("E302", "schedule.pointwise: a concat's operand needs its gather_strides", op.loc);
   for (const auto& inner : body.ops)
     if (inner->name == "tessera.concat")
-      for (const Value* v : inner->operands) {
-        size_t l = 0;
-        while (l < body.args.size() && body.args[l].get() != v) ++l;
-        if (l == body.args.size() || (p.gather_strides[l].empty() && !(v->type == op.operands[l]->type)))
-          fail("E302", "schedule.pointwise: a concat's operands are region arguments, gathered as recorded", op.loc);
-      }
+      for (const Value* v : inner->operands)
+        if (v->def) fail("E302", "schedule.pointwise: a concat's operands are region arguments", op.loc);
   const int64_t want = (p.rows() + p.rows_per_program - 1) / p.rows_per_program * p.chunks_per_row();
   if (p.programs != want)
     fail("E302",

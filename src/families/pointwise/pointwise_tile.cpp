@@ -27,7 +27,10 @@ Value* concat_tile(TileBuilder& tb, const Op& concat, const Region& region, cons
   for (int64_t j = 0; j < r.rank(); ++j) {
     int64_t inner = 1;
     for (int64_t d = lead + j + 1; d < out.rank(); ++d) inner *= out.shape[d];
-    coord.push_back(r.shape[j] == 1 ? k(0) : tb.iota(position, inner, out.shape[lead + j], i64));
+    // (an empty result has no lane to observe: 1 keeps the arithmetic defined)
+    coord.push_back(r.shape[j] == 1 ? k(0)
+                                    : tb.iota(position, std::max<int64_t>(inner, 1),
+                                              std::max<int64_t>(out.shape[lead + j], 1), i64));
   }
   Value* result = nullptr;
   int64_t end = 0;
@@ -39,12 +42,7 @@ Value* concat_tile(TileBuilder& tb, const Op& concat, const Region& region, cons
     if (s[axis] == 0) continue;
     size_t l = 0;
     while (region.args[l].get() != operand) ++l;
-    // the operand's layout: recorded for a view, else C order
-    std::vector<int64_t> st = p.gather_strides[l];
-    if (st.empty()) {
-      st.assign(s.size(), 0);
-      for (int64_t j = r.rank() - 1, n = 1; j >= 0; n *= s[j--]) st[j] = n;
-    }
+    const std::vector<int64_t>& st = p.gather_strides[l];  // read_plan checked their reach
     Value* addr = k(p.leaf_offsets[l]);
     for (int64_t j = 0; j < r.rank(); ++j) {
       Value* c = coord[j];
