@@ -452,6 +452,13 @@ std::vector<FusionCase> view_cases() {
          ir::Value* rot = g.concat({h[1], h[0]}, -1);  // the lane axis
          g.output(g.binary("add", g.binary("mul", x, cos), g.binary("mul", rot, sin)));
        }});
+  out.push_back({"concat_and_read_f32_33x33", {spec("random:"), spec("random:lo=0,hi=2,")}, [=](GraphBuilder& g) {
+                   ir::Value* x = g.input("x", T(DType::F32, {33, 33}));
+                   ir::Value* t = g.transpose(x, {1, 0});  // a leaf a concat and an add both read
+                   g.output(g.binary("add", g.concat({t}, 0), t));
+                   ir::Value* b = g.input("b", T(DType::I1, {4, 3}));
+                   g.output(g.unary("not", g.binary("and", b, b)));  // i1 bytes
+                 }});
   out.push_back({"softmax_of_transposed_f32_33x70", {spec("special:rate=0.01,")}, [=](GraphBuilder& g) {
                    ir::Value* x = g.input("x", T(DType::F32, {33, 70}));
                    g.output(g.softmax(g.transpose(x, {1, 0}), -1));
