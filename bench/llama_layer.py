@@ -10,13 +10,13 @@ import argparse
 import json
 import math
 import os
-import statistics
 import sys
 import time
 
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+import anchors  # noqa: E402 (bench/, the script's own folder)
 import llama_layer as L  # noqa: E402
 import tessera as ts  # noqa: E402
 
@@ -51,19 +51,9 @@ def torch_layer(x, g1, wqkv, cos, sin, wo, g2, wgu, wd):
     return hh + (torch.nn.functional.silu(gate) * up) @ wd
 
 
-def time_ms(fn, rounds=20, warmup=3):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(rounds):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b))
-    return statistics.median(out)
+def time_ms(fn):
+    """Median of 20 rounds between CUDA events, after 3 warm-up calls."""
+    return anchors.cuda_event_median_ns(fn, reps=20) / 1e6
 
 
 def main():

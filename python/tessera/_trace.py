@@ -315,25 +315,6 @@ def _same_trace(op: str, *tensors: Tensor) -> _Trace:
     return trace
 
 
-def _operands(a: Any, b: Any, op: str):
-    """Both operands as values of one graph; a Python number becomes a rank-0 constant of the tensor's
-    dtype."""
-    tensors = [x for x in (a, b) if isinstance(x, Tensor)]
-    if not tensors:
-        _check_tensor(a if not isinstance(a, numbers.Real) else b, op)
-    trace = _same_trace(op, *tensors)
-    dtype = tensors[0].dtype
-
-    def lift(x):
-        if isinstance(x, Tensor):
-            return _value(x, op)
-        if isinstance(x, numbers.Real):
-            return trace.builder.constant(float(x), dtype, [])
-        _check_tensor(x, op)
-
-    return trace.builder, lift(a), lift(b)
-
-
 def _values(op: str, *xs: Any):
     """The trace and graph values of several operands; Python numbers become rank-0 constants of the first
     tensor operand's dtype."""
@@ -375,9 +356,8 @@ def _unary(fn: str, x: Tensor, op: Optional[str] = None) -> Tensor:
 
 
 def _binary(fn: str, a: Operand, b: Operand, op: str) -> Tensor:
-    builder, va, vb = _operands(a, b, op)
-    t = a if isinstance(a, Tensor) else b
-    return Tensor(t._trace, builder.binary(fn, va, vb))
+    trace, (va, vb) = _values(op, a, b)
+    return Tensor(trace, trace.builder.binary(fn, va, vb))
 
 
 # -- elementwise ops (result: the operand's shape and dtype) -------------------------------------------------

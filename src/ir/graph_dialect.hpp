@@ -2,6 +2,7 @@
 //   %y = tessera.reduce %x {kind = "sum", axes = [1], keepdims = false}
 //        : tensor<4096x1024xf32> -> tensor<4096xf32>
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -100,6 +101,16 @@ struct Layout {
 // `in`, or nullopt when it has none (a reshape across dims `in` does not lay
 // out contiguously: the operand must be copied first).
 std::optional<Layout> view_layout(const Op& op, const Layout& in, size_t result = 0);
+// Where value `v` is read from: up its chain of view ops to the first value
+// that has a buffer (`has_buffer`, or any value no view op defines), and the
+// layout `v` has over that buffer. A reshape its operand's layout cannot
+// express calls `unviewable(operand)` and reads that operand as a buffer.
+struct ViewRead {
+  const Value* base;
+  Layout layout;
+};
+ViewRead read_through_views(const Value* v, const std::function<bool(const Value*)>& has_buffer,
+                            const std::function<void(const Value*)>& unviewable);
 // Verifies a view op (E205, E203, E216).
 void verify_view_op(const Op& op);
 //   %c = tessera.concat %a, %b {axis = 1} : (tensor<4x2xf32>, tensor<4x3xf32>) -> tensor<4x5xf32>

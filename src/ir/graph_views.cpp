@@ -206,6 +206,19 @@ void verify_view_op(const Op& op) {
   }
 }
 
+ViewRead read_through_views(const Value* v, const std::function<bool(const Value*)>& has_buffer,
+                            const std::function<void(const Value*)>& unviewable) {
+  if (has_buffer(v) || !v->def || !is_view_op(v->def->name)) return {v, Layout::contiguous(v->type.shape)};
+  const Op& op = *v->def;
+  size_t result = 0;
+  while (op.results[result].get() != v) ++result;
+  const Value* operand = op.operands[0];
+  const ViewRead in = read_through_views(operand, has_buffer, unviewable);
+  if (auto l = view_layout(op, in.layout, result)) return {in.base, *l};
+  unviewable(operand);
+  return {operand, *view_layout(op, Layout::contiguous(operand->type.shape), result)};
+}
+
 int64_t concat_axis(const Op& op) {
   const Attr* a = op.attr("axis");
   if (!a || !a->as_int()) bad(op, "E211", "needs an integer 'axis'");

@@ -45,8 +45,8 @@ double float_attr(const ir::Op& op, const char* key, double fallback);
 // none or it has no body.
 const ir::Op& pick_func(const ir::Module& graph, const std::string& name);
 
-// An empty Expected of the declared result type (shape, dtype, sized arrays).
-Expected result_like(const ir::Op& op);
+// An empty Expected of the declared type of result `r` (shape, dtype, sized arrays).
+Expected result_like(const ir::Op& op, size_t r = 0);
 
 // Which elements of a result an evaluation must compute: one flag per element,
 // or nullptr for all of them. Elements not needed are left 0 with tolerance 0;

@@ -53,8 +53,8 @@ double float_attr(const ir::Op& op, const char* key, double fallback) {
   bad_op(op, std::string("'") + key + "' must be a number");
 }
 
-Expected result_like(const ir::Op& op) {
-  const ir::Type& t = op.results[0]->type;
+Expected result_like(const ir::Op& op, size_t r) {
+  const ir::Type& t = op.results.at(r)->type;
   Expected e;
   e.shape = t.shape;
   e.dtype = t.dtype;

@@ -172,15 +172,10 @@ std::vector<Expected> evaluate_view(const ir::Op& op, const Source& x, const std
   if (op.operands.size() != 1 || op.results.empty()) bad_op(op, "takes one operand");
   std::vector<Expected> out;
   for (size_t r = 0; r < op.results.size(); ++r) {
-    const ir::Type& t = op.results[r]->type;
-    if (t.dtype != x.dtype()) bad_op(op, "changes the dtype");
+    if (op.results[r]->type.dtype != x.dtype()) bad_op(op, "changes the dtype");
     const SourceIndex source(op, r);
-    Expected e;
-    e.shape = t.shape;
-    e.dtype = t.dtype;
-    const int64_t n = product(t.shape);
-    e.value.assign(n, 0.0);
-    e.tolerance.assign(n, 0.0);
+    Expected e = result_like(op, r);
+    const int64_t n = static_cast<int64_t>(e.value.size());
     if (need[r] != kNothing)
       for (int64_t k = 0; k < n; ++k) {
         if (!needed(need[r], k)) continue;

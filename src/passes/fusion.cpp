@@ -78,17 +78,6 @@ bool leaves_fit(const State& s, const FusedRegion& r, const Op& op) {
 
 }  // namespace
 
-ir::Layout view_layout_or_copy(const Value* v, const std::function<void(const Value*)>& copy) {
-  if (!v->def || !is_view_op(v->def->name)) return Layout::contiguous(v->type.shape);
-  const Op& op = *v->def;
-  size_t result = 0;
-  while (op.results[result].get() != v) ++result;
-  const Value* operand = op.operands[0];
-  if (auto l = view_layout(op, view_layout_or_copy(operand, copy), result)) return *l;
-  copy(operand);  // a reshape its operand's layout cannot give: read a copy of the operand
-  return *view_layout(op, Layout::contiguous(operand->type.shape), result);
-}
-
 std::vector<FusedRegion> partition(const Op& func) {
   const Region& body = *func.regions[0];
   State s;
@@ -183,18 +172,21 @@ std::vector<FusedRegion> partition(const Op& func) {
   // layout); a view another kind of kernel reads, or a function returns, gets
   // a buffer of its own: a copy kernel, a pointwise region with no ops.
   std::vector<std::pair<const Value*, std::string>> copies;  // and why
-  std::function<void(const Value*, const std::string&)> materialize = [&](const Value* v, const std::string& why) {
-    for (const auto& c : copies)
-      if (c.first == v) return;
-    copies.emplace_back(v, why);
-    view_layout_or_copy(
-        v, [&](const Value* u) { materialize(u, "reshaped, and its strided layout has no reshaped view"); });
+  auto copied = [&](const Value* v) {
+    return std::any_of(copies.begin(), copies.end(), [&](const auto& c) { return c.first == v; });
   };
+  std::function<void(const Value*, const std::string&)> materialize;
   auto reshaped = [&](const Value* u) { materialize(u, "reshaped, and its strided layout has no reshaped view"); };
+  materialize = [&](const Value* v, const std::string& why) {
+    if (copied(v)) return;
+    copies.emplace_back(v, why);  // its copy reads it through its views
+    read_through_views(
+        v, [&](const Value* u) { return u != v && copied(u); }, reshaped);
+  };
   for (const FusedRegion& r : s.regions)
     for (const Value* v : r.leaves) {
       if (!v->def || !is_view_op(v->def->name)) continue;
-      if (r.kind == FusedRegion::Kind::Pointwise) view_layout_or_copy(v, reshaped);
+      if (r.kind == FusedRegion::Kind::Pointwise) read_through_views(v, copied, reshaped);
       else materialize(v, "read by " + r.core->name + ", which reads its operands contiguous");
     }
   for (const Value* v : s.returned)

@@ -16,11 +16,9 @@
 // A value used twice, or returned, is always materialized: fusion never
 // computes a value twice.
 #pragma once
-#include <functional>
 #include <vector>
 
 #include "families/fused/region.hpp"
-#include "ir/graph_dialect.hpp"
 
 namespace tessera::passes {
 
@@ -30,11 +28,5 @@ using families::fused::FusedRegion;
 // the result of an earlier region, or (in a pointwise region) a view of one:
 // a view op's result that no kernel materializes, read through its layout.
 std::vector<FusedRegion> partition(const ir::Op& func);
-
-// The layout in which a view value `v` is read from its base (the nearest
-// value with a buffer of its own, up its chain of view ops): contiguous for
-// a value that is not a view. A reshape its operand's layout cannot give
-// calls `copy(operand)` (the operand needs a buffer) and reads that instead.
-ir::Layout view_layout_or_copy(const ir::Value* v, const std::function<void(const ir::Value*)>& copy);
 
 }  // namespace tessera::passes

@@ -62,28 +62,6 @@ const std::vector<Field<Plan>>& plan_fields() {
   return fields;
 }
 
-namespace {
-
-// Where a leaf is read from: a value with a buffer (in `map`), at an affine
-// layout; a view op's result is read through its chain of views.
-struct LeafRead {
-  const Value* base;
-  Layout layout;
-};
-
-LeafRead leaf_read(const Value* v, const std::unordered_map<const Value*, Value*>& map) {
-  if (map.count(v) || !v->def || !is_view_op(v->def->name)) return {v, Layout::contiguous(v->type.shape)};
-  const Op& op = *v->def;
-  size_t result = 0;
-  while (op.results[result].get() != v) ++result;
-  LeafRead in = leaf_read(op.operands[0], map);
-  auto l = view_layout(op, in.layout, result);
-  if (!l) fail("E303", "pointwise: view %" + v->name + " has no layout over its base (fusion should have copied it)");
-  return {in.base, *l};
-}
-
-}  // namespace
-
 Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unordered_map<const Value*, Value*>& map,
                      const machine::Descriptor& device, const std::string& prefix) {
   Plan p;
@@ -93,7 +71,11 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   std::unordered_map<const Value*, Value*> bases = map;  // each leaf reads its base's buffer
   bool views = false;
   for (const Value* v : region.leaves) {
-    const LeafRead r = leaf_read(v, map);
+    const ViewRead r = read_through_views(
+        v, [&](const Value* u) { return map.count(u) > 0; },
+        [&](const Value*) {
+          fail("E303", "pointwise: view %" + v->name + " has no layout over a buffer (fusion copies it)");
+        });
     // A leaf a concat reads is gathered at its own coordinates (gather_strides); one only a concat
     // reads has no stride over the result's.
     auto reads = [&](const Op* op) {
