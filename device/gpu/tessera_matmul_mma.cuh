@@ -419,7 +419,9 @@ __device__ __forceinline__ void block_mma_sync(unsigned char* smem, const T* __r
 // descriptors, f32 accumulators in registers (the m16n8 fragment layout
 // repeated: d[4j..4j+3] are rows r, r+8 of columns 8j + 2t, +1 for warp w of
 // the warpgroup, r = 16w + lane/4, t = lane%4). TA / TB: 1 when the operand
-// is MN-major in smem (the transposed layouts), 0 when K-major.
+// is MN-major in smem (the transposed layouts), 0 when K-major. The n128
+// forms take scale_d: 0 overwrites d with A*B instead of accumulating (the
+// attention block's fresh score tiles).
 template <int TA, int TB> __device__ __forceinline__ void wgmma_n256_bf16(float (&d)[128], u64 da, u64 db) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
@@ -482,7 +484,7 @@ template <int TA, int TB> __device__ __forceinline__ void wgmma_n256_f16(float (
         "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
       : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
 }
-template <int TA, int TB> __device__ __forceinline__ void wgmma_n128_bf16(float (&d)[64], u64 da, u64 db) {
+template <int TA, int TB> __device__ __forceinline__ void wgmma_n128_bf16(float (&d)[64], u64 da, u64 db, int scale_d = 1) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
@@ -499,9 +501,9 @@ template <int TA, int TB> __device__ __forceinline__ void wgmma_n128_bf16(float 
         "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
         "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
+      : "l"(da), "l"(db), "r"(scale_d), "n"(TA), "n"(TB));
 }
-template <int TA, int TB> __device__ __forceinline__ void wgmma_n128_f16(float (&d)[64], u64 da, u64 db) {
+template <int TA, int TB> __device__ __forceinline__ void wgmma_n128_f16(float (&d)[64], u64 da, u64 db, int scale_d = 1) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
@@ -518,7 +520,7 @@ template <int TA, int TB> __device__ __forceinline__ void wgmma_n128_f16(float (
         "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
         "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB));
+      : "l"(da), "l"(db), "r"(scale_d), "n"(TA), "n"(TB));
 }
 template <class X> struct is_bf16 { static constexpr bool value = false; };
 template <> struct is_bf16<bf16_t> { static constexpr bool value = true; };

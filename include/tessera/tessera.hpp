@@ -76,6 +76,10 @@ class GraphBuilder {
   ir::Value* rms_norm(ir::Value* x, ir::Value* w, double eps = 1e-6);
   // C = op(A) x op(B), batched over leading dims; f32 accumulation, result in `out`.
   ir::Value* matmul(ir::Value* a, ir::Value* b, DType out, bool transpose_a = false, bool transpose_b = false);
+  // tessera.attention: softmax(scale * q k^T [causal]) v per (batch, head),
+  // q [B, H, Sq, D], k and v [B, Hkv, Sk, D]; scale NaN: 1/sqrt(D). With
+  // `lse`, the second value is each row's log-sum-exp [B, H, Sq].
+  std::vector<ir::Value*> attention(ir::Value* q, ir::Value* k, ir::Value* v, bool causal, double scale, bool lse);
   void output(ir::Value* v);
   // Finishes the func (adds the return) and verifies the module.
   const ir::Module& module();

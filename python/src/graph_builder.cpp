@@ -87,6 +87,8 @@ void bind_graph_builder(nb::module_& m) {
             return g.matmul(a, b, dtype_named(out), ta, tb);
           },
           nb::arg("a"), nb::arg("b"), nb::arg("out_dtype"), nb::arg("transpose_a"), nb::arg("transpose_b"), ref)
+      .def("attention", &G::attention, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("causal"), nb::arg("scale"),
+           nb::arg("lse"), ref)
       .def(
           "reduce",
           [](G& g, ir::Value* x, const std::string& kind, const std::vector<int64_t>& axes, bool keepdims) {

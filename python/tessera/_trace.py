@@ -765,6 +765,38 @@ def matmul(a: Tensor, b: Tensor, transpose_a: bool = False, transpose_b: bool = 
     return Tensor(trace, trace.builder.matmul(a._value, b._value, out, bool(transpose_a), bool(transpose_b)))
 
 
+# -- attention -----------------------------------------------------------------------------------------------
+
+def attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = False, scale: Optional[float] = None,
+              return_lse: bool = False) -> Any:
+    """softmax(scale * q @ k.mT [causal mask]) @ v per (batch, head), without the scores in memory.
+
+    q is [B, H, Sq, D], k and v [B, Hkv, Sk, D] with H a multiple of Hkv (query head h reads kv head
+    h // (H // Hkv)). ``causal``: key j is visible to query i when j <= i + Sk - Sq (aligned to the end).
+    ``scale`` defaults to 1/sqrt(D). A row that sees no key gives 0 (and log-sum-exp -inf). With
+    ``return_lse``, returns (o, lse), lse [B, H, Sq] the natural-log log-sum-exp of each row's scaled scores
+    (f32; f64 for f64 inputs).
+    """
+    for t in (q, k, v):
+        _check_tensor(t, "attention")
+    trace = _same_trace("attention", q, k, v)
+    s = float("nan") if scale is None else _number(scale, "attention", "scale")
+    out = trace.builder.attention(q._value, k._value, v._value, builtins.bool(causal), s, builtins.bool(return_lse))
+    return (Tensor(trace, out[0]), Tensor(trace, out[1])) if return_lse else Tensor(trace, out[0])
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, is_causal: bool = False,
+                                 scale: Optional[float] = None, enable_gqa: bool = False) -> Tensor:
+    """torch.nn.functional.scaled_dot_product_attention's spelling of :func:`attention` (no mask or dropout;
+    grouped-query heads need ``enable_gqa=True``, as in torch)."""
+    for t in (query, key):
+        _check_tensor(t, "scaled_dot_product_attention")
+    if query.ndim == 4 and key.ndim == 4 and query.shape[1] != key.shape[1] and not enable_gqa:
+        raise TraceError("E217", f"scaled_dot_product_attention: q has {query.shape[1]} heads and k "
+                                 f"{key.shape[1]}; pass enable_gqa=True for grouped-query attention")
+    return attention(query, key, value, causal=is_causal, scale=scale)
+
+
 # -- reductions ----------------------------------------------------------------------------------------------
 
 def _reduce(kind: str, x: Tensor, axis: Axis, keepdims: bool) -> Tensor:

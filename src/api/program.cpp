@@ -193,6 +193,31 @@ Value* GraphBuilder::matmul(Value* a, Value* b, DType out, bool transpose_a, boo
   return add("tessera.matmul", {a, b}, attrs, Type::tensor(out, shape));
 }
 
+std::vector<Value*> GraphBuilder::attention(Value* q, Value* k, Value* v, bool causal, double scale, bool lse) {
+  if (finished_) fail("E130", "GraphBuilder: module() was already called");
+  for (Value* x : {q, k, v})
+    if (!x->type.is_tensor() || x->type.rank() != 4)
+      fail("E217",
+           "tessera.attention: q, k and v are [batch, heads, sequence, head_dim] (rank 4), got " + x->type.str());
+  AttrDict attrs;
+  if (causal) attrs["causal"] = true;
+  if (!std::isnan(scale)) attrs["scale"] = Attr(scale);
+  Builder b(*func_->regions[0]);
+  Op& op = b.create("tessera.attention", {q, k, v}, attrs);
+  std::vector<Value*> out = {op.add_result("r" + std::to_string(next_++), q->type)};
+  if (lse) {
+    const std::vector<int64_t> rows(q->type.shape.begin(), q->type.shape.end() - 1);
+    out.push_back(op.add_result("r" + std::to_string(next_++), Type::tensor(attention_lse_dtype(q->type.dtype), rows)));
+  }
+  try {
+    attention_spec(op);
+  } catch (...) {
+    func_->regions[0]->ops.pop_back();  // leave the func as it was
+    throw;
+  }
+  return out;
+}
+
 void GraphBuilder::output(Value* v) { outputs_.push_back(v); }
 
 const Module& GraphBuilder::module() {

@@ -143,11 +143,15 @@ void verify_graph(const Module& m) {
         verify_view_op(op);
         continue;
       }
+      if (op.name == "tessera.attention") {
+        attention_spec(op);
+        continue;
+      }
       if (op.name != "tessera.reduce")
         fail("E201",
              "unknown Graph IR op '" + echo(op.name) +
-                 "' (this build knows tessera.reduce, softmax, log_softmax, layer_norm, rms_norm, matmul, cast, "
-                 "constant, where, iota, the views (reshape, transpose, slice, broadcast_to, split) and the "
+                 "' (this build knows tessera.reduce, softmax, log_softmax, layer_norm, rms_norm, matmul, attention, "
+                 "cast, constant, where, iota, the views (reshape, transpose, slice, broadcast_to, split) and the "
                  "pointwise ops in docs/semantics.md)",
              op.loc);
       for (Value* v : op.operands)

@@ -80,6 +80,21 @@ struct MatmulSpec {
 // Validates a tessera.matmul (E205, E207, E209, E211, E213, E214) and reads it.
 MatmulSpec matmul_spec(const Op& op);
 
+// ---- attention (graph_attention.cpp) -----------------------------------------
+//   %o, %lse = tessera.attention %q, %k, %v {causal = true, scale = 0.125}
+//        : (tensor<BxHxSqxDxbf16>, tensor<BxHkvxSkxDxbf16>, tensor<BxHkvxSkxDxbf16>)
+//        -> (tensor<BxHxSqxDxbf16>, tensor<BxHxSqxf32>)
+struct AttentionSpec {
+  int64_t batch = 0, heads = 0, kv_heads = 0, sq = 0, sk = 0, d = 0;
+  bool causal = false;
+  double scale = 1;  // default 1/sqrt(d)
+  bool lse = false;  // the op has the second result
+};
+// Validates a tessera.attention (E205, E207, E209, E211, E215, E217) and reads it.
+AttentionSpec attention_spec(const Op& op);
+// The lse result's dtype: f32, or f64 for f64 operands.
+DType attention_lse_dtype(DType operand);
+
 // ---- views (graph_views.cpp) -----------------------------------------------
 //   %r = tessera.reshape %x : tensor<4x6xf32> -> tensor<2x12xf32>
 //   %t = tessera.transpose %x {perm = [1, 0]} : tensor<4x6xf32> -> tensor<6x4xf32>

@@ -65,8 +65,13 @@ void verify_schedule(const Module& m) {
     for (auto& op : top->regions[0]->ops) {
       if (op->name == "return") continue;
       if (op->dialect() != "schedule") fail("E303", "'" + echo(op->name) + "' is not a Schedule IR op", op->loc);
-      // each op becomes one kernel launch with one result (schedule_to_tile)
-      if (op->results.size() != 1) fail("E303", "'" + echo(op->name) + "' must define exactly one result", op->loc);
+      // each op becomes one kernel launch with one result (schedule_to_tile);
+      // an attention kernel may also write each row's log-sum-exp
+      const size_t most = op->name == "schedule.attention" ? 2 : 1;
+      if (op->results.empty() || op->results.size() > most)
+        fail("E303",
+             "'" + echo(op->name) + "' must define exactly one result" + (most > 1 ? " (or two: o and lse)" : ""),
+             op->loc);
       const Attr* h = op->attr("artifact_hash");
       if (!h || !h->as_string() || h->as_string()->size() != 64)
         fail("E302", "'" + echo(op->name) + "' needs a 64-hex-digit artifact_hash", op->loc);

@@ -66,6 +66,8 @@ class TileBuilder {
   void store2d(Value* ptr, Value* base, Value* rows, Value* cols, Value* v, int64_t row_stride, bool aligned);
   // tile.matmul: its operands and attributes as the op's table entry lists them.
   void matmul(std::vector<Value*> operands, AttrDict attrs);
+  // tile.attention: likewise.
+  void attention(std::vector<Value*> operands, AttrDict attrs);
   void transpose(Value* in, Value* out, Value* in_base, Value* out_base, Value* r0, Value* c0, int64_t rows,
                  int64_t cols, int64_t block_rows, int64_t block_cols);
 

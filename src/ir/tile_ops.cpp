@@ -96,6 +96,33 @@ void check_splat(const Op& op) {
   if (op.result()->type.dtype != op.operands[0]->type.dtype) bad(op, "splats a scalar into a tile of its dtype");
 }
 
+void check_attention(const Op& op) {
+  // (q, k, v, o, bh, bkv, m0), then lse when 'lse', then the shared-memory
+  // scratch with tma (q, k and v from the kernel's tensor maps 0, 1, 2).
+  const bool lse = tile_bool(op, "lse"), tma = op.attr("tma") && tile_bool(op, "tma");
+  if (op.operands.size() != 7u + lse + tma)
+    bad(op,
+        "takes (ptr q, ptr k, ptr v, ptr o, index bh, index bkv, index m0), then ptr lse with lse, then the "
+        "scratch with tma");
+  const DType t = op.operands[0]->type.dtype;
+  for (int i = 0; i < 4; ++i) {
+    if (op.operands[i]->type.kind != TypeKind::Ptr || op.operands[i]->type.dtype != t)
+      bad(op, "q, k, v and o are pointers of one float dtype");
+  }
+  if (!is_float(t)) bad(op, "q, k, v and o are pointers of one float dtype");
+  for (int i = 4; i < 7; ++i)
+    if (!is_index(op.operands[i])) bad(op, "bh, bkv and m0 are indices");
+  if (lse && (op.operands[7]->type.kind != TypeKind::Ptr || !is_float(op.operands[7]->type.dtype)))
+    bad(op, "lse is a float pointer");
+  if (tma && !is_alloca(op.operands.back())) bad(op, "with tma, the last operand is the tile.alloca scratch");
+  for (int64_t v : tile_ints(op, "block"))
+    if (v < 1 || v > 1024) bad(op, "'block' sizes must be in [1, 1024]");
+  const int64_t d = tile_int(op, "head_dim"), sq = tile_int(op, "sq"), sk = tile_int(op, "sk");
+  if (d < 1 || d > 256) bad(op, "'head_dim' must be in [1, 256]");
+  if (sq < 0 || sk < 0 || sq > (int64_t{1} << 40) || sk > (int64_t{1} << 40)) bad(op, "'sq' and 'sk' out of range");
+  if (tile_int(op, "stages") < 1) bad(op, "needs 'stages' >= 1");
+}
+
 void check_matmul(const Op& op) {
   // The TMA form (attribute tma = [a_k_major, b_k_major, a_batched,
   // b_batched]) reads A and B through the kernel's tensor maps 0 and 1 and
@@ -326,6 +353,25 @@ const std::vector<TileOpSpec>& table() {
        "(a_strides = [SAM, SAK]), (k, c) of B b[b_base + k*SBK + c*SBN] (b_strides = [SBK, SBN]); with tma, A and "
        "B come from the kernel's tensor maps 0 and 1 and the operands after scratch are (batch, m0, n0)",
        check_matmul},
+      {"tile.attention",
+       "PPPPIIIP*",
+       "",
+       "(ptr q, ptr k, ptr v, ptr o, index bh, index bkv, index m0[, ptr lse][, ptr scratch])",
+       {{"head_dim", K::Int, kRequired},
+        {"block", K::Ints, kRequired, 2},
+        {"stages", K::Int, kRequired},
+        {"sq", K::Int, kRequired},
+        {"sk", K::Int, kRequired},
+        {"causal", K::Bool, kRequired},
+        {"lse", K::Bool, kRequired},
+        {"scale", K::Number, kRequired},
+        {"tma", K::Bool, kOptional}},
+       0,
+       "rows [m0, m0 + BM) of o = softmax(scale * q k^T [causal]) v for query plane bh (q, o: [planes, sq, "
+       "head_dim]) against kv plane bkv (k, v: [planes, sk, head_dim]), online over key tiles of BN (block = "
+       "[BM, BN]); with lse, each row's natural-log log-sum-exp to lse[bh * sq + row]; with tma, q, k and v come "
+       "from the kernel's tensor maps 0, 1 and 2 and the last operand is the block's shared memory",
+       check_attention},
       {"tile.load2d",
        "PIII",
        "T",

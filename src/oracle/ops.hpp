@@ -76,6 +76,16 @@ std::vector<Expected> evaluate_view(const ir::Op& op, const Source& x, const std
 // (need[r] null: result r is not needed).
 void demand_view(const ir::Op& op, const std::vector<const uint8_t*>& need, std::vector<uint8_t>& in_need);
 
+// tessera.attention (results o and, optionally, lse): like a view, one
+// Expected per result, need[r] flags result r's wanted elements (kNothing: none).
+bool is_attention(const ir::Op& op);
+std::vector<Expected> evaluate_attention(const ir::Op& op, const std::vector<Source>& in,
+                                         const std::vector<Need>& need);
+// Sets in_need[0..2] (sized to q, k, v) for the rows the flagged results read
+// (need[r] null: result r is not needed).
+void demand_attention(const ir::Op& op, const std::vector<const uint8_t*>& need,
+                      std::vector<std::vector<uint8_t>>& in_need);
+
 // Evaluates `ops` (in program order) with `args` bound to tensors and returns
 // `results` (sampled: reference.hpp). The core of evaluate(), also used on the
 // region of one kernel (kernel_check.cpp).

@@ -309,6 +309,20 @@ std::unordered_map<const ir::Value*, std::vector<uint8_t>> demand(const std::vec
       for (size_t i = 0; i < f.size(); ++i) f[i] |= in_need[i];
       continue;
     }
+    if (detail::is_attention(op)) {
+      std::vector<const uint8_t*> flags;
+      for (auto& r : op.results) flags.push_back(need.count(r.get()) ? need.at(r.get()).data() : nullptr);
+      if (std::all_of(flags.begin(), flags.end(), [](const uint8_t* f) { return f == nullptr; })) continue;
+      if (op.operands.size() != 3) continue;  // evaluation refuses it with E802
+      std::vector<std::vector<uint8_t>> in_need;
+      for (const ir::Value* v : op.operands) in_need.emplace_back(static_cast<size_t>(product(v->type.shape)), 0);
+      detail::demand_attention(op, flags, in_need);
+      for (size_t o = 0; o < 3; ++o) {
+        std::vector<uint8_t>& f = flags_of(op.operands[o]);
+        for (size_t i = 0; i < f.size(); ++i) f[i] |= in_need[o][i];
+      }
+      continue;
+    }
     if (op.results.size() != 1) continue;  // evaluation refuses it with E802
     auto it = need.find(op.result());
     if (it == need.end()) continue;
@@ -418,6 +432,21 @@ std::vector<Expected> evaluate_ops(const std::vector<const ir::Op*>& ops,
       for (size_t r = 0; r < results.size(); ++r) computed[op->results[r].get()] = std::move(results[r]);
       continue;
     }
+    if (detail::is_attention(*op)) {
+      std::vector<Need> wanted;
+      for (auto& r : op->results) {
+        auto it = need.find(r.get());
+        wanted.push_back(!sample ? nullptr : it == need.end() ? detail::kNothing : it->second.data());
+      }
+      if (sample && std::all_of(wanted.begin(), wanted.end(), [](Need w) { return w == detail::kNothing; })) continue;
+      std::vector<Source> in;
+      for (const ir::Value* v : op->operands) in.push_back(source(v, op->loc));
+      std::vector<Expected> results = detail::evaluate_attention(*op, in, wanted);
+      for (const ir::Value* v : op->operands)
+        if (last_use[v] == k) computed.erase(v);
+      for (size_t r = 0; r < results.size(); ++r) computed[op->results[r].get()] = std::move(results[r]);
+      continue;
+    }
     Need wanted = nullptr;
     if (sample) {
       auto it = op->results.size() == 1 ? need.find(op->result()) : need.end();
@@ -434,7 +463,8 @@ std::vector<Expected> evaluate_ops(const std::vector<const ir::Op*>& ops,
                !evaluate_row_op(*op, in, wanted, result) && !evaluate_matmul(*op, in, wanted, result)) {
       fail("E802",
            "oracle: cannot evaluate op '" + op->name +
-               "' (it knows tessera.reduce, the pointwise ops, softmax, log_softmax, layer_norm, rms_norm, matmul)",
+               "' (it knows tessera.reduce, the pointwise ops, softmax, log_softmax, layer_norm, rms_norm, matmul, "
+               "attention)",
            op->loc);
     }
     for (const ir::Value* v : op->operands)

@@ -378,4 +378,40 @@ void norm_row_tolerance(bool rms, const double* x, const double* tx, const doubl
   }
 }
 
+double attention_weight_errors(const double* s, const double* abs_dot, const double* carried, const double* p,
+                               int64_t n, double l, int64_t d, DType in, double* eta, double& tm) {
+  const double u = u_acc(in), g_d = accum_gamma(d, in);
+  // p rounded to the input type for the P v product on tensor cores
+  const double u_p = dtype_size(in) == 2 ? u_of(in) : 0.0;
+  double m = -std::numeric_limits<double>::infinity();
+  tm = 0;
+  // A key scored -inf (an infinite q or k) weighs exactly 0 in the kernel too.
+  for (int64_t j = 0; j < n; ++j) {
+    if (s[j] == -std::numeric_limits<double>::infinity()) continue;
+    m = std::max(m, s[j]);
+    tm = std::max(tm, g_d * abs_dot[j] + carried[j] + u * std::fabs(s[j]));
+  }
+  double weighted = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    eta[j] = 0;
+    if (s[j] == -std::numeric_limits<double>::infinity()) continue;
+    const double ts = g_d * abs_dot[j] + carried[j] + u * std::fabs(s[j]);
+    eta[j] = std::expm1(ts + tm) + 2 * kTranscendentalUlps * u * (1 + std::fabs(s[j]) + std::fabs(m)) + u_p;
+    weighted += p[j] * eta[j];
+  }
+  return weighted / l + accum_gamma(n, in);
+}
+
+double attention_output_tolerance(double weighted, double abs_sum, double carried, double sigma, int64_t n, double l,
+                                  double value, DType in) {
+  const double g_n = accum_gamma(n, in);
+  const double tol = (weighted + (sigma + g_n) * abs_sum + carried) / l + u_acc(in) * std::fabs(value) +
+                     rounding_error(value, in) + min_normal(default_accumulation(in));
+  return finish(value, tol);
+}
+
+double attention_lse_tolerance(double sigma, double tm, double lse, DType out) {
+  return finish(lse, std::log1p(sigma) + tm + u_acc(out) * std::fabs(lse) + rounding_error(lse, out));
+}
+
 }  // namespace tessera::oracle

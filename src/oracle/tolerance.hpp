@@ -264,4 +264,24 @@ void softmax_row_tolerance(bool log, const double* x, const double* t, const dou
 void norm_row_tolerance(bool rms, const double* x, const double* tx, const double* w, const double* tw,
                         const double* tb, int64_t n, double eps, const double* y, DType in, DType out, double* tol);
 
+// ---- attention (tessera.attention) ------------------------------------------
+// Per query row, over its n visible keys: s_j the reference score, abs_dot_j
+// = |scale| * sum |q k| (the dot's rounding scales with it), carried_j the
+// score's carried bound, p_j = exp(s_j - max) and l = sum p_j. The kernel's
+// score is off by ts_j = G_d*abs_dot_j + carried_j + u_acc*|s_j|; its weight
+// p~_j is off relatively by eta_j = expm1(ts_j + tm) (tm = max ts: the max
+// it subtracts) + the exponential's own error (8 ulp of u_acc, on an
+// argument of |s_j| + |max|) + the rounding of p to a 16-bit input type (the
+// tensor-core P v product takes p in the input type). The row sum is off by
+// sigma = sum p_j eta_j / l + G_n. Output element c (value v):
+//   (sum p_j |v_jc| eta_j + (sigma + G_n) sum p_j |v_jc| + sum p_j t_jc) / l
+//   + u_acc |v| + R(v, out)
+// lse: log(1 + sigma) + tm + u_acc |lse| + R(lse, lse's dtype).
+// Writes eta (n values) and tm; returns sigma.
+double attention_weight_errors(const double* s, const double* abs_dot, const double* carried, const double* p,
+                               int64_t n, double l, int64_t d, DType in, double* eta, double& tm);
+double attention_output_tolerance(double weighted, double abs_sum, double carried, double sigma, int64_t n, double l,
+                                  double value, DType in);
+double attention_lse_tolerance(double sigma, double tm, double lse, DType out);
+
 }  // namespace tessera::oracle

@@ -49,7 +49,8 @@ struct State {
 
 // The values `op` would add as leaves of region r if it joined it.
 bool leaves_fit(const State& s, const FusedRegion& r, const Op& op) {
-  if (r.kind == FusedRegion::Kind::Pointwise) return true;  // pointwise kernels address any broadcast
+  if (r.kind == FusedRegion::Kind::Pointwise) return true;   // pointwise kernels address any broadcast
+  if (r.kind == FusedRegion::Kind::Attention) return false;  // its block reads q, k and v from memory
   // Reduce, row and matmul kernels compute on float tiles and know no
   // element positions: integer and boolean values and iota stay outside.
   if (op.name == "tessera.iota" || op.name == "tessera.concat" || !is_float(op.result()->type.dtype)) return false;
@@ -101,9 +102,10 @@ std::vector<FusedRegion> partition(const Op& func) {
   };
   for (const Op* op : ops)
     if (!is_pointwise_op(op->name) && !is_view_op(op->name))
-      open(op, is_row_op(op->name)            ? FusedRegion::Kind::Row
-               : op->name == "tessera.matmul" ? FusedRegion::Kind::Matmul
-                                              : FusedRegion::Kind::Reduce);
+      open(op, is_row_op(op->name)               ? FusedRegion::Kind::Row
+               : op->name == "tessera.matmul"    ? FusedRegion::Kind::Matmul
+               : op->name == "tessera.attention" ? FusedRegion::Kind::Attention
+                                                 : FusedRegion::Kind::Reduce);
 
   // Epilogues, in program order: a pointwise op joins the row or matmul region
   // whose result it consumes, if that result has no other use and keeps its shape.

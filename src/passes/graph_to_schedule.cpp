@@ -4,6 +4,7 @@
 #include <iterator>
 #include <unordered_map>
 
+#include "families/attention/attention_schedule.hpp"
 #include "families/matmul/matmul_schedule.hpp"
 #include "families/pointwise/pointwise_schedule.hpp"
 #include "families/reduce/reduce_schedule.hpp"
@@ -64,6 +65,11 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
                 epi.leaves.push_back(v);
             }
           map[r.result] = families::pointwise::emit_schedule(b, epi, map, device, prefix + "e");
+          break;
+        }
+        case FusedRegion::Kind::Attention: {
+          Op& op = families::attention::emit_schedule(b, r, map, device, prefix);
+          for (size_t i = 0; i < op.results.size(); ++i) map[r.core->result(i)] = op.result(i);
           break;
         }
         case FusedRegion::Kind::Reduce:

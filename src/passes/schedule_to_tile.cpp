@@ -3,6 +3,7 @@
 #include <cctype>
 #include <unordered_map>
 
+#include "families/attention/attention_tile.hpp"
 #include "families/matmul/matmul_tile.hpp"
 #include "families/pointwise/pointwise_tile.hpp"
 #include "families/reduce/reduce_schedule.hpp"
@@ -59,6 +60,8 @@ std::unique_ptr<Module> schedule_to_tile(const Module& schedule) {
         families::matmul::build_kernel(*out, sym, families::matmul::read_plan(*op), *op);
       } else if (op->name == "schedule.rowwise") {
         families::rowwise::build_kernel(*out, sym, families::rowwise::read_plan(*op), *op);
+      } else if (op->name == "schedule.attention") {
+        families::attention::build_kernel(*out, sym, families::attention::read_plan(*op), *op);
       } else if (op->name == "schedule.transpose") {
         families::transpose::build_kernel(*out, sym, families::transpose::read_plan(*op), *op);
       } else {
@@ -67,7 +70,7 @@ std::unique_ptr<Module> schedule_to_tile(const Module& schedule) {
       Op& launch = b.create("tile.launch", operands);
       launch.sym = sym;
       launch.loc = op->loc;
-      map[op->result(0)] = launch.add_result(op->result(0)->name, op->result(0)->type);
+      for (auto& r : op->results) map[r.get()] = launch.add_result(r->name, r->type);
     }
     // kernels first, then the host schedule that launches them
     for (auto& fop : host.ops) host_funcs.push_back(std::move(fop));

@@ -70,6 +70,10 @@ std::string CLikeRenderer::lane_call(const std::string& fn, const std::string& a
   return "tsr::" + fn + "(" + args + ")";
 }
 
+std::string CLikeRenderer::attention_library(const Op&) const {
+  fail("E502", "this lane has no attention block library yet (tile.attention)");
+}
+
 bool CLikeRenderer::is_written(const Op& kernel, const Value* ptr) const {
   bool written = false;
   std::function<void(const Region&)> walk = [&](const Region& r) {
@@ -78,6 +82,9 @@ bool CLikeRenderer::is_written(const Op& kernel, const Value* ptr) const {
           op->operands[0] == ptr)
         written = true;
       if (op->name == "tile.transpose" && op->operands[1] == ptr) written = true;
+      // o, and lse when it has one
+      if (op->name == "tile.attention" && (op->operands[3] == ptr || (tile_bool(*op, "lse") && op->operands[7] == ptr)))
+        written = true;
       for (auto& inner : op->regions) walk(*inner);
     }
   };
@@ -87,7 +94,8 @@ bool CLikeRenderer::is_written(const Op& kernel, const Value* ptr) const {
 
 std::string CLikeRenderer::render_kernel(const Op& kernel) {
   names_.clear();
-  out_ = prelude() + (contains(kernel, "tile.matmul") ? matmul_library(kernel) : "") + "\n" + kernel_open(kernel);
+  out_ = prelude() + (contains(kernel, "tile.matmul") ? matmul_library(kernel) : "") +
+         (contains(kernel, "tile.attention") ? attention_library(kernel) : "") + "\n" + kernel_open(kernel);
   render_ops(*kernel.regions[0], 4);
   out_ += kernel_close(kernel);
   return out_;
@@ -217,6 +225,7 @@ struct CLikeRenderer::OpEmitter {
     def(r.lane_call("mask_lanes", arg(0) + ", " + arg(1) + ", " + value_literal("other", op.result(0)->type)));
   }
   void matmul();
+  void attention();
   void transpose() {
     if (!r.has_transpose_block())
       fail("E502", "this target's tile library has no transpose block (tile.transpose)", op.loc);
@@ -280,6 +289,29 @@ void CLikeRenderer::OpEmitter::matmul() {
             arg(4) + ", " + arg(5) + ", " + arg(6) + ")");
 }
 
+void CLikeRenderer::OpEmitter::attention() {
+  const auto blk = tile_ints(op, "block");
+  const bool lse = tile_bool(op, "lse"), tma = op.attr("tma") && tile_bool(op, "tma");
+  std::string t = r.storage(op.operands[0]->type.dtype) + ", " + std::to_string(tile_int(op, "head_dim")) + ", " +
+                  std::to_string(blk[0]) + ", " + std::to_string(blk[1]);
+  if (tma) t += ", " + std::to_string(tile_int(op, "stages"));
+  t += std::string(tile_bool(op, "causal") ? ", true" : ", false") + (lse ? ", true" : ", false");
+  // the lse pointer, or a null one of the accumulation type's
+  const std::string lse_arg = lse ? arg(7) : "nullptr";
+  const std::string tail = ", " + lse_arg + ", " + arg(4) + ", " + arg(5) + ", " + arg(6) + ", " +
+                           std::to_string(tile_int(op, "sq")) + "LL, " + std::to_string(tile_int(op, "sk")) + "LL, " +
+                           format_double(tile_number(op, "scale")) + ")";
+  if (tma) {
+    if (!r.has_tensor_maps()) fail("E502", "this renderer has no tensor maps (the TMA form of tile.attention)", op.loc);
+    const int64_t smem = tile_int(*op.operands.back()->def, "size") * 4;
+    statement("tsr::attention_fwd_tma<" + t + ", " + std::to_string(smem) + ">(reinterpret_cast<unsigned char*>(" +
+              arg(op.operands.size() - 1) + "), &" + tensor_map_param(0) + ", &" + tensor_map_param(1) + ", &" +
+              tensor_map_param(2) + ", " + arg(3) + tail);
+    return;
+  }
+  statement("tsr::attention_block<" + t + ">(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ", " + arg(3) + tail);
+}
+
 void CLikeRenderer::OpEmitter::for_loop() {
   const std::string p = pad();
   const Region& body = *op.regions[0];
@@ -334,6 +366,7 @@ const std::unordered_map<std::string_view, CLikeRenderer::OpEmitter::Fn>& CLikeR
       {"tile.splat", &OpEmitter::splat},
       {"tile.mask", &OpEmitter::mask},
       {"tile.matmul", &OpEmitter::matmul},
+      {"tile.attention", &OpEmitter::attention},
       {"tile.load2d", &OpEmitter::load2d},
       {"tile.store2d", &OpEmitter::store2d},
       {"tile.for", &OpEmitter::for_loop},

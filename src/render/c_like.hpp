@@ -36,6 +36,9 @@ class CLikeRenderer {
   // kernels that contain tile.matmul (other kernels' sources do not change);
   // `kernel` lets a target add a variant's code only where a block uses it.
   virtual std::string matmul_library(const ir::Op& kernel) const = 0;
+  // The target's attention block library, likewise for tile.attention (E502
+  // where the target has none).
+  virtual std::string attention_library(const ir::Op& kernel) const;
   // Whether kernels can take tensor maps (the TMA form of tile.matmul, CUDA
   // only); tensor map i of a kernel is the parameter tensor_map_param(i).
   virtual bool has_tensor_maps() const { return false; }

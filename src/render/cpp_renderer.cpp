@@ -16,6 +16,9 @@ const char* kTileLibrary =
 const char* kMatmulLibrary =
 #include "cpu_matmul_library.inc"
     ;
+const char* kAttentionLibrary =
+#include "cpu_attention_library.inc"
+    ;
 
 class CppRenderer : public CLikeRenderer {
   const Spelling& spelling() const override {
@@ -48,6 +51,7 @@ class CppRenderer : public CLikeRenderer {
   std::string kernel_close(const Op&) override { return "  }\n}\n"; }
   std::string program_id_expr() const override { return "tsr_pid"; }
   std::string matmul_library(const Op&) const override { return kMatmulLibrary; }
+  std::string attention_library(const Op&) const override { return kAttentionLibrary; }
   std::string alloca_decl(const std::string& n, const std::string& elem, int64_t size) const override {
     return "alignas(64) " + elem + " " + n + "[" + std::to_string(size) + "];\n";
   }

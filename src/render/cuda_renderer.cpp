@@ -34,6 +34,10 @@ const char* kMatmulEpilogue =
 const char* kMatmulSimtStageA =
 #include "cuda_matmul_simt_stage_a.inc"
     ;
+// The attention block (tile.attention), after the mma and TMA pieces it reuses.
+const char* kAttention =
+#include "cuda_attention.inc"
+    ;
 
 // Whether a tile.matmul of the kernel has stage_a = true.
 bool uses_stage_a(const Op& kernel) {
@@ -129,6 +133,11 @@ class CudaRenderer : public CLikeRenderer {
     if (hip_) fail("E502", "the HIP lane has no matmul block library yet (tile.matmul)");
     return std::string(kMatmulSimt) + kMatmulMma + kMatmulTma + kMatmulEpilogue +
            (uses_stage_a(kernel) ? kMatmulSimtStageA : "");
+  }
+  // The attention block reuses the wgmma wrappers and the TMA ring pieces.
+  std::string attention_library(const Op&) const override {
+    if (hip_) fail("E502", "the HIP lane has no attention block library yet (tile.attention)");
+    return std::string(kMatmulMma) + kMatmulTma + kAttention;
   }
   bool has_tensor_maps() const override { return !hip_; }
   bool has_transpose_block() const override { return true; }

@@ -11,6 +11,7 @@
 #include <limits>
 #include <random>
 
+#include "../e2e/attention_cases.hpp"
 #include "../e2e/fusion_cases.hpp"
 #include "../e2e/matmul_cases.hpp"
 #include "../e2e/reduce_cases.hpp"
@@ -22,6 +23,7 @@
 #include "ir/parser.hpp"
 #include "ir/verify.hpp"
 #include "oracle/reference.hpp"
+#include "oracle/sample.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/cuda/cuda_executable.hpp"
 #include "runtime/executable.hpp"
@@ -131,6 +133,38 @@ INSTANTIATE_TEST_SUITE_P(All, CudaFusion, ::testing::ValuesIn(all_fusion_cases()
 // Matmul (tensor cores for f16/bf16, FFMA for f32) with fused epilogues.
 INSTANTIATE_TEST_SUITE_P(Matmul, CudaFusion, ::testing::ValuesIn(matmul_cases()),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
+
+// Attention on the Hopper block (TMA ring, wgmma, online softmax): the CPU
+// suite's cases the block takes (bf16/f16, head dims 64 and 128).
+INSTANTIATE_TEST_SUITE_P(Attention, CudaFusion, ::testing::ValuesIn(attention_cases(true)),
+                         [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
+
+// Attention at the benchmark's size, checked on a deterministic sample of
+// rows (each sampled row against every key it sees), bitwise run to run.
+TEST(CudaAttention, LargeCausalGqaMatchesSampledOracle) {
+  for (int64_t d : {64, 128}) {
+    FusionCase c = attention_case(DType::BF16, {2, 32, 8, 2048, 2048, d}, true, true,
+                                  {"random:seed=1,lo=-2,hi=2", "random:seed=2,lo=-2,hi=2", "random:seed=3"});
+    GraphBuilder g("big");
+    c.build(g);
+    GpuProgram p = compile_cuda(g.module());
+    std::vector<Tensor> xs = inputs_for(c, g.module());
+    runtime::RunResult r = p.exe->run(xs);
+    ASSERT_EQ(r.launches.size(), 1u);
+    EXPECT_EQ(r.launches[0].placement, "native_gpu");
+    std::vector<std::vector<uint8_t>> sample;
+    const ir::Region& body = *p.graph->funcs()[0]->regions[0];
+    for (ir::Value* v : body.ops.back()->operands) sample.push_back(oracle::sample_elements(v->type.shape, 96, 64));
+    auto expected = oracle::evaluate(*p.graph, "", xs, &sample);
+    for (size_t i = 0; i < expected.size(); ++i) {
+      oracle::Comparison cmp = oracle::compare(expected[i], r.outputs.at(i));
+      EXPECT_TRUE(cmp.pass) << "d " << d << " output " << i << ": " << cmp.first_failure;
+      EXPECT_GT(cmp.compared, 0);
+    }
+    std::vector<Tensor> again = p.exe->run(xs).outputs;
+    for (size_t i = 0; i < again.size(); ++i) EXPECT_TRUE(same_bytes(again[i], r.outputs[i])) << "output " << i;
+  }
+}
 
 // Long rows resident in a thread-block cluster (2-8 blocks whose lane
 // reductions meet in distributed shared memory), and rows past the cluster's

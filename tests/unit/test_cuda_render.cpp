@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "../e2e/attention_cases.hpp"
 #include "../e2e/matmul_cases.hpp"
 #include "../experimental_env.hpp"
 #include "ir/graph_dialect.hpp"
@@ -113,6 +114,33 @@ TEST(CudaRender, IntegerOpsAndViewsCompileWithNvrtc) {
     compiled += compile_all(g.module());
   }
   EXPECT_GE(compiled, 20);
+}
+
+// Every configuration of the CUDA attention block (head dims 64 and 128,
+// bf16 and f16, causal or not, with and without lse) compiles, with the
+// producer warpgroup and tensor maps of the Hopper form.
+TEST(CudaRender, AttentionCompilesWithNvrtc) {
+  try {
+    runtime::cuda::nvrtc();
+  } catch (const Error& e) {
+    GTEST_SKIP() << "NVRTC not available: " << e.what();
+  }
+  int compiled = 0;
+  for (DType dt : {DType::BF16, DType::F16})
+    for (int64_t d : {64, 128})
+      for (bool causal : {false, true}) {
+        GraphBuilder g("attn");
+        test::attention_case(dt, {2, 8, 2, 300, 300, d}, causal, causal, {}).build(g);
+        auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
+        for (auto& op : target->ops)
+          if (op->name == "target.kernel") {
+            const std::string source = ir::read_kernel_desc(*op).source;
+            EXPECT_NE(source.find("tsr::attention_fwd_tma<"), std::string::npos);
+            EXPECT_NE(source.find("const __grid_constant__ tsr::tensormap tsr_tmap2"), std::string::npos);
+          }
+        compiled += compile_all(g.module());
+      }
+  EXPECT_GE(compiled, 8);
 }
 
 // The fused families' strategies (pointwise, reduce with a prologue, rowwise

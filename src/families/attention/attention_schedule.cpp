@@ -1,0 +1,158 @@
+#include "families/attention/attention_schedule.hpp"
+
+#include "families/device_attr.hpp"
+#include "families/fused/expr_tile.hpp"
+#include "ir/graph_dialect.hpp"
+#include "ir/schedule_dialect.hpp"
+
+namespace tessera::families::attention {
+
+using namespace tessera::ir;
+
+namespace {
+
+Plan facts(const Op& core) {
+  const AttentionSpec s = attention_spec(core);
+  Plan p;
+  p.batch = s.batch, p.heads = s.heads, p.kv_heads = s.kv_heads;
+  p.sq = s.sq, p.sk = s.sk, p.d = s.d;
+  p.causal = s.causal, p.lse = s.lse, p.scale = s.scale;
+  p.dtype = core.operands[0]->type.dtype;
+  return p;
+}
+
+// Why the CUDA block cannot take the plan's problem (empty: it can).
+std::string wgmma_unsupported(const Plan& p, const machine::Descriptor& d) {
+  if (!d.has(machine::Cap::Tma) || !d.has(machine::Cap::Wgmma))
+    return "needs a device with TMA and wgmma (" + d.name + ", " + d.arch + ", has not)";
+  if (p.dtype != DType::F16 && p.dtype != DType::BF16) return "takes f16 and bf16 (f32 softmax and accumulation)";
+  if (p.d != 64 && p.d != 128) return "takes head dims 64 and 128";
+  // Tensor maps have no empty dims and int32 coordinates.
+  if (p.sk < 1) return "needs at least one key (sk >= 1)";
+  const int64_t limit = int64_t{1} << 31;
+  if (p.sq >= limit || p.sk >= limit || p.batch * p.heads >= limit) return "needs extents below 2^31";
+  return "";
+}
+
+void choose(Plan& p, const machine::Descriptor& d) {
+  if (!d.gpu()) {
+    // One program a (batch, head, 64 query rows): the block keeps q's rows
+    // and a 64-key tile of k and v in L1 (device/cpu/tessera_attention.hpp).
+    p.strategy = Strategy::Tiled;
+    p.bm = 64, p.bn = 64, p.stages = 1, p.threads = 1, p.scratch = 0;
+  } else {
+    const std::string why = wgmma_unsupported(p, d);
+    if (!why.empty()) fail("E506", "tessera.attention on device " + d.name + " (target " + d.target() + ") " + why);
+    // Two consumer warpgroups of 64 query rows, 128-key tiles of k and v in a
+    // two-stage ring (device/gpu/ATTENTION_CONTRACT.md).
+    p.strategy = Strategy::Wgmma;
+    p.bm = 128, p.bn = 128, p.stages = 2;
+    p.threads = p.bm / 64 * 128;
+    p.scratch = wgmma_smem_bytes(p.d, p.bm, p.bn, p.stages);
+  }
+  p.programs = p.batch * p.heads * p.m_blocks();
+}
+
+const Op* core_of(const Region& region) {
+  for (auto& op : region.ops)
+    if (op->name == "tessera.attention") return op.get();
+  return nullptr;
+}
+
+}  // namespace
+
+int64_t wgmma_smem_bytes(int64_t d, int64_t bm, int64_t bn, int64_t stages) {
+  // q's rows, `stages` tiles of k and of v (16-bit), 1 KiB of alignment
+  // slack for the swizzled tiles and the ring's mbarriers.
+  return (bm + 2 * stages * bn) * d * 2 + 1024 + 256;
+}
+
+const std::vector<Field<Plan>>& fact_fields() {
+  static const std::vector<Field<Plan>> fields = {
+      field("batch", &Plan::batch),   field("heads", &Plan::heads), field("kv_heads", &Plan::kv_heads),
+      field("sq", &Plan::sq),         field("sk", &Plan::sk),       field("head_dim", &Plan::d),
+      field("causal", &Plan::causal), field("lse", &Plan::lse),     field("scale", &Plan::scale),
+      field("dtype", &Plan::dtype),
+  };
+  return fields;
+}
+
+const std::vector<Field<Plan>>& decision_fields() {
+  static const std::vector<Field<Plan>> fields = {
+      field("strategy", &Plan::strategy),
+      int_list_field<Plan, int64_t>("block", {&Plan::bm, &Plan::bn}),
+      field("stages", &Plan::stages),
+      field("threads", &Plan::threads),
+      field("programs", &Plan::programs),
+      field("scratch", &Plan::scratch),
+  };
+  return fields;
+}
+
+Op& emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unordered_map<const Value*, Value*>& map,
+                  const machine::Descriptor& device, const std::string& prefix) {
+  const Op& core = *region.core;
+  Plan p = facts(core);
+  choose(p, device);
+  Op& op = fused::create_region_op(b, "schedule.attention", region.leaves, region.ops, core.result(0), map, prefix);
+  AttrDict& a = op.attrs;
+  a["family"] = "attention";
+  record_device(a, device);
+  write_fields(fact_fields(), p, a);
+  write_fields(decision_fields(), p, a);
+  op.loc = core.loc;
+  for (auto& r : core.results) op.add_result(r->name, r->type);
+  stamp_artifact_hash(op);
+  return op;
+}
+
+Plan read_plan(const Op& op) {
+  fused::verify_region(op);
+  const Region& region = *op.regions[0];
+  const Op* core = core_of(region);
+  if (!core || region.ops.size() != 2 || region.args.size() != 3 || core->operands[0] != region.args[0].get() ||
+      core->operands[1] != region.args[1].get() || core->operands[2] != region.args[2].get())
+    fail("E302", "schedule.attention: the region holds one tessera.attention of its three arguments (q, k, v)",
+         op.loc);
+  Plan p = facts(*core);
+  if (op.results.size() != core->results.size())
+    fail("E302", "schedule.attention: its results are the attention op's", op.loc);
+  for (size_t i = 0; i < op.results.size(); ++i)
+    if (!(op.result(i)->type == core->result(i)->type))
+      fail("E302", "schedule.attention: result " + std::to_string(i) + " is not the attention op's type", op.loc);
+  const machine::Descriptor device = read_device(op);
+  Plan recorded;
+  read_fields(fact_fields(), op, recorded);
+  for (const Field<Plan>& f : fact_fields())
+    if (!f.equal(recorded, p))
+      fail("E302", "schedule.attention: the recorded " + f.name + " disagrees with its region", op.loc);
+  read_fields(decision_fields(), op, p);
+  // The decisions must be ones the device's block takes.
+  Plan want = p;
+  choose(want, device);
+  if (p.strategy != want.strategy)
+    fail("E302",
+         std::string("schedule.attention: strategy '") + enum_name(p.strategy) + "' does not fit device " +
+             device.name,
+         op.loc);
+  if (p.bm < 1 || p.bn < 1 || p.bm > 1024 || p.bn > 1024 || p.stages < 1 || p.stages > 8)
+    fail("E302", "schedule.attention: block sizes must be in [1, 1024] and stages in [1, 8]", op.loc);
+  if (p.strategy == Strategy::Wgmma) {
+    if (p.bm != 128 || p.bn != 128 || p.stages < 2 || p.threads != p.bm / 64 * 128)
+      fail("E302", "schedule.attention: the wgmma block runs 128 x 128 tiles, >= 2 stages, 128 threads per 64 rows",
+           op.loc);
+    if (p.scratch < wgmma_smem_bytes(p.d, p.bm, p.bn, p.stages))
+      fail("E302", "schedule.attention: scratch is smaller than the wgmma block needs", op.loc);
+  } else if (p.threads != 1 || p.scratch != 0) {
+    fail("E302", "schedule.attention: a tiled program is one thread with no scratch", op.loc);
+  }
+  if (p.programs != p.batch * p.heads * p.m_blocks())
+    fail("E302",
+         "schedule.attention records " + std::to_string(p.programs) + " programs but its blocks give " +
+             std::to_string(p.batch * p.heads * p.m_blocks()),
+         op.loc);
+  check_threads(op, device, p.threads + (p.strategy == Strategy::Wgmma ? Plan::kProducerThreads : 0));
+  return p;
+}
+
+}  // namespace tessera::families::attention

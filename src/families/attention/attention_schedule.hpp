@@ -1,0 +1,65 @@
+// The attention family: o = softmax(scale * q k^T [causal mask]) v per
+// (batch, head), online (FlashAttention): no Sq x Sk buffer. A program
+// computes `bm` query rows of one (batch, head) against every key it sees,
+// `bn` keys at a time (tile.attention: the target's attention block).
+//   cpu:  strategy "tiled": f32 (f64 for f64) online softmax, vectorized, one
+//         program a thread (device/cpu/tessera_attention.hpp).
+//   cuda: "wgmma" (f16/bf16, head dims 64 and 128, a device with TMA and
+//         wgmma): q, k and v arrive by TMA into an mbarrier ring fed by a
+//         producer warpgroup; consumer warpgroups of 64 rows run q k^T and
+//         p v on warpgroup MMA with the softmax in registers
+//         (device/gpu/tessera_attention.cuh, device/gpu/ATTENTION_CONTRACT.md).
+// Other devices and configurations are refused (E506), never run elsewhere.
+#pragma once
+#include <string>
+#include <unordered_map>
+
+#include "families/fused/region.hpp"
+#include "families/plan_fields.hpp"
+#include "ir/ir.hpp"
+#include "machine/descriptor.hpp"
+
+namespace tessera::families::attention {
+
+enum class Strategy { Tiled, Wgmma };
+
+struct Plan {
+  // facts (from the tessera.attention op)
+  int64_t batch = 0, heads = 0, kv_heads = 0, sq = 0, sk = 0, d = 0;
+  bool causal = false, lse = false;
+  double scale = 1;
+  DType dtype = DType::F32;
+  // decisions
+  Strategy strategy = Strategy::Tiled;
+  int64_t bm = 0, bn = 0, stages = 1, threads = 1, programs = 0;
+  int64_t scratch = 0;  // bytes of the block's shared memory (cuda); 0 on the cpu
+  static constexpr int64_t kProducerThreads = 128;
+
+  int64_t m_blocks() const { return (sq + bm - 1) / bm; }
+  int64_t group() const { return kv_heads ? heads / kv_heads : 1; }
+};
+
+// Shared memory the CUDA block needs (tsr::attention_smem_bytes).
+int64_t wgmma_smem_bytes(int64_t d, int64_t bm, int64_t bn, int64_t stages);
+
+// The schedule.attention op of the region (the attention op alone): its
+// results are the op's (o, and lse when it has it). E506 where the device
+// has no attention block for the configuration.
+ir::Op& emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
+                      const std::unordered_map<const ir::Value*, ir::Value*>& map, const machine::Descriptor& device,
+                      const std::string& prefix);
+
+Plan read_plan(const ir::Op& schedule_op);
+
+const std::vector<Field<Plan>>& fact_fields();
+const std::vector<Field<Plan>>& decision_fields();
+
+}  // namespace tessera::families::attention
+
+namespace tessera::families {
+template <>
+struct EnumNames<attention::Strategy> {
+  static constexpr std::array<std::pair<attention::Strategy, const char*>, 2> names = {
+      {{attention::Strategy::Tiled, "tiled"}, {attention::Strategy::Wgmma, "wgmma"}}};
+};
+}  // namespace tessera::families

@@ -1,0 +1,78 @@
+#include "families/attention/attention_tile.hpp"
+
+#include "ir/schedule_dialect.hpp"
+#include "ir/target_dialect.hpp"
+#include "ir/tile_dialect.hpp"
+
+namespace tessera::families::attention {
+
+using namespace tessera::ir;
+
+namespace {
+
+// The tensor map of q (rows = sq, planes = batch * heads) or of k / v (rows
+// = sk, planes = batch * kv_heads): dims {d, rows, planes}, boxes of 64 x 64
+// rows, 128-byte swizzle (the wgmma layout; tessera_attention.cuh).
+TensorMapDesc operand_map(const Plan& p, const Value* buffer, int64_t rows, int64_t planes, int64_t param) {
+  TensorMapDesc t;
+  t.buffer = buffer->name;
+  t.dtype = p.dtype;
+  t.dims = {p.d, rows, planes};
+  t.strides = {p.d * 2, rows * p.d * 2};
+  t.box = {64, 64, 1};
+  t.swizzle = 128;
+  t.param = param;
+  return t;
+}
+
+}  // namespace
+
+void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& sop) {
+  const bool wgmma = p.strategy == Strategy::Wgmma;
+  auto k = new_tile_kernel(sym, p.programs, p.threads, wgmma ? 8 : 16, string_attr(sop, "artifact_hash"));
+  Region& body = *k->regions[0];
+  Value* q = body.add_arg("q", Type::ptr(p.dtype));
+  Value* kk = body.add_arg("k", Type::ptr(p.dtype));
+  Value* v = body.add_arg("v", Type::ptr(p.dtype));
+  Value* o = body.add_arg("o", Type::ptr(p.dtype));
+  Value* lse = p.lse ? body.add_arg("lse", Type::ptr(sop.result(1)->type.dtype)) : nullptr;
+  TileBuilder tb(body);
+  auto idx = [&](int64_t x) { return tb.index(x); };
+
+  // Program -> (batch * head, block of query rows): the blocks of one head
+  // are consecutive (its k and v stay in cache, and the heads of one kv
+  // group follow each other); causal blocks run the longest (last rows)
+  // first so the short ones fill the tail of the grid.
+  const int64_t mb = std::max<int64_t>(p.m_blocks(), 1);
+  Value* pid = tb.program_id();
+  Value* bh = tb.div(pid, idx(mb));
+  Value* block = tb.rem(pid, idx(mb));
+  if (p.causal) block = tb.sub(idx(mb - 1), block);
+  Value* m0 = tb.mul(block, idx(p.bm));
+  // head h of batch b reads kv head h / group of batch b
+  Value* bkv = tb.add(tb.mul(tb.div(bh, idx(p.heads)), idx(p.kv_heads)),
+                      tb.div(tb.rem(bh, idx(p.heads)), idx(p.group())));
+
+  AttrDict attrs = {{"head_dim", Attr(p.d)},     {"block", Attr::ints({p.bm, p.bn})}, {"stages", Attr(p.stages)},
+                    {"sq", Attr(p.sq)},          {"sk", Attr(p.sk)},                  {"causal", Attr(p.causal)},
+                    {"lse", Attr(p.lse)},        {"scale", Attr(p.scale)}};
+  std::vector<Value*> operands = {q, kk, v, o, bh, bkv, m0};
+  if (lse) operands.push_back(lse);
+  if (wgmma) {
+    // q, k and v come as the kernel's tensor maps 0, 1 and 2 (after its
+    // buffers), copied by a producer warpgroup launched beyond `threads`.
+    const int64_t first = static_cast<int64_t>(body.args.size());
+    k->attrs["tensor_maps"] =
+        Attr(AttrList{Attr(operand_map(p, q, p.sq, p.batch * p.heads, first).str()),
+                      Attr(operand_map(p, kk, p.sk, p.batch * p.kv_heads, first + 1).str()),
+                      Attr(operand_map(p, v, p.sk, p.batch * p.kv_heads, first + 2).str())});
+    k->attrs["producer_threads"] = Plan::kProducerThreads;
+    k->attrs["min_blocks"] = int64_t{1};  // the register cap setmaxnreg needs
+    attrs["tma"] = true;
+    operands.push_back(tb.scratch((p.scratch + 3) / 4, DType::F32));  // the block's shared memory
+  }
+  tb.attention(operands, attrs);
+  m.ops.push_back(std::move(k));
+}
+
+}  // namespace tessera::families::attention

@@ -1,0 +1,75 @@
+// Graph IR's tessera.attention: softmax(scale * q k^T [+ causal mask]) v per
+// (batch, head), with grouped-query heads.
+//   %o = tessera.attention %q, %k, %v {causal = true, scale = 0.088388}
+//        : (tensor<BxHxSqxDxbf16>, tensor<BxHkvxSkxDxbf16>, tensor<BxHkvxSkxDxbf16>) -> tensor<BxHxSqxDxbf16>
+//   %o, %lse = tessera.attention ... -> (tensor<BxHxSqxDxbf16>, tensor<BxHxSqxf32>)
+// Query head h reads key/value head h / (H / Hkv). Causal: key j is visible
+// to query i when j <= i + (Sk - Sq) (aligned to the end). The optional second
+// result is the natural-log log-sum-exp of each row's scaled visible scores
+// (f32; f64 for f64 inputs). docs/semantics.md states the rest.
+#include <cmath>
+
+#include "ir/graph_dialect.hpp"
+
+namespace tessera::ir {
+
+namespace {
+[[noreturn]] void bad(const Op& op, const char* code, const std::string& msg) {
+  fail(code, "tessera.attention: " + msg, op.loc);
+}
+}  // namespace
+
+DType attention_lse_dtype(DType operand) { return operand == DType::F64 ? DType::F64 : DType::F32; }
+
+AttentionSpec attention_spec(const Op& op) {
+  if (op.operands.size() != 3 || op.results.empty() || op.results.size() > 2)
+    bad(op, "E205", "takes three operands (q, k, v) and has one or two results (o, and optionally lse)");
+  for (auto& [k, _] : op.attrs)
+    if (k != "causal" && k != "scale") bad(op, "E205", "unknown attribute '" + k + "'");
+  for (Value* v : op.operands)
+    if (!v->type.is_tensor()) bad(op, "E207", "operands must be tensors, got " + v->type.str());
+  const Type &q = op.operands[0]->type, &k = op.operands[1]->type, &v = op.operands[2]->type;
+  if (q.dtype != k.dtype || q.dtype != v.dtype)
+    bad(op, "E209", "q, k and v must have one dtype, got " + q.str() + ", " + k.str() + ", " + v.str());
+  if (!is_float(q.dtype)) bad(op, "E215", "takes float tensors, got " + q.str());
+  if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
+    bad(op, "E217", "q, k and v are [batch, heads, sequence, head_dim] (rank 4), got " + q.str() + ", " + k.str() +
+                        ", " + v.str());
+  if (!(k == v)) bad(op, "E217", "k and v must have one shape, got " + k.str() + " and " + v.str());
+  AttentionSpec s;
+  s.batch = q.shape[0];
+  s.heads = q.shape[1];
+  s.sq = q.shape[2];
+  s.d = q.shape[3];
+  s.kv_heads = k.shape[1];
+  s.sk = k.shape[2];
+  if (k.shape[0] != s.batch || k.shape[3] != s.d)
+    bad(op, "E217", "k and v must have q's batch and head_dim, got q " + q.str() + " and k " + k.str());
+  if (s.kv_heads == 0 ? s.heads != 0 : s.heads % s.kv_heads != 0)
+    bad(op, "E217",
+        "q's " + std::to_string(s.heads) + " heads must be a multiple of k's " + std::to_string(s.kv_heads) +
+            " (grouped-query attention)");
+  if (const Attr* c = op.attr("causal")) {
+    if (!c->as_bool()) bad(op, "E211", "'causal' must be true or false");
+    s.causal = *c->as_bool();
+  }
+  s.scale = s.d > 0 ? 1.0 / std::sqrt(static_cast<double>(s.d)) : 1.0;
+  if (const Attr* a = op.attr("scale")) {
+    const double* f = a->as_float();
+    const int64_t* i = a->as_int();
+    if (!f && !i) bad(op, "E211", "'scale' must be a number");
+    s.scale = f ? *f : static_cast<double>(*i);
+    if (!std::isfinite(s.scale)) bad(op, "E211", "'scale' must be finite");
+  }
+  if (!(op.results[0]->type == q))
+    bad(op, "E205", "the result o is " + op.results[0]->type.str() + " but " + q.str() + " follows from q");
+  s.lse = op.results.size() == 2;
+  if (s.lse) {
+    const Type want = Type::tensor(attention_lse_dtype(q.dtype), {s.batch, s.heads, s.sq});
+    if (!(op.results[1]->type == want))
+      bad(op, "E205", "the result lse is " + op.results[1]->type.str() + " but " + want.str() + " follows from q");
+  }
+  return s;
+}
+
+}  // namespace tessera::ir

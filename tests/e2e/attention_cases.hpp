@@ -1,0 +1,76 @@
+// The attention matrix, shared by the CPU suite (test_attention.cpp) and the
+// GPU suite (tests/gpu/test_cuda.cpp): sequence lengths around the tile
+// sizes (1, 17, 127, 128, 129), Sq != Sk both ways (decode, chunked prefill,
+// causal rows that see no key), grouped-query ratios 1, 4, 8 and 32, head
+// dims, dtypes, the log-sum-exp result, NaN/inf in q and k.
+#pragma once
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "fusion_cases.hpp"
+
+namespace tessera::test {
+
+struct AttentionShape {
+  int64_t b, h, hkv, sq, sk, d;
+};
+
+inline std::string attention_name(DType dt, const AttentionShape& s, bool causal, bool lse, const std::string& tag) {
+  return std::string(dtype_name(dt)) + "_b" + std::to_string(s.b) + "h" + std::to_string(s.h) + "kv" +
+         std::to_string(s.hkv) + "_q" + std::to_string(s.sq) + "k" + std::to_string(s.sk) + "d" +
+         std::to_string(s.d) + (causal ? "_causal" : "") + (lse ? "_lse" : "") + (tag.empty() ? "" : "_" + tag);
+}
+
+// One case: q, k, v from `inputs` (generator specs), o (and lse) returned.
+inline FusionCase attention_case(DType dt, AttentionShape s, bool causal, bool lse, std::vector<std::string> inputs,
+                                 const std::string& tag = "") {
+  return {attention_name(dt, s, causal, lse, tag), std::move(inputs), [=](GraphBuilder& g) {
+            ir::Value* q = g.input("q", T(dt, {s.b, s.h, s.sq, s.d}));
+            ir::Value* k = g.input("k", T(dt, {s.b, s.hkv, s.sk, s.d}));
+            ir::Value* v = g.input("v", T(dt, {s.b, s.hkv, s.sk, s.d}));
+            auto out = g.attention(q, k, v, causal, std::nan(""), lse);
+            for (ir::Value* o : out) g.output(o);
+          }};
+}
+
+// gpu: only what the CUDA block takes (f16/bf16, head dims 64 and 128, at
+// least one key); the CPU takes everything.
+inline std::vector<FusionCase> attention_cases(bool gpu) {
+  const std::vector<std::string> uniform = {"random:seed=1,lo=-1,hi=1", "random:seed=2,lo=-1,hi=1",
+                                            "random:seed=3,lo=-1,hi=1"};
+  // wider scores: a peaked softmax, where the max matters
+  const std::vector<std::string> peaked = {"random:seed=4,lo=-3,hi=3", "random:seed=5,lo=-3,hi=3",
+                                           "random:seed=6,lo=-1,hi=1"};
+  // NaN, +inf and -inf in q and k (not v: see docs/semantics.md on masked v)
+  const std::vector<std::string> special = {"special:seed=7,rate=0.002", "special:seed=8,rate=0.002",
+                                            "random:seed=9,lo=-1,hi=1"};
+  std::vector<FusionCase> cases;
+  const std::vector<DType> dtypes =
+      gpu ? std::vector<DType>{DType::BF16, DType::F16} : std::vector<DType>{DType::F32, DType::BF16, DType::F64,
+                                                                             DType::F16};
+  for (DType dt : dtypes)
+    for (int64_t d : {int64_t{64}, int64_t{128}})
+      for (bool causal : {false, true}) {
+        for (int64_t s : {1, 17, 127, 128, 129})
+          cases.push_back(attention_case(dt, {1, 2, 1, s, s, d}, causal, s == 129, uniform));
+        cases.push_back(attention_case(dt, {2, 8, 2, 300, 300, d}, causal, true, peaked));  // GQA 4
+        cases.push_back(attention_case(dt, {1, 8, 1, 1, 1000, d}, causal, true, uniform));  // decode, MQA
+        cases.push_back(attention_case(dt, {1, 4, 4, 64, 1000, d}, causal, false, uniform));  // chunked prefill
+        cases.push_back(attention_case(dt, {1, 8, 1, 300, 100, d}, causal, true, uniform));  // rows with no key
+        cases.push_back(attention_case(dt, {1, 32, 1, 33, 257, d}, causal, false, peaked));  // GQA 32
+        cases.push_back(attention_case(dt, {1, 4, 2, 200, 200, d}, causal, true, special, "special"));
+      }
+  // The CPU block takes any head dim, f32 and f64, and no keys at all.
+  if (!gpu)
+    for (DType dt : {DType::F32, DType::F64, DType::BF16}) {
+      for (int64_t d : {1, 3, 100, 256})
+        cases.push_back(attention_case(dt, {1, 2, 2, 70, 90, d}, true, true, peaked));
+      cases.push_back(attention_case(dt, {1, 2, 1, 5, 0, 64}, false, true, uniform));  // no keys
+      cases.push_back(attention_case(dt, {0, 2, 1, 5, 5, 64}, true, true, uniform));   // empty batch
+      cases.push_back(attention_case(dt, {1, 2, 1, 0, 5, 64}, false, true, uniform));  // no queries
+    }
+  return cases;
+}
+
+}  // namespace tessera::test
