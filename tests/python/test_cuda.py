@@ -226,3 +226,17 @@ def test_views_and_concat_on_torch_tensors():
     x1, x2 = x.chunk(2, dim=-1)
     torch.testing.assert_close(y, (x * cos + torch.cat([x2, x1], -1) * sin).transpose(0, 1), rtol=1e-6, atol=1e-6)
     assert torch.equal(flat, x[:, 1::2].reshape(-1))
+
+
+def test_attention_on_torch_tensors_against_sdpa():
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    q = torch.randn(2, 8, 300, 128, device="cuda", generator=gen, dtype=torch.bfloat16)
+    k = torch.randn(2, 2, 300, 128, device="cuda", generator=gen, dtype=torch.bfloat16)
+    v = torch.randn(2, 2, 300, 128, device="cuda", generator=gen, dtype=torch.bfloat16)
+    fn = ts.jit(lambda q, k, v: ts.attention(q, k, v, causal=True))
+    o = fn(q, k, v)
+    torch.cuda.synchronize()
+    want = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=True,
+                                                            enable_gqa=True)
+    assert o.dtype == torch.bfloat16 and o.shape == q.shape
+    torch.testing.assert_close(o.float(), want, rtol=2e-2, atol=2e-2)

@@ -616,3 +616,48 @@ def test_bool_bytes_other_than_one_read_as_true():
     raw = np.array([0, 1, 2, 255], np.uint8).view(np.bool_)
     np.testing.assert_array_equal(run(lambda b: (~b, b & b, b.astype(np.int32)), raw)[0], [True, False, False, False])
     np.testing.assert_array_equal(run(lambda b: b.astype(np.int32), raw), [0, 1, 1, 1])
+
+
+# -- attention -----------------------------------------------------------------------------------------------
+
+def attention_reference(q, k, v, causal, scale):
+    """softmax(scale q k^T [causal, aligned to the end]) v in f64, grouped-query heads; empty rows give 0."""
+    q, k, v = (np.asarray(a, F64) for a in (q, k, v))
+    group = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    s = scale * q @ np.swapaxes(k, -1, -2)
+    sq, sk = q.shape[2], k.shape[2]
+    if causal:
+        visible = np.arange(sk)[None, :] <= np.arange(sq)[:, None] + (sk - sq)
+        s = np.where(visible, s, -np.inf)
+    m = s.max(-1, keepdims=True)
+    p = np.exp(s - np.where(np.isfinite(m), m, 0))
+    l = p.sum(-1, keepdims=True)
+    o = np.where(l > 0, (p @ v) / np.where(l > 0, l, 1), 0)
+    with np.errstate(divide="ignore"):  # log(0) = -inf: a row that sees no key
+        return o, (m + np.log(l))[..., 0]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("sq,sk", [(37, 37), (1, 90), (50, 20)])
+def test_attention_against_numpy(causal, sq, sk):
+    r = np.random.default_rng(sq * 100 + sk)
+    q = r.standard_normal((2, 4, sq, 32)).astype(F32)
+    k = r.standard_normal((2, 2, sk, 32)).astype(F32)
+    v = r.standard_normal((2, 2, sk, 32)).astype(F32)
+    o, lse = run(lambda q, k, v: ts.attention(q, k, v, causal=causal, return_lse=True), q, k, v)
+    want_o, want_lse = attention_reference(q, k, v, causal, 32 ** -0.5)
+    close(o, want_o, F32, rtol=2e-5, atol=2e-6)
+    close(lse, want_lse, F32, rtol=2e-5, atol=2e-6)
+
+
+def test_sdpa_spelling_matches_and_needs_enable_gqa():
+    r = np.random.default_rng(3)
+    q = r.standard_normal((1, 4, 16, 8))
+    k = r.standard_normal((1, 2, 16, 8))
+    v = r.standard_normal((1, 2, 16, 8))
+    got = run(lambda q, k, v: ts.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3, enable_gqa=True),
+              q, k, v)
+    close(got, attention_reference(q, k, v, True, 0.3)[0], F64)
+    with pytest.raises(ts.TraceError, match="E217"):
+        run(lambda q, k, v: ts.scaled_dot_product_attention(q, k, v), q, k, v)
