@@ -41,6 +41,16 @@ matmul of this file (tiled tl.dot, f32 accumulation, no autotune: two fixed
 configs each checked against torch and timed, the faster is the row; f32
 uses input_precision="ieee", no TF32) with the epilogue fused.
 
+An attention program case carries
+    "anchor": {"op": "attention", "b", "h", "hkv", "sq", "sk", "d", "causal": bool, "dtype": "f32" | "bf16" | "f16"}
+(q [b, h, sq, d], k and v [b, hkv, sk, d], scale 1/sqrt(d)). CPU: a
+straightforward numpy implementation in f32 (scores q @ k^T, a max-subtracted
+softmax, then @ v; the causal mask by np.where), host clock. CUDA (CUDA
+events): torch.nn.functional.scaled_dot_product_attention restricted to one
+backend at a time with torch.nn.attention.sdpa_kernel: FLASH_ATTENTION
+(FlashAttention-2) and CUDNN_ATTENTION, each checked against a float32 torch
+reference before it is timed; a backend that refuses the case is a warning.
+
 Every anchor is measured on its own: one that fails prints a warning to
 stderr and the others still run.
 """
@@ -572,12 +582,82 @@ def cuda_matmul_rows(anchor, reps):
     return [dict(r, note=note) for r, note in rows if r]
 
 
+def attention_fields(anchor):
+    return (int(anchor["b"]), int(anchor["h"]), int(anchor["hkv"]), int(anchor["sq"]), int(anchor["sk"]),
+            int(anchor["d"]), bool(anchor.get("causal", False)), anchor.get("dtype", "f32"))
+
+
+def numpy_attention_rows(anchor, reps):
+    import numpy as np
+    b, h, hkv, sq, sk, d, causal, dtype_name = attention_fields(anchor)
+    if dtype_name != "f32":
+        return []  # numpy has no bf16, and its f16 matmul is not BLAS
+    rng = np.random.default_rng(7)
+    q = rng.standard_normal((b, h, sq, d), dtype=np.float32)
+    k = rng.standard_normal((b, hkv, sk, d), dtype=np.float32)
+    v = rng.standard_normal((b, hkv, sk, d), dtype=np.float32)
+    group = h // hkv
+    visible = np.arange(sk)[None, :] <= np.arange(sq)[:, None] + (sk - sq)
+    scale = np.float32(1 / np.sqrt(d))
+
+    def fn():
+        kk = np.repeat(k, group, axis=1) if group > 1 else k
+        vv = np.repeat(v, group, axis=1) if group > 1 else v
+        s = (q @ np.swapaxes(kk, -1, -2)) * scale
+        if causal:
+            s = np.where(visible, s, np.float32(-np.inf))
+        s -= s.max(-1, keepdims=True)
+        p = np.exp(s)
+        p /= p.sum(-1, keepdims=True)
+        return p @ vv
+    row = measured("numpy", np.__version__, "end_to_end", reps, lambda: host_median_ns(fn, reps))
+    return [dict(row, note="numpy f32: s = q @ k^T * scale, " + ("np.where causal mask, " if causal else "") +
+                 "max-subtracted softmax, p @ v (bundled OpenBLAS, every core)")] if row else []
+
+
+def cuda_attention_rows(anchor, reps):
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    b, h, hkv, sq, sk, d, causal, dtype_name = attention_fields(anchor)
+    dt = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}[dtype_name]
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    q = torch.randn(b, h, sq, d, device="cuda", generator=gen).to(dt)
+    k = torch.randn(b, hkv, sk, d, device="cuda", generator=gen).to(dt)
+    v = torch.randn(b, hkv, sk, d, device="cuda", generator=gen).to(dt)
+    gqa = h != hkv
+    # the reference on a few query heads in f32, the math backend (no flash, no cudnn)
+    heads = min(h, 2 * (h // hkv))
+    with sdpa_kernel([SDPBackend.MATH]):
+        ref = F.scaled_dot_product_attention(q[:, :heads].float(), k[:, :heads // (h // hkv)].float(),
+                                             v[:, :heads // (h // hkv)].float(), is_causal=causal, enable_gqa=gqa)
+    rows = []
+    for name, backend, note in (("torch_flash", SDPBackend.FLASH_ATTENTION, "FlashAttention-2"),
+                                ("torch_cudnn", SDPBackend.CUDNN_ATTENTION, "cuDNN")):
+        def fn(backend=backend):
+            with sdpa_kernel([backend]):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+
+        def timed(fn=fn):
+            out = fn()
+            check_against(out[:, :heads].float(), ref, dtype_name)
+            return cuda_event_median_ns(fn, reps)
+        row = measured(name, torch.__version__, "device_event", reps, timed)
+        if row:
+            rows.append(dict(row, note=f"torch.nn.functional.scaled_dot_product_attention, {note} backend only"
+                                       f" (sdpa_kernel), is_causal={causal}" + (", enable_gqa=True" if gqa else "")))
+    return rows
+
+
 # ----------------------------------------------------------------------------- driver
 
 def case_rows(case, target, reps):
     if "program" in case:
         if "anchor" not in case:
             return None  # nothing to compare a bare program with
+        if case["anchor"].get("op") == "attention":
+            return numpy_attention_rows(case["anchor"], reps) if target == "cpu" else \
+                cuda_attention_rows(case["anchor"], reps)
         if case["anchor"].get("op") == "matmul":
             return numpy_matmul_rows(case["anchor"], reps) if target == "cpu" else cuda_matmul_rows(case["anchor"], reps)
         return numpy_program_rows(case["anchor"], reps) if target == "cpu" else cuda_program_rows(case["anchor"], reps)

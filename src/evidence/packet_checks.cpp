@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "evidence/program_work.hpp"
 #include "ir/graph_dialect.hpp"
 #include "ir/parser.hpp"
 #include "support/diagnostic.hpp"
@@ -24,11 +25,11 @@ bool same(double recorded, double derived) {
 
 std::string num(double v) { return fmt::format("{:.6g}", v); }
 
-// Bytes read and written once, and matmul flops, of the measured program (as
-// bench_runner computes them).
+// Bytes read and written once, and flops (program_work.hpp), of the measured
+// program (as bench_runner computes them).
 struct ProgramWork {
   double bytes = 0, flops = 0;
-  bool matmul = false;
+  bool counted = false;
 };
 ProgramWork program_work(const std::string& text) {
   ProgramWork w;
@@ -37,12 +38,9 @@ ProgramWork program_work(const std::string& text) {
   const ir::Op* f = m->funcs()[0];
   for (auto& a : f->regions[0]->args) w.bytes += double(a->type.numel() * dtype_size(a->type.dtype));
   for (const ir::Type& t : ir::func_result_types(*f)) w.bytes += double(t.numel() * dtype_size(t.dtype));
-  for (auto& op : f->regions[0]->ops)
-    if (op->name == "tessera.matmul") {
-      const ir::MatmulSpec s = ir::matmul_spec(*op);
-      w.flops += 2 * double(s.batch) * double(s.m) * double(s.n) * double(s.k);
-      w.matmul = true;
-    }
+  const ProgramFlops pf = program_flops(*m);
+  w.flops = pf.flops;
+  w.counted = pf.counted;
   return w;
 }
 
@@ -92,7 +90,7 @@ std::string case_contradiction(const json& c) {
     }
     if (c.contains("bytes_moved") && !same(c["bytes_moved"], w.bytes))
       return in_case(fmt::format("bytes_moved {} is not its program's {}", num(c["bytes_moved"]), num(w.bytes)));
-    if (c.contains("flops") != w.matmul || (w.matmul && !same(c["flops"], w.flops)))
+    if (c.contains("flops") != w.counted || (w.counted && !same(c["flops"], w.flops)))
       return in_case(fmt::format("flops {} are not its program's {}", c.value("flops", json()).dump(), num(w.flops)));
   }
   if (c.contains("achieved_gbs") && !same(c["achieved_gbs"], c.at("bytes_moved").get<double>() / median))

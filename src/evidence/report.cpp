@@ -24,7 +24,7 @@ namespace {
 
 struct Row {
   std::string packet, target, device, name, verdict, anchors;
-  double gbs = 0, ceiling = 0, tflops = -1;  // tflops: matmul programs only
+  double gbs = 0, ceiling = 0, tflops = -1;  // tflops: matmul and attention programs only
   bool stable = false;
   bool gpu = false;  // measured on a GPU lane (its packets name the GPU)
   std::string oracle;
@@ -149,7 +149,8 @@ int write_report(const std::string& dir, const std::string& root) {
   md << "# Evidence report\n\nRendered by `tessera evidence report` from " << packets
      << " packet(s). GB/s counts bytes read and written once, over the median of the packet's primary timing "
         "domain (device_event on CUDA, kernel_wall on the CPU). \"vs anchor\" is anchor time / Tessera time "
-        "(above 1: Tessera is faster). TFLOP/s (matmul programs) counts 2*batch*m*n*k over the same median; a "
+        "(above 1: Tessera is faster). TFLOP/s (matmul and attention programs) counts 2*batch*m*n*k (attention: "
+        "4*B*H*Sq*Sk*D, halved when causal) over the same median; a "
         "[candidate] after a case name is a library candidate run through Tessera's runtime; an oracle marked "
         "(sampled RxC) checked R rows by C columns of the measured run's output (every batch) against the oracle "
         "of the same region cut to those rows and columns, the full size being beyond the oracle (older packets: "

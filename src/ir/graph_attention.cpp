@@ -33,8 +33,8 @@ AttentionSpec attention_spec(const Op& op) {
     bad(op, "E209", "q, k and v must have one dtype, got " + q.str() + ", " + k.str() + ", " + v.str());
   if (!is_float(q.dtype)) bad(op, "E215", "takes float tensors, got " + q.str());
   if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
-    bad(op, "E217", "q, k and v are [batch, heads, sequence, head_dim] (rank 4), got " + q.str() + ", " + k.str() +
-                        ", " + v.str());
+    bad(op, "E217",
+        "q, k and v are [batch, heads, sequence, head_dim] (rank 4), got " + q.str() + ", " + k.str() + ", " + v.str());
   if (!(k == v)) bad(op, "E217", "k and v must have one shape, got " + k.str() + " and " + v.str());
   AttentionSpec s;
   s.batch = q.shape[0];

@@ -113,9 +113,9 @@ int run_evidence_commands(const EvidenceCommands& c) {
     for (auto& r : packet["cases"]) {
       fmt::print("  {:<28} {:>9.1f} GB/s  {}  {}", r["name"].get<std::string>(), r.value("achieved_gbs", 0.0),
                  r.value("stable", false) ? "stable" : "UNSTABLE", r["placement"].get<std::string>());
-      if (r.contains("achieved_tflops"))
-        fmt::print("  {:.2f} TFLOP/s  candidate={}  oracle={}", r["achieved_tflops"].get<double>(),
-                   r.value("candidate", "?"), r.value("oracle_scope", "?"));
+      if (r.contains("achieved_tflops")) fmt::print("  {:.2f} TFLOP/s", r["achieved_tflops"].get<double>());
+      if (r.contains("candidate")) fmt::print("  candidate={}", r["candidate"].get<std::string>());
+      if (r.contains("achieved_tflops")) fmt::print("  oracle={}", r.value("oracle_scope", "?"));
       fmt::print("\n");
     }
     return 0;

@@ -79,12 +79,9 @@ const std::vector<Field<Plan>>& fact_fields() {
 
 const std::vector<Field<Plan>>& decision_fields() {
   static const std::vector<Field<Plan>> fields = {
-      field("strategy", &Plan::strategy),
-      int_list_field<Plan, int64_t>("block", {&Plan::bm, &Plan::bn}),
-      field("stages", &Plan::stages),
-      field("threads", &Plan::threads),
-      field("programs", &Plan::programs),
-      field("scratch", &Plan::scratch),
+      field("strategy", &Plan::strategy), int_list_field<Plan, int64_t>("block", {&Plan::bm, &Plan::bn}),
+      field("stages", &Plan::stages),     field("threads", &Plan::threads),
+      field("programs", &Plan::programs), field("scratch", &Plan::scratch),
   };
   return fields;
 }
@@ -112,8 +109,7 @@ Plan read_plan(const Op& op) {
   const Op* core = core_of(region);
   if (!core || region.ops.size() != 2 || region.args.size() != 3 || core->operands[0] != region.args[0].get() ||
       core->operands[1] != region.args[1].get() || core->operands[2] != region.args[2].get())
-    fail("E302", "schedule.attention: the region holds one tessera.attention of its three arguments (q, k, v)",
-         op.loc);
+    fail("E302", "schedule.attention: the region holds one tessera.attention of its three arguments (q, k, v)", op.loc);
   Plan p = facts(*core);
   if (op.results.size() != core->results.size())
     fail("E302", "schedule.attention: its results are the attention op's", op.loc);
@@ -132,8 +128,7 @@ Plan read_plan(const Op& op) {
   choose(want, device);
   if (p.strategy != want.strategy)
     fail("E302",
-         std::string("schedule.attention: strategy '") + enum_name(p.strategy) + "' does not fit device " +
-             device.name,
+         std::string("schedule.attention: strategy '") + enum_name(p.strategy) + "' does not fit device " + device.name,
          op.loc);
   if (p.bm < 1 || p.bn < 1 || p.bm > 1024 || p.bn > 1024 || p.stages < 1 || p.stages > 8)
     fail("E302", "schedule.attention: block sizes must be in [1, 1024] and stages in [1, 8]", op.loc);

@@ -53,19 +53,19 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   Value* bkv = tb.add(tb.mul(tb.div(bh, idx(p.heads)), idx(p.kv_heads)),
                       tb.div(tb.rem(bh, idx(p.heads)), idx(p.group())));
 
-  AttrDict attrs = {{"head_dim", Attr(p.d)},     {"block", Attr::ints({p.bm, p.bn})}, {"stages", Attr(p.stages)},
-                    {"sq", Attr(p.sq)},          {"sk", Attr(p.sk)},                  {"causal", Attr(p.causal)},
-                    {"lse", Attr(p.lse)},        {"scale", Attr(p.scale)}};
+  AttrDict attrs = {{"head_dim", Attr(p.d)},    {"block", Attr::ints({p.bm, p.bn})},
+                    {"stages", Attr(p.stages)}, {"sq", Attr(p.sq)},
+                    {"sk", Attr(p.sk)},         {"causal", Attr(p.causal)},
+                    {"lse", Attr(p.lse)},       {"scale", Attr(p.scale)}};
   std::vector<Value*> operands = {q, kk, v, o, bh, bkv, m0};
   if (lse) operands.push_back(lse);
   if (wgmma) {
     // q, k and v come as the kernel's tensor maps 0, 1 and 2 (after its
     // buffers), copied by a producer warpgroup launched beyond `threads`.
     const int64_t first = static_cast<int64_t>(body.args.size());
-    k->attrs["tensor_maps"] =
-        Attr(AttrList{Attr(operand_map(p, q, p.sq, p.batch * p.heads, first).str()),
-                      Attr(operand_map(p, kk, p.sk, p.batch * p.kv_heads, first + 1).str()),
-                      Attr(operand_map(p, v, p.sk, p.batch * p.kv_heads, first + 2).str())});
+    k->attrs["tensor_maps"] = Attr(AttrList{Attr(operand_map(p, q, p.sq, p.batch * p.heads, first).str()),
+                                            Attr(operand_map(p, kk, p.sk, p.batch * p.kv_heads, first + 1).str()),
+                                            Attr(operand_map(p, v, p.sk, p.batch * p.kv_heads, first + 2).str())});
     k->attrs["producer_threads"] = Plan::kProducerThreads;
     k->attrs["min_blocks"] = int64_t{1};  // the register cap setmaxnreg needs
     attrs["tma"] = true;
