@@ -85,7 +85,7 @@ struct simd {
   static v exp2(v x) {
     constexpr bool F = sizeof(A) == 4;
     constexpr A lo = F ? -150 : -1075, magic = F ? 0x1.8p23 : 0x1.8p52;
-    x = x < lo ? splat(lo) : x;             // NaN compares false and stays
+    x = splat(lo) > x ? splat(lo) : x;      // NaN compares false and stays (one maxps)
     const v n = (x + magic) - magic;        // rint(x): |x| < 2^22
     const v f = x - n;                      // exact
     v p;
@@ -238,8 +238,10 @@ void block(typename config<T, D, BM, BN>::scratch& s, const T* q, const T* k, co
   const T* kb = k + bkv * sk * D;
   const T* vb = v + bkv * sk * D;
 
+  for (int r = 0; r < rows; ++r)
+    for (int d = 0; d < D; ++d) s.qt[d * LDP + r] = A(widen(qb[r * D + d]));
   for (int d = 0; d < D; ++d)
-    for (int r = 0; r < LDP; ++r) s.qt[d * LDP + r] = r < rows ? A(widen(qb[r * D + d])) : A(0);
+    for (int r = rows; r < LDP; ++r) s.qt[d * LDP + r] = 0;
   for (int j = 0; j < BN; ++j)
     for (int r = QV * W; r < LDP; ++r) s.st[j * LDP + r] = 0;
   for (int i = 0; i < C::RO * DP; ++i) s.o[i] = 0;

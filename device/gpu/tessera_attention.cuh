@@ -34,7 +34,9 @@
 // while m is -inf (masked keys, x = -inf, then give 0 rather than NaN), row
 // sum l in f32 of the unrounded p. A NaN score gives p = NaN, and a +inf one
 // x - m = inf - inf = NaN: either makes the row's o and lse NaN. A row with
-// no visible key ends with l = 0: o = 0, lse = -inf.
+// no visible key ends with l = 0: o = 0, lse = -inf. With scale > 0 the max
+// is taken on the raw scores (same order) and the scale folds into the
+// exponent's fma; other scales (<= 0, NaN) scale the scores first.
 //
 // smem (1 KiB aligned; 128-byte-swizzled boxes of 64 elements x 64 rows, as
 // the TMA's CU_TENSOR_MAP_SWIZZLE_128B writes them):
