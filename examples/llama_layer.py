@@ -1,5 +1,5 @@
 """One Llama-3-style decoder layer, written the way models are: a fused QKV projection split into heads,
-RoPE on the query and key heads, grouped-query causal attention (the mask from positions, not an input),
+RoPE on the query and key heads, grouped-query causal attention (ts.attention: no scores in memory),
 the output projection and a residual, RMSNorm, a SwiGLU MLP and a second residual.
 
     PYTHONPATH=build/python python3 examples/llama_layer.py [--size small|8b] [--emit FILE.tsr]
@@ -36,14 +36,11 @@ def layer(x, g1, wqkv, cos, sin, wo, g2, wgu, wd, heads, kv_heads):
         t1, t2 = ts.split(t, 2, axis=-1)
         return t * cos[:, None, :] + ts.concatenate([t2, t1], axis=-1) * sin[:, None, :]
 
-    # Grouped-query attention: the query heads of one KV head form one batch entry, [kv, group*S, D].
-    q = rope(q, heads).reshape(s, kv_heads, group, d).transpose(1, 2, 0, 3).reshape(kv_heads, group * s, d)
-    k = rope(k, kv_heads).transpose(1, 0, 2)  # [kv, S, D]
-    v = v.reshape(s, kv_heads, d).transpose(1, 0, 2)
-    scores = (q @ k.mT).reshape(kv_heads, group, s, s) * (1.0 / np.sqrt(d))
-    causal = ts.iota((s, 1), 0, ts.int32) >= ts.arange(s, ts.int32)
-    p = ts.softmax(ts.where(causal, scores, -np.inf), axis=-1).astype(x.dtype).reshape(kv_heads, group * s, s)
-    attn = (p @ v).reshape(kv_heads, group, s, d).transpose(2, 0, 1, 3).reshape(s, hidden)
+    # Grouped-query causal attention on [1, heads, S, D] (query head h reads KV head h // group).
+    q = rope(q, heads).transpose(1, 0, 2)[None]
+    k = rope(k, kv_heads).transpose(1, 0, 2)[None]
+    v = v.reshape(s, kv_heads, d).transpose(1, 0, 2)[None]
+    attn = ts.attention(q, k, v, causal=True)[0].transpose(1, 0, 2).reshape(s, hidden)
     h = x + attn @ wo
     gate, up = ts.split(ts.rms_norm(h, g2, eps=EPS) @ wgu, 2, axis=1)
     return h + (ts.silu(gate) * up) @ wd
