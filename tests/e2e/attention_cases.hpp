@@ -18,8 +18,8 @@ struct AttentionShape {
 
 inline std::string attention_name(DType dt, const AttentionShape& s, bool causal, bool lse, const std::string& tag) {
   return std::string(dtype_name(dt)) + "_b" + std::to_string(s.b) + "h" + std::to_string(s.h) + "kv" +
-         std::to_string(s.hkv) + "_q" + std::to_string(s.sq) + "k" + std::to_string(s.sk) + "d" +
-         std::to_string(s.d) + (causal ? "_causal" : "") + (lse ? "_lse" : "") + (tag.empty() ? "" : "_" + tag);
+         std::to_string(s.hkv) + "_q" + std::to_string(s.sq) + "k" + std::to_string(s.sk) + "d" + std::to_string(s.d) +
+         (causal ? "_causal" : "") + (lse ? "_lse" : "") + (tag.empty() ? "" : "_" + tag);
 }
 
 // One case: q, k, v from `inputs` (generator specs), o (and lse) returned.
@@ -46,26 +46,24 @@ inline std::vector<FusionCase> attention_cases(bool gpu) {
   const std::vector<std::string> special = {"special:seed=7,rate=0.002", "special:seed=8,rate=0.002",
                                             "random:seed=9,lo=-1,hi=1"};
   std::vector<FusionCase> cases;
-  const std::vector<DType> dtypes =
-      gpu ? std::vector<DType>{DType::BF16, DType::F16} : std::vector<DType>{DType::F32, DType::BF16, DType::F64,
-                                                                             DType::F16};
+  const std::vector<DType> dtypes = gpu ? std::vector<DType>{DType::BF16, DType::F16}
+                                        : std::vector<DType>{DType::F32, DType::BF16, DType::F64, DType::F16};
   for (DType dt : dtypes)
     for (int64_t d : {int64_t{64}, int64_t{128}})
       for (bool causal : {false, true}) {
         for (int64_t s : {1, 17, 127, 128, 129})
           cases.push_back(attention_case(dt, {1, 2, 1, s, s, d}, causal, s == 129, uniform));
-        cases.push_back(attention_case(dt, {2, 8, 2, 300, 300, d}, causal, true, peaked));  // GQA 4
-        cases.push_back(attention_case(dt, {1, 8, 1, 1, 1000, d}, causal, true, uniform));  // decode, MQA
+        cases.push_back(attention_case(dt, {2, 8, 2, 300, 300, d}, causal, true, peaked));    // GQA 4
+        cases.push_back(attention_case(dt, {1, 8, 1, 1, 1000, d}, causal, true, uniform));    // decode, MQA
         cases.push_back(attention_case(dt, {1, 4, 4, 64, 1000, d}, causal, false, uniform));  // chunked prefill
-        cases.push_back(attention_case(dt, {1, 8, 1, 300, 100, d}, causal, true, uniform));  // rows with no key
-        cases.push_back(attention_case(dt, {1, 32, 1, 33, 257, d}, causal, false, peaked));  // GQA 32
+        cases.push_back(attention_case(dt, {1, 8, 1, 300, 100, d}, causal, true, uniform));   // rows with no key
+        cases.push_back(attention_case(dt, {1, 32, 1, 33, 257, d}, causal, false, peaked));   // GQA 32
         cases.push_back(attention_case(dt, {1, 4, 2, 200, 200, d}, causal, true, special, "special"));
       }
   // The CPU block takes any head dim, f32 and f64, and no keys at all.
   if (!gpu)
     for (DType dt : {DType::F32, DType::F64, DType::BF16}) {
-      for (int64_t d : {1, 3, 100, 256})
-        cases.push_back(attention_case(dt, {1, 2, 2, 70, 90, d}, true, true, peaked));
+      for (int64_t d : {1, 3, 100, 256}) cases.push_back(attention_case(dt, {1, 2, 2, 70, 90, d}, true, true, peaked));
       cases.push_back(attention_case(dt, {1, 2, 1, 5, 0, 64}, false, true, uniform));  // no keys
       cases.push_back(attention_case(dt, {0, 2, 1, 5, 5, 64}, true, true, uniform));   // empty batch
       cases.push_back(attention_case(dt, {1, 2, 1, 0, 5, 64}, false, true, uniform));  // no queries

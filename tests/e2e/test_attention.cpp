@@ -7,8 +7,8 @@
 #include "attention_cases.hpp"
 #include "e2e_util.hpp"
 #include "ir/ir_hash.hpp"
-#include "ir/schedule_dialect.hpp"
 #include "ir/printer.hpp"
+#include "ir/schedule_dialect.hpp"
 #include "passes/pipeline.hpp"
 #include "sampling.hpp"
 
@@ -111,12 +111,9 @@ TEST(AttentionSchedule, EditedDecisionsAreValidated) {
   auto out = g.attention(g.input("q", T(DType::F32, {1, 2, 100, 64})), g.input("k", T(DType::F32, {1, 1, 80, 64})),
                          g.input("v", T(DType::F32, {1, 1, 80, 64})), false, std::nan(""), false);
   g.output(out[0]);
-  const std::vector<std::pair<std::string, ir::Attr>> edits = {{"programs", ir::Attr(int64_t{3})},
-                                                               {"sk", ir::Attr(int64_t{81})},
-                                                               {"causal", ir::Attr(true)},
-                                                               {"strategy", ir::Attr("wgmma")},
-                                                               {"threads", ir::Attr(int64_t{4})},
-                                                               {"block", ir::Attr::ints({0, 64})}};
+  const std::vector<std::pair<std::string, ir::Attr>> edits = {
+      {"programs", ir::Attr(int64_t{3})}, {"sk", ir::Attr(int64_t{81})},     {"causal", ir::Attr(true)},
+      {"strategy", ir::Attr("wgmma")},    {"threads", ir::Attr(int64_t{4})}, {"block", ir::Attr::ints({0, 64})}};
   for (const auto& [key, value] : edits) {
     auto schedule = passes::lower(g.module(), ir::Layer::Schedule, "cpu");
     ir::Op& sop = *schedule->funcs()[0]->regions[0]->ops[0];

@@ -36,10 +36,14 @@ std::string wgmma_unsupported(const Plan& p, const machine::Descriptor& d) {
 
 void choose(Plan& p, const machine::Descriptor& d) {
   if (!d.gpu()) {
-    // One program a (batch, head, 64 query rows): the block keeps q's rows
-    // and a 64-key tile of k and v in L1 (device/cpu/tessera_attention.hpp).
+    // One program a (batch, head, block of query rows): the block keeps its
+    // q rows, scores and output rows in registers and L1 against tiles of 64
+    // keys (32 past head dim 128); f64 rows take twice the space, so half
+    // as many (device/cpu/tessera_attention.hpp; measured there).
     p.strategy = Strategy::Tiled;
-    p.bm = 64, p.bn = 64, p.stages = 1, p.threads = 1, p.scratch = 0;
+    p.bm = p.dtype == DType::F64 ? 24 : 48;
+    p.bn = p.d <= 128 ? 64 : 32;
+    p.stages = 1, p.threads = 1, p.scratch = 0;
   } else {
     const std::string why = wgmma_unsupported(p, d);
     if (!why.empty()) fail("E506", "tessera.attention on device " + d.name + " (target " + d.target() + ") " + why);
