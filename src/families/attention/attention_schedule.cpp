@@ -47,10 +47,12 @@ void choose(Plan& p, const machine::Descriptor& d) {
   } else {
     const std::string why = wgmma_unsupported(p, d);
     if (!why.empty()) fail("E506", "tessera.attention on device " + d.name + " (target " + d.target() + ") " + why);
-    // Two consumer warpgroups of 64 query rows, 128-key tiles of k and v in a
-    // two-stage ring (device/gpu/ATTENTION_CONTRACT.md).
+    // Consumer warpgroups of 64 query rows (two; three at head dim 64, where
+    // a warpgroup's registers hold more rows and the exponentials, not the
+    // tensor cores, bound the block), 128-key tiles of k and v in a two-stage
+    // ring (device/gpu/ATTENTION_CONTRACT.md).
     p.strategy = Strategy::Wgmma;
-    p.bm = 128, p.bn = 128, p.stages = 2;
+    p.bm = p.d == 64 ? 192 : 128, p.bn = 128, p.stages = 2;
     p.threads = p.bm / 64 * 128;
     p.scratch = wgmma_smem_bytes(p.d, p.bm, p.bn, p.stages);
   }
@@ -137,8 +139,10 @@ Plan read_plan(const Op& op) {
   if (p.bm < 1 || p.bn < 1 || p.bm > 1024 || p.bn > 1024 || p.stages < 1 || p.stages > 8)
     fail("E302", "schedule.attention: block sizes must be in [1, 1024] and stages in [1, 8]", op.loc);
   if (p.strategy == Strategy::Wgmma) {
-    if (p.bm != 128 || p.bn != 128 || p.stages < 2 || p.threads != p.bm / 64 * 128)
-      fail("E302", "schedule.attention: the wgmma block runs 128 x 128 tiles, >= 2 stages, 128 threads per 64 rows",
+    if ((p.bm != 128 && !(p.bm == 192 && p.d == 64)) || p.bn != 128 || p.stages < 2 || p.threads != p.bm / 64 * 128)
+      fail("E302",
+           "schedule.attention: the wgmma block runs 128 (or, at head dim 64, 192) rows x 128 keys, >= 2 stages, "
+           "128 threads per 64 rows",
            op.loc);
     if (p.scratch < wgmma_smem_bytes(p.d, p.bm, p.bn, p.stages))
       fail("E302", "schedule.attention: scratch is smaller than the wgmma block needs", op.loc);
