@@ -794,6 +794,11 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, is_c
     if query.ndim == 4 and key.ndim == 4 and query.shape[1] != key.shape[1] and not enable_gqa:
         raise TraceError("E217", f"scaled_dot_product_attention: q has {query.shape[1]} heads and k "
                                  f"{key.shape[1]}; pass enable_gqa=True for grouped-query attention")
+    if is_causal and query.ndim == 4 and key.ndim == 4 and query.shape[2] != key.shape[2]:
+        # torch's is_causal masks from the top left; ts.attention aligns the diagonal to the end
+        raise TraceError("E217", f"scaled_dot_product_attention: is_causal with {query.shape[2]} queries and "
+                                 f"{key.shape[2]} keys: torch's mask starts at the top left, Tessera's causal "
+                                 "mask is aligned to the end; call ts.attention(causal=True) for that")
     return attention(query, key, value, causal=is_causal, scale=scale)
 
 

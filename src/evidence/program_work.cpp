@@ -1,8 +1,19 @@
 #include "evidence/program_work.hpp"
 
+#include <algorithm>
+
 #include "ir/graph_dialect.hpp"
 
 namespace tessera::evidence {
+
+double attention_pairs(int64_t sq, int64_t sk, bool causal) {
+  if (!causal) return double(sq) * double(sk);
+  if (sq == sk) return double(sq) * double(sk) / 2;  // the field's convention: half the square
+  // row i sees min(max(i + sk - sq + 1, 0), sk) keys
+  double pairs = 0;
+  for (int64_t i = 0; i < sq; ++i) pairs += double(std::clamp<int64_t>(i + sk - sq + 1, 0, sk));
+  return pairs;
+}
 
 ProgramFlops program_flops(const ir::Module& graph) {
   ProgramFlops w;
@@ -14,8 +25,7 @@ ProgramFlops program_flops(const ir::Module& graph) {
         w.counted = true;
       } else if (op->name == "tessera.attention") {
         const ir::AttentionSpec s = ir::attention_spec(*op);
-        w.flops += 4 * double(s.batch) * double(s.heads) * double(s.sq) * double(s.sk) * double(s.d) /
-                   (s.causal ? 2 : 1);
+        w.flops += 4 * double(s.batch) * double(s.heads) * double(s.d) * attention_pairs(s.sq, s.sk, s.causal);
         w.counted = true;
       }
     }

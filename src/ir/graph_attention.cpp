@@ -8,6 +8,7 @@
 // result is the natural-log log-sum-exp of each row's scaled visible scores
 // (f32; f64 for f64 inputs). docs/semantics.md states the rest.
 #include <cmath>
+#include <limits>
 
 #include "ir/graph_dialect.hpp"
 
@@ -59,7 +60,9 @@ AttentionSpec attention_spec(const Op& op) {
     const int64_t* i = a->as_int();
     if (!f && !i) bad(op, "E211", "'scale' must be a number");
     s.scale = f ? *f : static_cast<double>(*i);
-    if (!std::isfinite(s.scale)) bad(op, "E211", "'scale' must be finite");
+    // finite in the compute type (f32 but for f64 inputs)
+    const double most = q.dtype == DType::F64 ? std::numeric_limits<double>::max() : std::numeric_limits<float>::max();
+    if (!(std::fabs(s.scale) <= most)) bad(op, "E211", "'scale' must be finite in the compute type");
   }
   if (!(op.results[0]->type == q))
     bad(op, "E205", "the result o is " + op.results[0]->type.str() + " but " + q.str() + " follows from q");

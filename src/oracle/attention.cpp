@@ -28,6 +28,15 @@ struct Dims {
     if (!causal) return sk;
     return std::clamp<int64_t>(i + sk - sq + 1, 0, sk);
   }
+  // Row `row` of the flattened [B, H, Sq]: its query index and the element
+  // offset of its kv head's first key (grouped-query heads).
+  struct Row {
+    int64_t i, kvbase;
+  };
+  Row row_of(int64_t row) const {
+    const int64_t bh = row / sq, b = bh / h, head = bh % h, group = hkv ? h / hkv : 1;
+    return {row % sq, (b * hkv + head / group) * sk * d};
+  }
 };
 
 Dims read_dims(const ir::Op& op, const std::vector<int64_t>& q, const std::vector<int64_t>& k,
@@ -73,12 +82,11 @@ std::vector<Expected> evaluate_attention(const ir::Op& op, const std::vector<Sou
   std::vector<Expected> out;
   for (size_t r = 0; r < op.results.size(); ++r) out.push_back(result_like(op, r));
   const DType dt = in[0].dtype();
-  const int64_t rows = d.b * d.h * d.sq, group = d.hkv ? d.h / d.hkv : 1;
+  const int64_t rows = d.b * d.h * d.sq;
   auto one_row = [&](int64_t row) {
     if (!row_needed(need, d, row)) return;
-    const int64_t i = row % d.sq, bh = row / d.sq, b = bh / d.h, h = bh % d.h;
-    const int64_t qbase = row * d.d, kvbase = (b * d.hkv + h / group) * d.sk * d.d;
-    const int64_t n = d.visible(i);
+    const auto [i, kvbase] = d.row_of(row);
+    const int64_t qbase = row * d.d, n = d.visible(i);
     // Scores and their carried bounds: |q||k| sums for the dot's rounding.
     std::vector<double> s(n), abs_dot(n), carried(n);
     for (int64_t j = 0; j < n; ++j) {
@@ -119,11 +127,10 @@ std::vector<Expected> evaluate_attention(const ir::Op& op, const std::vector<Sou
       for (int64_t c = 0; c < d.d; ++c) {
         double acc = 0, abs_sum = 0, weighted = 0, carried_v = 0;
         for (int64_t j = 0; j < n; ++j) {
-          // a key whose weight is 0 (score -inf) adds nothing, whatever v holds
-          if (p[j] == 0) continue;
           const int64_t at = kvbase + j * d.d + c;
           const double y = in[2].at(at);
-          acc += p[j] * y;
+          acc += p[j] * y;          // IEEE: a visible key's NaN or inf v reaches the row, even at weight 0
+          if (p[j] == 0) continue;  // weighs nothing in the bounds
           abs_sum += p[j] * std::fabs(y);
           weighted += p[j] * std::fabs(y) * eta[j];
           carried_v += p[j] * in[2].tol(at);
@@ -147,11 +154,9 @@ void demand_attention(const ir::Op& op, const std::vector<const uint8_t*>& need,
   const Dims d = read_dims(op, op.operands[0]->type.shape, op.operands[1]->type.shape, op.operands[2]->type.shape);
   std::vector<Need> wanted;
   for (const uint8_t* f : need) wanted.push_back(f ? f : kNothing);
-  const int64_t group = d.hkv ? d.h / d.hkv : 1;
   for (int64_t row = 0; row < d.b * d.h * d.sq; ++row) {
     if (!row_needed(wanted, d, row)) continue;
-    const int64_t i = row % d.sq, bh = row / d.sq, b = bh / d.h, h = bh % d.h;
-    const int64_t kvbase = (b * d.hkv + h / group) * d.sk * d.d;
+    const auto [i, kvbase] = d.row_of(row);
     std::fill_n(in_need[0].begin() + row * d.d, d.d, 1);
     const int64_t n = d.visible(i);
     std::fill_n(in_need[1].begin() + kvbase, n * d.d, 1);

@@ -385,18 +385,19 @@ double attention_weight_errors(const double* s, const double* abs_dot, const dou
   const double u_p = dtype_size(in) == 2 ? u_of(in) : 0.0;
   double m = -std::numeric_limits<double>::infinity();
   tm = 0;
-  // A key scored -inf (an infinite q or k) weighs exactly 0 in the kernel too.
-  for (int64_t j = 0; j < n; ++j) {
-    if (s[j] == -std::numeric_limits<double>::infinity()) continue;
-    m = std::max(m, s[j]);
-    tm = std::max(tm, g_d * abs_dot[j] + carried[j] + u * std::fabs(s[j]));
-  }
-  double weighted = 0;
+  // eta holds each key's score bound ts_j first. A key scored -inf (an
+  // infinite q or k) weighs exactly 0 in the kernel too: no bound.
   for (int64_t j = 0; j < n; ++j) {
     eta[j] = 0;
     if (s[j] == -std::numeric_limits<double>::infinity()) continue;
-    const double ts = g_d * abs_dot[j] + carried[j] + u * std::fabs(s[j]);
-    eta[j] = std::expm1(ts + tm) + 2 * kTranscendentalUlps * u * (1 + std::fabs(s[j]) + std::fabs(m)) + u_p;
+    m = std::max(m, s[j]);
+    eta[j] = g_d * abs_dot[j] + carried[j] + u * std::fabs(s[j]);
+    tm = std::max(tm, eta[j]);
+  }
+  double weighted = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    if (s[j] == -std::numeric_limits<double>::infinity()) continue;
+    eta[j] = std::expm1(eta[j] + tm) + 2 * kTranscendentalUlps * u * (1 + std::fabs(s[j]) + std::fabs(m)) + u_p;
     weighted += p[j] * eta[j];
   }
   return weighted / l + accum_gamma(n, in);

@@ -134,9 +134,17 @@ class CudaRenderer : public CLikeRenderer {
     return std::string(kMatmulSimt) + kMatmulMma + kMatmulTma + kMatmulEpilogue +
            (uses_stage_a(kernel) ? kMatmulSimtStageA : "");
   }
-  // The attention block reuses the wgmma wrappers and the TMA ring pieces.
-  std::string attention_library(const Op&) const override {
+  // The attention block reuses the wgmma wrappers and the TMA ring pieces;
+  // it has only the TMA form.
+  std::string attention_library(const Op& kernel) const override {
     if (hip_) fail("E502", "the HIP lane has no attention block library yet (tile.attention)");
+    std::function<void(const Region&)> check = [&](const Region& r) {
+      for (auto& op : r.ops)
+        if (op->name == "tile.attention" && !(op->attr("tma") && tile_bool(*op, "tma")))
+          fail("E502", "the CUDA attention block takes q, k and v as tensor maps (tile.attention needs tma = true)",
+               op->loc);
+    };
+    check(*kernel.regions[0]);
     return std::string(kMatmulMma) + kMatmulTma + kAttention;
   }
   bool has_tensor_maps() const override { return !hip_; }

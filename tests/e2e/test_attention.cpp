@@ -104,6 +104,23 @@ TEST(AttentionSemantics, NaNReachesOnlyTheRowsThatSeeIt) {
   }
 }
 
+// One tensor as several operands (self-attention on x, or k = v) is one
+// kernel argument read as each of them.
+TEST(AttentionDecisions, OneTensorAsSeveralOperands) {
+  for (bool kv_only : {false, true}) {
+    GraphBuilder g("self");
+    ir::Value* x = g.input("x", T(DType::F32, {1, 2, 70, 32}));
+    ir::Value* q = kv_only ? g.input("q", T(DType::F32, {1, 2, 70, 32})) : x;
+    auto out = g.attention(q, x, x, true, std::nan(""), true);
+    g.output(out[0]);
+    g.output(out[1]);
+    Program p = Program::compile(g.module(), "cpu");
+    std::vector<Tensor> xs = {generate_input("random:seed=4", DType::F32, {1, 2, 70, 32})};
+    if (kv_only) xs.push_back(generate_input("random:seed=5", DType::F32, {1, 2, 70, 32}));
+    run_and_check(p, xs);
+  }
+}
+
 // A schedule edited and re-stamped is still checked against what the block
 // takes and against its own region.
 TEST(AttentionSchedule, EditedDecisionsAreValidated) {
@@ -112,8 +129,9 @@ TEST(AttentionSchedule, EditedDecisionsAreValidated) {
                          g.input("v", T(DType::F32, {1, 1, 80, 64})), false, std::nan(""), false);
   g.output(out[0]);
   const std::vector<std::pair<std::string, ir::Attr>> edits = {
-      {"programs", ir::Attr(int64_t{3})}, {"sk", ir::Attr(int64_t{81})},     {"causal", ir::Attr(true)},
-      {"strategy", ir::Attr("wgmma")},    {"threads", ir::Attr(int64_t{4})}, {"block", ir::Attr::ints({0, 64})}};
+      {"programs", ir::Attr(int64_t{3})},     {"sk", ir::Attr(int64_t{81})},     {"causal", ir::Attr(true)},
+      {"strategy", ir::Attr("wgmma")},        {"threads", ir::Attr(int64_t{4})}, {"block", ir::Attr::ints({0, 64})},
+      {"scratch", ir::Attr(int64_t{1} << 62)}};
   for (const auto& [key, value] : edits) {
     auto schedule = passes::lower(g.module(), ir::Layer::Schedule, "cpu");
     ir::Op& sop = *schedule->funcs()[0]->regions[0]->ops[0];
@@ -125,6 +143,26 @@ TEST(AttentionSchedule, EditedDecisionsAreValidated) {
       ADD_FAILURE() << "edited '" << key << "' was accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), "E302") << key << ": " << e.what();
+    }
+  }
+}
+
+// The CUDA block's shared memory: at least what it needs, at most the device's.
+TEST(AttentionSchedule, EditedScratchIsBounded) {
+  GraphBuilder g("attn");
+  auto out = g.attention(g.input("q", T(DType::BF16, {1, 2, 100, 64})), g.input("k", T(DType::BF16, {1, 1, 80, 64})),
+                         g.input("v", T(DType::BF16, {1, 1, 80, 64})), false, std::nan(""), false);
+  g.output(out[0]);
+  for (int64_t scratch : {int64_t{1} << 62, int64_t{2000000}, int64_t{4096}}) {
+    auto schedule = passes::lower(g.module(), ir::Layer::Schedule, "cuda");
+    ir::Op& sop = *schedule->funcs()[0]->regions[0]->ops[0];
+    sop.attrs["scratch"] = ir::Attr(scratch);
+    ir::stamp_artifact_hash(sop);
+    try {
+      passes::lower(*schedule, ir::Layer::Target, "cuda");
+      ADD_FAILURE() << "scratch " << scratch << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), "E302") << scratch << ": " << e.what();
     }
   }
 }
@@ -177,6 +215,11 @@ TEST(AttentionErrors, BadProgramsAreRefused) {
                           in(g, "v", DType::F32, {1, 4, 8, 16}), false, INFINITY, false);
             }),
             "E211");
+  EXPECT_EQ(code_of([&](GraphBuilder& g) {
+              g.attention(in(g, "q", DType::BF16, {1, 4, 8, 16}), in(g, "k", DType::BF16, {1, 4, 8, 16}),
+                          in(g, "v", DType::BF16, {1, 4, 8, 16}), false, 1e300, false);
+            }),
+            "E211");  // beyond f32, the compute type
 }
 
 // Lanes without an attention block for a configuration refuse it at compile
@@ -199,6 +242,7 @@ TEST(AttentionTargets, UnsupportedConfigurationsAreRefused) {
   EXPECT_EQ(refusal(DType::F32, 128, 64, "cuda"), "E506");
   EXPECT_EQ(refusal(DType::BF16, 96, 64, "cuda"), "E506");
   EXPECT_EQ(refusal(DType::BF16, 128, 0, "cuda"), "E506");
+  EXPECT_EQ(refusal(DType::F32, 300, 64, "cpu"), "E506");  // head dims 1 to 256
   EXPECT_EQ(refusal(DType::BF16, 128, 64, "hip"), "E506");
   EXPECT_EQ(refusal(DType::F32, 128, 64, "metal"), "E506");
 }

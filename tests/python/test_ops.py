@@ -661,3 +661,9 @@ def test_sdpa_spelling_matches_and_needs_enable_gqa():
     close(got, attention_reference(q, k, v, True, 0.3)[0], F64)
     with pytest.raises(ts.TraceError, match="E217"):
         run(lambda q, k, v: ts.scaled_dot_product_attention(q, k, v), q, k, v)
+
+
+def test_sdpa_is_causal_with_unequal_lengths_is_refused():
+    q, k = np.zeros((1, 2, 4, 8)), np.zeros((1, 2, 6, 8))
+    with pytest.raises(ts.TraceError, match="top left"):
+        run(lambda q, k, v: ts.scaled_dot_product_attention(q, k, v, is_causal=True), q, k, k)

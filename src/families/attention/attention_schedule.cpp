@@ -1,5 +1,7 @@
 #include "families/attention/attention_schedule.hpp"
 
+#include <algorithm>
+
 #include "families/device_attr.hpp"
 #include "families/fused/expr_tile.hpp"
 #include "ir/graph_dialect.hpp"
@@ -11,9 +13,19 @@ using namespace tessera::ir;
 
 namespace {
 
-Plan facts(const Op& core) {
+// The facts of the region's attention op; `leaves` are the region's
+// arguments (q, k and v may be one tensor, one argument).
+Plan facts(const Op& core, const std::vector<const Value*>& leaves) {
   const AttentionSpec s = attention_spec(core);
   Plan p;
+  auto leaf_of = [&](const Value* v) {
+    auto it = std::find(leaves.begin(), leaves.end(), v);
+    if (it == leaves.end()) fail("E302", "schedule.attention: q, k and v must be region arguments", core.loc);
+    return static_cast<int64_t>(it - leaves.begin());
+  };
+  p.q_leaf = leaf_of(core.operands[0]);
+  p.k_leaf = leaf_of(core.operands[1]);
+  p.v_leaf = leaf_of(core.operands[2]);
   p.batch = s.batch, p.heads = s.heads, p.kv_heads = s.kv_heads;
   p.sq = s.sq, p.sk = s.sk, p.d = s.d;
   p.causal = s.causal, p.lse = s.lse, p.scale = s.scale;
@@ -28,7 +40,8 @@ std::string wgmma_unsupported(const Plan& p, const machine::Descriptor& d) {
   if (p.dtype != DType::F16 && p.dtype != DType::BF16) return "takes f16 and bf16 (f32 softmax and accumulation)";
   if (p.d != 64 && p.d != 128) return "takes head dims 64 and 128";
   // Tensor maps have no empty dims and int32 coordinates.
-  if (p.sk < 1) return "needs at least one key (sk >= 1)";
+  if (p.sk < 1 || p.sq < 1 || p.batch < 1 || p.heads < 1)
+    return "needs non-empty q, k and v (batch, heads, sq, sk >= 1)";
   const int64_t limit = int64_t{1} << 31;
   if (p.sq >= limit || p.sk >= limit || p.batch * p.heads >= limit) return "needs extents below 2^31";
   return "";
@@ -36,6 +49,8 @@ std::string wgmma_unsupported(const Plan& p, const machine::Descriptor& d) {
 
 void choose(Plan& p, const machine::Descriptor& d) {
   if (!d.gpu()) {
+    if (p.d < 1 || p.d > 256)
+      fail("E506", "tessera.attention on device " + d.name + " takes head dims 1 to 256, got " + std::to_string(p.d));
     // One program a (batch, head, block of query rows): the block keeps its
     // q rows, scores and output rows in registers and L1 against tiles of 64
     // keys (32 past head dim 128); f64 rows take twice the space, so half
@@ -68,9 +83,10 @@ const Op* core_of(const Region& region) {
 }  // namespace
 
 int64_t wgmma_smem_bytes(int64_t d, int64_t bm, int64_t bn, int64_t stages) {
-  // q's rows, `stages` tiles of k and of v (16-bit), 1 KiB of alignment
-  // slack for the swizzled tiles and the ring's mbarriers.
-  return (bm + 2 * stages * bn) * d * 2 + 1024 + 256;
+  // 1 KiB of alignment slack for the swizzled tiles, q's rows, `stages`
+  // tiles of k and of v (16-bit), then the mbarriers (q's, and full and
+  // empty for k and for v a stage).
+  return 1024 + bm * d * 2 + stages * 2 * bn * d * 2 + 8 * (1 + 4 * stages);
 }
 
 const std::vector<Field<Plan>>& fact_fields() {
@@ -95,7 +111,7 @@ const std::vector<Field<Plan>>& decision_fields() {
 Op& emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unordered_map<const Value*, Value*>& map,
                   const machine::Descriptor& device, const std::string& prefix) {
   const Op& core = *region.core;
-  Plan p = facts(core);
+  Plan p = facts(core, region.leaves);
   choose(p, device);
   Op& op = fused::create_region_op(b, "schedule.attention", region.leaves, region.ops, core.result(0), map, prefix);
   AttrDict& a = op.attrs;
@@ -113,10 +129,11 @@ Plan read_plan(const Op& op) {
   fused::verify_region(op);
   const Region& region = *op.regions[0];
   const Op* core = core_of(region);
-  if (!core || region.ops.size() != 2 || region.args.size() != 3 || core->operands[0] != region.args[0].get() ||
-      core->operands[1] != region.args[1].get() || core->operands[2] != region.args[2].get())
-    fail("E302", "schedule.attention: the region holds one tessera.attention of its three arguments (q, k, v)", op.loc);
-  Plan p = facts(*core);
+  if (!core || region.ops.size() != 2)
+    fail("E302", "schedule.attention: the region holds one tessera.attention of its arguments (q, k, v)", op.loc);
+  std::vector<const Value*> leaves;
+  for (auto& a : region.args) leaves.push_back(a.get());
+  Plan p = facts(*core, leaves);
   if (op.results.size() != core->results.size())
     fail("E302", "schedule.attention: its results are the attention op's", op.loc);
   for (size_t i = 0; i < op.results.size(); ++i)
@@ -144,8 +161,10 @@ Plan read_plan(const Op& op) {
            "schedule.attention: the wgmma block runs 128 (or, at head dim 64, 192) rows x 128 keys, >= 2 stages, "
            "128 threads per 64 rows",
            op.loc);
-    if (p.scratch < wgmma_smem_bytes(p.d, p.bm, p.bn, p.stages))
-      fail("E302", "schedule.attention: scratch is smaller than the wgmma block needs", op.loc);
+    if (p.scratch < wgmma_smem_bytes(p.d, p.bm, p.bn, p.stages) || p.scratch > device.shared_bytes)
+      fail("E302",
+           "schedule.attention: scratch must cover what the wgmma block needs and fit the device's shared memory",
+           op.loc);
   } else if (p.threads != 1 || p.scratch != 0) {
     fail("E302", "schedule.attention: a tiled program is one thread with no scratch", op.loc);
   }

@@ -29,17 +29,20 @@ struct Plan {
   bool causal = false, lse = false;
   double scale = 1;
   DType dtype = DType::F32;
+  // Region arguments that are q, k and v (one tensor may be several of them).
+  int64_t q_leaf = 0, k_leaf = 1, v_leaf = 2;
   // decisions
   Strategy strategy = Strategy::Tiled;
   int64_t bm = 0, bn = 0, stages = 1, threads = 1, programs = 0;
   int64_t scratch = 0;  // bytes of the block's shared memory (cuda); 0 on the cpu
   static constexpr int64_t kProducerThreads = 128;
 
-  int64_t m_blocks() const { return (sq + bm - 1) / bm; }
+  int64_t m_blocks() const { return bm > 0 ? (sq + bm - 1) / bm : 0; }
   int64_t group() const { return kv_heads ? heads / kv_heads : 1; }
 };
 
-// Shared memory the CUDA block needs (tsr::attention_smem_bytes).
+// Shared memory the CUDA block needs: tsr::attention_smem_bytes's formula
+// (device/gpu/ATTENTION_CONTRACT.md), which the kernel static_asserts.
 int64_t wgmma_smem_bytes(int64_t d, int64_t bm, int64_t bn, int64_t stages);
 
 // The schedule.attention op of the region (the attention op alone): its

@@ -17,8 +17,9 @@ TensorMapDesc operand_map(const Plan& p, const Value* buffer, int64_t rows, int6
   TensorMapDesc t;
   t.buffer = buffer->name;
   t.dtype = p.dtype;
+  const int64_t es = static_cast<int64_t>(dtype_size(p.dtype));
   t.dims = {p.d, rows, planes};
-  t.strides = {p.d * 2, rows * p.d * 2};
+  t.strides = {p.d * es, rows * p.d * es};
   t.box = {64, 64, 1};
   t.swizzle = 128;
   t.param = param;
@@ -29,11 +30,17 @@ TensorMapDesc operand_map(const Plan& p, const Value* buffer, int64_t rows, int6
 
 void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& sop) {
   const bool wgmma = p.strategy == Strategy::Wgmma;
+  // (the vector width is the tile library's; the attention blocks choose their own loads)
   auto k = new_tile_kernel(sym, p.programs, p.threads, wgmma ? 8 : 16, string_attr(sop, "artifact_hash"));
   Region& body = *k->regions[0];
-  Value* q = body.add_arg("q", Type::ptr(p.dtype));
-  Value* kk = body.add_arg("k", Type::ptr(p.dtype));
-  Value* v = body.add_arg("v", Type::ptr(p.dtype));
+  // One argument per region argument: q, k and v may be one tensor.
+  const std::vector<std::string> names = {"q", "k", "v"};
+  std::vector<Value*> leaves;
+  for (size_t i = 0; i < sop.regions[0]->args.size(); ++i)
+    leaves.push_back(body.add_arg(i < names.size() ? names[i] : "in" + std::to_string(i), Type::ptr(p.dtype)));
+  Value* q = leaves.at(p.q_leaf);
+  Value* kk = leaves.at(p.k_leaf);
+  Value* v = leaves.at(p.v_leaf);
   Value* o = body.add_arg("o", Type::ptr(p.dtype));
   Value* lse = p.lse ? body.add_arg("lse", Type::ptr(sop.result(1)->type.dtype)) : nullptr;
   TileBuilder tb(body);
@@ -43,15 +50,16 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   // are consecutive (its k and v stay in cache, and the heads of one kv
   // group follow each other); causal blocks run the longest (last rows)
   // first so the short ones fill the tail of the grid.
-  const int64_t mb = std::max<int64_t>(p.m_blocks(), 1);
+  // (at least 1: an empty problem has no programs, but its index math stays defined)
+  const int64_t mb = std::max<int64_t>(p.m_blocks(), 1), heads = std::max<int64_t>(p.heads, 1);
   Value* pid = tb.program_id();
   Value* bh = tb.div(pid, idx(mb));
   Value* block = tb.rem(pid, idx(mb));
   if (p.causal) block = tb.sub(idx(mb - 1), block);
   Value* m0 = tb.mul(block, idx(p.bm));
   // head h of batch b reads kv head h / group of batch b
-  Value* bkv = tb.add(tb.mul(tb.div(bh, idx(p.heads)), idx(p.kv_heads)),
-                      tb.div(tb.rem(bh, idx(p.heads)), idx(p.group())));
+  Value* bkv = tb.add(tb.mul(tb.div(bh, idx(heads)), idx(p.kv_heads)),
+                      tb.div(tb.rem(bh, idx(heads)), idx(std::max<int64_t>(p.group(), 1))));
 
   AttrDict attrs = {{"head_dim", Attr(p.d)},    {"block", Attr::ints({p.bm, p.bn})},
                     {"stages", Attr(p.stages)}, {"sq", Attr(p.sq)},
