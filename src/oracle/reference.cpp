@@ -298,26 +298,17 @@ std::unordered_map<const ir::Value*, std::vector<uint8_t>> demand(const std::vec
   }
   for (size_t k = ops.size(); k-- > 0;) {
     const ir::Op& op = *ops[k];
-    if (detail::is_view(op)) {
+    // Ops with several results (views, attention): flags per result.
+    if (detail::is_view(op) || detail::is_attention(op)) {
       std::vector<const uint8_t*> flags;
       for (auto& r : op.results) flags.push_back(need.count(r.get()) ? need.at(r.get()).data() : nullptr);
       if (std::all_of(flags.begin(), flags.end(), [](const uint8_t* f) { return f == nullptr; })) continue;
-      if (op.operands.size() != 1) continue;  // evaluation refuses it with E802
-      std::vector<uint8_t> in_need(static_cast<size_t>(product(op.operands[0]->type.shape)), 0);
-      detail::demand_view(op, flags, in_need);
-      std::vector<uint8_t>& f = flags_of(op.operands[0]);
-      for (size_t i = 0; i < f.size(); ++i) f[i] |= in_need[i];
-      continue;
-    }
-    if (detail::is_attention(op)) {
-      std::vector<const uint8_t*> flags;
-      for (auto& r : op.results) flags.push_back(need.count(r.get()) ? need.at(r.get()).data() : nullptr);
-      if (std::all_of(flags.begin(), flags.end(), [](const uint8_t* f) { return f == nullptr; })) continue;
-      if (op.operands.size() != 3) continue;  // evaluation refuses it with E802
+      if (op.operands.size() != (detail::is_view(op) ? 1u : 3u)) continue;  // evaluation refuses it with E802
       std::vector<std::vector<uint8_t>> in_need;
       for (const ir::Value* v : op.operands) in_need.emplace_back(static_cast<size_t>(product(v->type.shape)), 0);
-      detail::demand_attention(op, flags, in_need);
-      for (size_t o = 0; o < 3; ++o) {
+      if (detail::is_view(op)) detail::demand_view(op, flags, in_need[0]);
+      else detail::demand_attention(op, flags, in_need);
+      for (size_t o = 0; o < op.operands.size(); ++o) {
         std::vector<uint8_t>& f = flags_of(op.operands[o]);
         for (size_t i = 0; i < f.size(); ++i) f[i] |= in_need[o][i];
       }
@@ -419,29 +410,20 @@ std::vector<Expected> evaluate_ops(const std::vector<const ir::Op*>& ops,
   for (const ir::Value* r : results) last_use[r] = ops.size();
   for (size_t k = 0; k < ops.size(); ++k) {
     const ir::Op* op = ops[k];
-    if (detail::is_view(*op)) {
+    // Ops with several results (views, attention): what is wanted of each.
+    if (detail::is_view(*op) || detail::is_attention(*op)) {
       std::vector<Need> wanted;
       for (auto& r : op->results) {
         auto it = need.find(r.get());
         wanted.push_back(!sample ? nullptr : it == need.end() ? detail::kNothing : it->second.data());
       }
       if (sample && std::all_of(wanted.begin(), wanted.end(), [](Need w) { return w == detail::kNothing; })) continue;
-      if (op->operands.size() != 1) fail("E802", "oracle: " + op->name + ": takes one operand", op->loc);
-      std::vector<Expected> results = detail::evaluate_view(*op, source(op->operands[0], op->loc), wanted);
-      if (last_use[op->operands[0]] == k) computed.erase(op->operands[0]);
-      for (size_t r = 0; r < results.size(); ++r) computed[op->results[r].get()] = std::move(results[r]);
-      continue;
-    }
-    if (detail::is_attention(*op)) {
-      std::vector<Need> wanted;
-      for (auto& r : op->results) {
-        auto it = need.find(r.get());
-        wanted.push_back(!sample ? nullptr : it == need.end() ? detail::kNothing : it->second.data());
-      }
-      if (sample && std::all_of(wanted.begin(), wanted.end(), [](Need w) { return w == detail::kNothing; })) continue;
+      if (detail::is_view(*op) && op->operands.size() != 1)
+        fail("E802", "oracle: " + op->name + ": takes one operand", op->loc);
       std::vector<Source> in;
       for (const ir::Value* v : op->operands) in.push_back(source(v, op->loc));
-      std::vector<Expected> results = detail::evaluate_attention(*op, in, wanted);
+      std::vector<Expected> results = detail::is_view(*op) ? detail::evaluate_view(*op, in[0], wanted)
+                                                           : detail::evaluate_attention(*op, in, wanted);
       for (const ir::Value* v : op->operands)
         if (last_use[v] == k) computed.erase(v);
       for (size_t r = 0; r < results.size(); ++r) computed[op->results[r].get()] = std::move(results[r]);

@@ -63,11 +63,13 @@ void choose(Plan& p, const machine::Descriptor& d) {
     const std::string why = wgmma_unsupported(p, d);
     if (!why.empty()) fail("E506", "tessera.attention on device " + d.name + " (target " + d.target() + ") " + why);
     // Consumer warpgroups of 64 query rows (two; three at head dim 64, where
-    // a warpgroup's registers hold more rows and the exponentials, not the
-    // tensor cores, bound the block), 128-key tiles of k and v in a two-stage
-    // ring (device/gpu/ATTENTION_CONTRACT.md).
+    // the exponentials, not the tensor cores, bound the block and three
+    // warpgroups of 160 registers and the producer's 32 fill an SM's 64K),
+    // 128-key tiles of k and v in a two-stage ring
+    // (device/gpu/ATTENTION_CONTRACT.md).
     p.strategy = Strategy::Wgmma;
-    p.bm = p.d == 64 ? 192 : 128, p.bn = 128, p.stages = 2;
+    const bool three = p.d == 64 && d.registers >= 3 * 128 * 160 + 128 * 32;
+    p.bm = three ? 192 : 128, p.bn = 128, p.stages = 2;
     p.threads = p.bm / 64 * 128;
     p.scratch = wgmma_smem_bytes(p.d, p.bm, p.bn, p.stages);
   }
