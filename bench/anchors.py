@@ -51,6 +51,11 @@ backend at a time with torch.nn.attention.sdpa_kernel: FLASH_ATTENTION
 (FlashAttention-2) and CUDNN_ATTENTION, each checked against a float32 torch
 reference before it is timed; a backend that refuses the case is a warning.
 
+A Llama layer program case carries "anchor": {"op": "llama_layer", "size":
+"cpu"}: examples/llama_layer.py's numpy reference of the layer in float32 at
+that size (bundled OpenBLAS, every core), host clock; it imports the example,
+and with it tessera (PYTHONPATH=build/python).
+
 Every anchor is measured on its own: one that fails prints a warning to
 stderr and the others still run.
 """
@@ -649,12 +654,32 @@ def cuda_attention_rows(anchor, reps):
     return rows
 
 
+def numpy_llama_rows(anchor, reps):
+    import importlib.util
+    import os
+
+    import numpy as np
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "llama_layer.py")
+    spec = importlib.util.spec_from_file_location("llama_layer", path)
+    layer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(layer)
+    size = anchor.get("size", "cpu")
+    _, _, heads, kv_heads, _, _ = layer.SIZES[size]
+    arrays = layer.weights(size, np.random.default_rng(0))
+    fn = lambda: layer.reference(*arrays, heads=heads, kv_heads=kv_heads, dtype=np.float32)  # noqa: E731
+    row = measured("numpy", np.__version__, "end_to_end", reps, lambda: host_median_ns(fn, reps))
+    return [dict(row, note="examples/llama_layer.py reference() in float32 numpy (einsum attention over "
+                           "repeated KV heads, np.where causal mask; bundled OpenBLAS, every core)")] if row else []
+
+
 # ----------------------------------------------------------------------------- driver
 
 def case_rows(case, target, reps):
     if "program" in case:
         if "anchor" not in case:
             return None  # nothing to compare a bare program with
+        if case["anchor"].get("op") == "llama_layer":
+            return numpy_llama_rows(case["anchor"], reps) if target == "cpu" else []
         if case["anchor"].get("op") == "attention":
             return numpy_attention_rows(case["anchor"], reps) if target == "cpu" else \
                 cuda_attention_rows(case["anchor"], reps)

@@ -17,6 +17,7 @@ import tessera as ts
 
 SIZES = {  # (sequence, hidden, query heads, KV heads, FFN, dtype)
     "small": (64, 256, 8, 2, 512, "f32"),
+    "cpu": (512, 1024, 8, 2, 2816, "f32"),  # the CPU benchmark's (bench/llama_cpu.json)
     "8b": (2048, 4096, 32, 8, 14336, "bf16"),
 }
 THETA, EPS = 500000.0, 1e-5
@@ -53,17 +54,17 @@ def rope_tables(s, d):
     return np.cos(angle), np.sin(angle) * sign
 
 
-def reference(x, g1, wqkv, cos, sin, wo, g2, wgu, wd, heads, kv_heads):
-    """The same layer in numpy, float64."""
-    x, g1, wqkv, cos, sin, wo, g2, wgu, wd = (a.astype(np.float64) for a in (x, g1, wqkv, cos, sin, wo, g2, wgu, wd))
+def reference(x, g1, wqkv, cos, sin, wo, g2, wgu, wd, heads, kv_heads, dtype=np.float64):
+    """The same layer in numpy, in `dtype` (float64 to check against; float32 is the CPU benchmark's anchor)."""
+    x, g1, wqkv, cos, sin, wo, g2, wgu, wd = (a.astype(dtype) for a in (x, g1, wqkv, cos, sin, wo, g2, wgu, wd))
     s, hidden = x.shape
     d = hidden // heads
-    norm = lambda t, g: t / np.sqrt((t * t).mean(-1, keepdims=True) + EPS) * g
+    norm = lambda t, g: t / np.sqrt((t * t).mean(-1, keepdims=True) + dtype(EPS)) * g
     q, k, v = np.split(norm(x, g1) @ wqkv, [heads * d, (heads + kv_heads) * d], axis=1)
     rot = lambda t: t * cos[:, None] + np.concatenate([t[..., d // 2:], t[..., :d // 2]], -1) * sin[:, None]
     q, k, v = rot(q.reshape(s, heads, d)), rot(k.reshape(s, kv_heads, d)), v.reshape(s, kv_heads, d)
     k, v = (np.repeat(t, heads // kv_heads, axis=1) for t in (k, v))  # each KV head serves its group
-    scores = np.einsum("qhd,khd->hqk", q, k) / np.sqrt(d)
+    scores = np.einsum("qhd,khd->hqk", q, k) / dtype(np.sqrt(d))
     scores = np.where(np.tri(s, dtype=bool), scores, -np.inf)
     p = np.exp(scores - scores.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
