@@ -15,9 +15,8 @@
 //
 // Recommended blocks (the compiler passes these; any BM, BN >= 1 is correct):
 //   f32, f16, bf16: BM 48;  f64: BM 24;  all: BN 64 for D <= 128, BN 32 above.
-// (Measured on a 2-core Zen 5, B1 H8 S2048: BM 32..96 x BN 32..192 are within
-// ~5% of these at D 64 and 128; smaller BM wastes the micro-tiles, larger BN
-// spills the score block out of L1.) Scratch is on the stack: 37 KiB for f32
+// (Smaller BM wastes the micro-tiles, larger BN spills the score block out of
+// L1; the sweep behind these is in docs/journal.md.) Scratch is on the stack: 37 KiB for f32
 // D 64, 61 KiB D 128, at most 167 KiB (f16/bf16 D 256). A configuration whose
 // scratch exceeds 192 KiB takes it from the heap instead.
 //
@@ -139,7 +138,7 @@ template <class T, class A> inline void widen_n(A* dst, const T* src, i64 n) {
 
 // Rounds n values to T, to nearest even (narrow<T>). f16 with AVX-512 takes
 // vcvtps2ph: the same results (a NaN stays a NaN, its payload may differ) without
-// narrow<f16_t>'s data-dependent branches, which cost 10% of an f16 D 64 call.
+// narrow<f16_t>'s data-dependent branches, which are on every output element.
 template <class T, class A> inline void narrow_n(T* dst, const A* src, int n) {
   int i = 0;
 #if defined(__AVX512F__)

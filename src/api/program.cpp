@@ -195,10 +195,9 @@ Value* GraphBuilder::matmul(Value* a, Value* b, DType out, bool transpose_a, boo
 
 std::vector<Value*> GraphBuilder::attention(Value* q, Value* k, Value* v, bool causal, double scale, bool lse) {
   if (finished_) fail("E130", "GraphBuilder: module() was already called");
-  for (Value* x : {q, k, v})
-    if (!x->type.is_tensor() || x->type.rank() != 4)
-      fail("E217",
-           "tessera.attention: q, k and v are [batch, heads, sequence, head_dim] (rank 4), got " + x->type.str());
+  // q's shape gives lse's; attention_spec checks the rest
+  if (!q->type.is_tensor() || q->type.rank() != 4)
+    fail("E217", "tessera.attention: q, k and v are [batch, heads, sequence, head_dim] (rank 4), got " + q->type.str());
   AttrDict attrs;
   if (causal) attrs["causal"] = true;
   if (!std::isnan(scale)) attrs["scale"] = Attr(scale);

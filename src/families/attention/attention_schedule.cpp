@@ -54,7 +54,7 @@ void choose(Plan& p, const machine::Descriptor& d) {
     // One program a (batch, head, block of query rows): the block keeps its
     // q rows, scores and output rows in registers and L1 against tiles of 64
     // keys (32 past head dim 128); f64 rows take twice the space, so half
-    // as many (device/cpu/tessera_attention.hpp; measured there).
+    // as many (device/cpu/tessera_attention.hpp; the sweep: docs/journal.md).
     p.strategy = Strategy::Tiled;
     p.bm = p.dtype == DType::F64 ? 24 : 48;
     p.bn = p.d <= 128 ? 64 : 32;
