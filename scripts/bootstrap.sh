@@ -2,11 +2,13 @@
 # Installs what Tessera needs on a fresh Debian 12 machine (idempotent).
 set -euo pipefail
 # clang-format and clang-tidy are the code gates (make check-format, make tidy).
-# hipcc (ROCm 5.2) is the HIP lane's compile check: emitted HIP kernels are
-# compiled to gfx90a code objects by the tests (no AMD GPU is needed or used).
+# clang-19 with Debian's HIP headers and ROCm device libraries (5.2) is the
+# HIP lane's compile check: emitted HIP kernels are compiled to gfx90a, gfx1100
+# and gfx1151 code objects by the tests (no AMD GPU is needed or used);
+# llvm-19's objdump disassembles them for the lit tests.
 # openssl (the command) makes the Ed25519 keys the signing tests use.
 debs=(cmake ninja-build g++ libgtest-dev llvm-14-tools nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev openssl python3
-      hipcc libopenblas0-pthread libopenblas-dev clang-format clang-tidy)
+      clang-19 llvm-19 libamdhip64-dev rocm-device-libs libopenblas0-pthread libopenblas-dev clang-format clang-tidy)
 missing=()
 for p in "${debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then

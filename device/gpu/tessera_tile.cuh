@@ -3,7 +3,7 @@
 // embeds this file (after defining TSR_THREADS and TSR_VEC for the kernel) at
 // the top of every kernel source, so the kernel's SHA-256 covers every line
 // the GPU compiler sees. The HIP differences are a few #ifdef TSR_HIP blocks:
-// 64-lane wavefronts, shuffles without masks, no PTX.
+// wavefronts of TSR_WAVE lanes, shuffles without masks, no PTX.
 //
 // A program is one thread block of TSR_THREADS threads, or (CUDA, with
 // TSR_CLUSTER > 1) a thread-block cluster of TSR_CLUSTER such blocks, which
@@ -713,23 +713,28 @@ template <class U, class T, int N> __device__ __forceinline__ tile<U, N> convert
 // a butterfly across the warp, then warp 0..W-1 results combined in order by
 // every thread (so all threads hold the same value). Deterministic.
 #ifdef TSR_HIP
-// HIP: the same order over wavefronts of min(TSR_THREADS, 64) lanes.
-#define TSR_WAVE (TSR_THREADS < 64 ? TSR_THREADS : 64)
+// HIP: the same order over wavefronts of TSR_WAVE_LANES = min(TSR_THREADS,
+// TSR_WAVE) lanes (the renderer defines TSR_WAVE: 64 on CDNA, 32 on RDNA).
+#ifndef TSR_WAVE
+#error "define TSR_WAVE (the device's wavefront width) before the HIP tile library"
+#endif
+#define TSR_WAVE_LANES (TSR_THREADS < TSR_WAVE ? TSR_THREADS : TSR_WAVE)
+static_assert(TSR_THREADS % TSR_WAVE_LANES == 0, "a block is whole wavefronts");
 #define TSR_REDUCE_LANES(NAME)                                                         \
   template <class T, int N> __device__ __forceinline__ T reduce_lanes_##NAME(tile<T, N> t) { \
     T x = t.v[0];                                                                     \
     _Pragma("unroll") for (int i = 1; i < tile<T, N>::E; ++i) x = combine_##NAME(x, t.v[i]); \
-    _Pragma("unroll") for (int off = TSR_WAVE / 2; off >= 1; off /= 2)                   \
-        x = combine_##NAME(x, __shfl_xor(x, off, TSR_WAVE));                            \
-    if constexpr (TSR_THREADS > TSR_WAVE) {                                           \
-      __shared__ T wave_result[TSR_THREADS / TSR_WAVE];                               \
+    _Pragma("unroll") for (int off = TSR_WAVE_LANES / 2; off >= 1; off /= 2)                   \
+        x = combine_##NAME(x, __shfl_xor(x, off, TSR_WAVE_LANES));                            \
+    if constexpr (TSR_THREADS > TSR_WAVE_LANES) {                                           \
+      __shared__ T wave_result[TSR_THREADS / TSR_WAVE_LANES];                               \
       __syncthreads();                                                                \
-      if ((threadIdx.x % TSR_WAVE) == 0) wave_result[threadIdx.x / TSR_WAVE] = x;      \
+      if ((threadIdx.x % TSR_WAVE_LANES) == 0) wave_result[threadIdx.x / TSR_WAVE_LANES] = x;      \
       __syncthreads();                                                                \
       x = wave_result[0];                                                             \
-      for (int w = 1; w < TSR_THREADS / TSR_WAVE; ++w) x = combine_##NAME(x, wave_result[w]); \
+      for (int w = 1; w < TSR_THREADS / TSR_WAVE_LANES; ++w) x = combine_##NAME(x, wave_result[w]); \
     } else {                                                                          \
-      x = __shfl(x, 0, TSR_WAVE);                                                     \
+      x = __shfl(x, 0, TSR_WAVE_LANES);                                                     \
     }                                                                                 \
     return x;                                                                         \
   }

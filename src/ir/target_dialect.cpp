@@ -170,6 +170,10 @@ KernelDesc read_kernel_desc(const Op& op) {
     if (!l->as_string() || l->as_string()->empty()) fail("E504", "target.kernel library must be a name", op.loc);
     k.library = *l->as_string();
   }
+  if (const Attr* d = op.attr("device")) {
+    if (!d->as_string() || d->as_string()->empty()) fail("E504", "target.kernel device must be a descriptor", op.loc);
+    k.device = *d->as_string();
+  }
   if (const Attr* s = op.attr("shared_bytes")) {
     if (!s->as_int() || *s->as_int() < 0 || *s->as_int() > (int64_t{1} << 30))
       fail("E504", "target.kernel shared_bytes must be an integer in [0, 2^30]", op.loc);

@@ -53,6 +53,7 @@ struct KernelDesc {
   // launched, so the runtime launches min(grid, what fits the device at once).
   bool persistent = false;
   std::string library;  // non-empty: a library call (source is its ir::LibraryMatmul record)
+  std::string device;   // the device descriptor it was scheduled for (machine::parse), or "" (hand-written IR)
   std::vector<BufferDesc> buffers;
   std::vector<TensorMapDesc> tensor_maps;  // CUDA only; empty for most kernels
 };

@@ -554,7 +554,10 @@ const TileOpSpec& tile_kernel_spec() {
        {"cluster", K::Int, kOptional},
        {"producer_threads", K::Int, kOptional},
        {"tensor_maps", K::Strings, kOptional},
-       {"persistent", K::Bool, kOptional}},
+       {"persistent", K::Bool, kOptional},
+       // the canonical descriptor of the device the schedule was made for
+       // (machine/descriptor.hpp); absent in hand-written Tile IR
+       {"device", K::String, kOptional}},
       1,
       "a kernel: its region (buffers as ptr arguments) runs once per program id in [0, grid[0])"};
   return kernel;

@@ -59,13 +59,25 @@ const std::map<std::string, Descriptor>& profiles() {
     a100.caps = caps_of({Cap::ThreadBlocks, Cap::BlockMatmul, Cap::TensorCores, Cap::L2Prefetch, Cap::TransposeBlock});
     t.emplace(a100.name, a100);
 
-    // The HIP lane's compile-check target (CDNA2, one MI250X die).
+    // The HIP lane's compile-check targets. CDNA2 (one MI250X die): wave64,
+    // MFMA matrix cores; registers: 4 SIMDs x 512 VGPRs x 64 lanes a CU.
     Descriptor mi250x;
     mi250x.kind = Kind::Hip, mi250x.name = "mi250x", mi250x.origin = "profile", mi250x.arch = "gfx90a";
     mi250x.compute_units = 110, mi250x.simd_width = 64, mi250x.vector_bytes = 16, mi250x.max_threads = 1024;
     mi250x.shared_bytes = 65536, mi250x.registers = 131072;
-    mi250x.caps = caps_of({Cap::ThreadBlocks});
+    mi250x.caps = caps_of({Cap::ThreadBlocks, Cap::BlockMatmul, Cap::TensorCores});
     t.emplace(mi250x.name, mi250x);
+    // RDNA3 (Radeon RX 7900 XTX, Navi 31): wave32, WMMA; 2 SIMDs x 1536
+    // VGPRs x 32 lanes a CU.
+    Descriptor rx7900xtx = mi250x;
+    rx7900xtx.name = "rx7900xtx", rx7900xtx.arch = "gfx1100", rx7900xtx.compute_units = 96;
+    rx7900xtx.simd_width = 32, rx7900xtx.registers = 98304;
+    t.emplace(rx7900xtx.name, rx7900xtx);
+    // RDNA3.5 (Strix Halo's Radeon 8060S, the seed's machine): wave32, WMMA;
+    // 2 SIMDs x 1024 VGPRs x 32 lanes a CU.
+    Descriptor strix = rx7900xtx;
+    strix.name = "radeon-8060s", strix.arch = "gfx1151", strix.compute_units = 40, strix.registers = 65536;
+    t.emplace(strix.name, strix);
 
     // The Metal lane's emitted target (the seed ran on an M1 Max).
     Descriptor m1;

@@ -41,8 +41,10 @@ std::string signed_message(json m) {
 
 }  // namespace
 
-WriteResult write(const ir::Module& m, const std::string& target, const std::string& func, const std::string& dir) {
-  auto t = passes::lower(m, ir::Layer::Target, target);
+WriteResult write(const ir::Module& m, const machine::Descriptor& device, const std::string& func,
+                  const std::string& dir) {
+  const std::string target = device.target();
+  auto t = passes::lower(m, ir::Layer::Target, device);
   const targets::Lane& lane = targets::renderable(target);
   const ir::Op* f = nullptr;
   for (ir::Op* c : t->funcs())

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "ir/ir.hpp"
+#include "machine/descriptor.hpp"
 
 namespace tessera::package {
 
@@ -23,7 +24,7 @@ struct WriteResult {
 };
 
 // Lowers `m` (any layer) for `target` and writes the package into `dir`.
-WriteResult write(const ir::Module& m, const std::string& target, const std::string& func, const std::string& dir);
+WriteResult write(const ir::Module& m, const machine::Descriptor& device, const std::string& func, const std::string& dir);
 
 enum class Verdict { Intact = 0, Tampered = 20, Invalid = 21 };
 struct Verification {

@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "machine/descriptor.hpp"
+
 namespace tessera::package {
 
 using json = nlohmann::json;
@@ -55,6 +57,10 @@ std::string kernel_contradiction(const json& entry, const ir::Op& op, const targ
     const json& co = entry.contains("code_object") ? entry["code_object"] : json();
     if (!co.is_object() || !co.contains("arch") || !co["arch"].is_string())
       return fmt::format("kernel @{}: a {} package's kernels carry their code object, this one none", k.sym, lane.name);
+    // The arch is the one the kernel was scheduled for.
+    if (!k.device.empty() && co["arch"] != machine::parse(k.device).arch)
+      return fmt::format("kernel @{}: its code object is for {}, its Target IR's device is {}", k.sym,
+                         said(co["arch"]), machine::parse(k.device).arch);
     const std::string file = fmt::format("kernels/{}.{}.co", k.sym, co["arch"].get<std::string>());
     if (co.value("file", json()) != file)
       return fmt::format("kernel @{}: its code object is {}, not {}", k.sym, said(co.value("file", json())), file);

@@ -67,6 +67,10 @@ std::unique_ptr<Module> schedule_to_tile(const Module& schedule) {
       } else {
         fail("E303", "no tile builder for '" + op->name + "'", op->loc);
       }
+      // The kernel says which device it was scheduled for: its renderer asks
+      // that descriptor (wavefront width, arch) and the Target IR records it.
+      if (Op* kernel = out->lookup(sym); kernel && kernel->name == "tile.kernel" && op->attr("device"))
+        kernel->attrs["device"] = *op->attr("device");
       Op& launch = b.create("tile.launch", operands);
       launch.sym = sym;
       launch.loc = op->loc;

@@ -65,6 +65,7 @@ std::unique_ptr<Module> tile_to_target(const Module& tile, const std::string& ta
       k->attrs["threads"] = tile_int(*op, "threads") + tile_int(*op, "producer_threads");
     if (const Attr* maps = op->attr("tensor_maps")) k->attrs["tensor_maps"] = *maps;
     if (const Attr* pe = op->attr("persistent")) k->attrs["persistent"] = *pe;
+    if (const Attr* d = op->attr("device")) k->attrs["device"] = *d;
     // A cluster of C blocks a program (CUDA; the other renderers refused it
     // above): the launch is programs * C blocks.
     if (const Attr* c = op->attr("cluster"); c && tile_int(*op, "cluster") > 1) {

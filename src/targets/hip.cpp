@@ -1,5 +1,6 @@
-// The HIP lane: kernels rendered for AMD GPUs and compile-checked by hipcc
-// (gfx90a); there is no AMD GPU here and no HIP runtime in this build, so
+// The HIP lane: kernels rendered for AMD GPUs and compile-checked by clang-19
+// for the arch of the device they were scheduled for (gfx90a, gfx1100,
+// gfx1151); there is no AMD GPU here and no HIP runtime in this build, so
 // nothing runs (E722).
 
 #include "render/cuda_renderer.hpp"
@@ -21,7 +22,7 @@ std::string package_code_object(const ir::KernelDesc& k, const std::filesystem::
   write_file_atomic((dir / co_file).string(), bytes);
   entry["code_object"] = {
       {"file", co_file}, {"arch", co.arch}, {"toolchain", co.toolchain}, {"sha256", sha256_hex(bytes)}};
-  return "hipcc (" + co.toolchain + ") " + co.arch;
+  return "clang (" + co.toolchain + ") " + co.arch;
 }
 
 Lane make_hip_lane() {
@@ -35,7 +36,8 @@ Lane make_hip_lane() {
   l.package_kernel = package_code_object;
   l.execution = Execution::kCompileCheckOnly;
   l.refusal = {"E722",
-               "the HIP lane is compile-checked only (hipcc, gfx90a): there is no AMD GPU here and no HIP "
+               "the HIP lane is compile-checked only (clang-19; gfx90a, gfx1100, gfx1151): there is no AMD GPU "
+               "here and no HIP "
                "runtime in this build (see `tessera package --target hip`)"};
   return l;
 }

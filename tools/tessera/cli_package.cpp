@@ -1,12 +1,14 @@
 // `tessera package`: write an AOT package for a target (Target IR, sources,
-// digests, launch descriptors; HIP adds gfx90a code objects; Metal
+// digests, launch descriptors; HIP adds code objects for the device's arch; Metal
 // adds threadgroup geometry and compile options) and verify one.
 #include "cli_package.hpp"
 
 #include <fmt/core.h>
 
 #include "ir/parser.hpp"
+#include "cli_device.hpp"
 #include "package/aot_package.hpp"
+#include "targets/device_query.hpp"
 
 namespace tessera::cli {
 
@@ -15,6 +17,7 @@ CLI::App* add_package_command(CLI::App& app, PackageOptions& o) {
   pkg->add_option("file", o.file, "program (.tsr) or lowered IR");
   pkg->add_option("--target", o.target, "cpu | cuda | hip | metal")
       ->check(CLI::IsMember({"cpu", "cuda", "metal", "hip"}));
+  pkg->add_option("--device", o.device, device_help());
   pkg->add_option("--func", o.func, "func to package (default: the first)");
   pkg->add_option("--out", o.out, "package directory");
   auto* verify = pkg->add_subcommand("verify",
@@ -39,7 +42,7 @@ int package_cmd(const CLI::App& cmd, const PackageOptions& o) {
   }
   if (o.file.empty() || o.out.empty()) fail("E125", "tessera package needs a program and --out DIR");
   auto m = ir::parse_file(o.file);
-  package::WriteResult r = package::write(*m, o.target, o.func, o.out);
+  package::WriteResult r = package::write(*m, targets::describe_target(o.target, o.device), o.func, o.out);
   fmt::print("wrote {} ({} kernel(s) for {}; compile check: {})\n", o.out, r.kernels, o.target, r.compile_check);
   return 0;
 }

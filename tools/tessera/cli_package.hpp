@@ -4,7 +4,7 @@
 
 namespace tessera::cli {
 struct PackageOptions {
-  std::string file, target = "cpu", func, out, verify_dir, public_key, sign_dir, private_key;
+  std::string file, target = "cpu", device, func, out, verify_dir, public_key, sign_dir, private_key;
 };
 // `tessera package FILE --target T --out DIR` and `tessera package verify DIR`.
 CLI::App* add_package_command(CLI::App& app, PackageOptions& o);

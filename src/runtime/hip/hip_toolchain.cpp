@@ -1,10 +1,14 @@
 #include "runtime/hip/hip_toolchain.hpp"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "machine/descriptor.hpp"
+#include "runtime/cache_dir.hpp"
 #include "runtime/disk_cache.hpp"
 #include "runtime/process.hpp"
 #include "support/sha256.hpp"
@@ -17,53 +21,129 @@ namespace {
 // Device code only, as a plain ELF code object (no offload bundle).
 constexpr const char* kFlags = "-O3 -std=c++17 --cuda-device-only --no-gpu-bundle-output -c";
 
-std::string hipcc() {
-  const char* env = std::getenv("TESSERA_HIPCC");
-  return env && *env ? env : "hipcc";
+std::string env_or(const char* name, const char* fallback) {
+  const char* env = std::getenv(name);
+  return env && *env ? env : fallback;
+}
+std::string clang() { return env_or("TESSERA_HIP_CLANG", "clang++-19"); }
+// Debian's rocm-device-libs (ocml, ockl and the oclc control libraries).
+std::string device_libs() {
+  return env_or("TESSERA_ROCM_DEVICE_LIBS", "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode");
 }
 
-// "HIP version: 5.2.21153-0; Debian clang version 15.0.6" from `hipcc --version`
-// (which may also print a rocm_agent_enumerator traceback on a machine
-// without an AMD GPU: ignored).
+// "Debian clang version 19.1.7 (3~deb12u1); HIP 5.2.21153" from the compiler
+// and the HIP headers it compiles against.
 std::string toolchain_id(const std::string& cc) {
   std::istringstream in(output_of({cc, "--version"}));
   std::string id;
   for (std::string line; std::getline(in, line);)
-    if (line.rfind("HIP version", 0) == 0 || line.find("clang version") != std::string::npos)
-      id += (id.empty() ? "" : "; ") + line;
-  return id;
+    if (line.find("clang version") != std::string::npos) id = line;
+  if (id.empty()) return id;
+  std::ifstream h("/usr/include/hip/hip_version.h");
+  std::string major, minor, patch;
+  for (std::string line; std::getline(h, line);) {
+    std::istringstream w(line);
+    std::string define, key, value;
+    w >> define >> key >> value;
+    if (key == "HIP_VERSION_MAJOR") major = value;
+    if (key == "HIP_VERSION_MINOR") minor = value;
+    if (key == "HIP_VERSION_PATCH") patch = value;
+  }
+  return id + "; HIP " + (major.empty() ? "headers missing" : major + "." + minor + "." + patch);
+}
+
+// "gfx1151" -> "1151", the suffix of the device libraries' ISA-version file.
+std::string isa_suffix(const std::string& arch) { return arch.rfind("gfx", 0) == 0 ? arch.substr(3) : arch; }
+
+// __oclc_ISA_version as the device libraries number it: major*1000 +
+// minor*10 + stepping, from the arch's last two (hex) digits.
+int isa_version(const std::string& suffix) {
+  const int stepping = std::stoi(suffix.substr(suffix.size() - 1), nullptr, 16);
+  const int minor = std::stoi(suffix.substr(suffix.size() - 2, 1), nullptr, 16);
+  return std::stoi(suffix.substr(0, suffix.size() - 2)) * 1000 + minor * 10 + stepping;
+}
+
+// The directory holding oclc_isa_version_<suffix>.bc. Debian's ROCm 5.2
+// libraries predate RDNA3 and have none for gfx11: that one-constant control
+// library is then compiled here (OpenCL C, by the same clang) into the cache.
+// The math libraries themselves (ocml, ockl) are Debian's, unchanged.
+std::string isa_library_dir(const std::string& cc, const std::string& arch) {
+  const std::string suffix = isa_suffix(arch), file = "oclc_isa_version_" + suffix + ".bc";
+  if (fs::exists(fs::path(device_libs()) / file)) return device_libs();
+  const fs::path dir = fs::path(default_cache_root()) / "hip-isa" / arch;
+  if (fs::exists(dir / file)) return dir.string();
+  fs::create_directories(dir);
+  const std::string tmp = (dir / (file + "." + std::to_string(::getpid()) + ".tmp")).string();
+  const std::string cl = tmp + ".cl", log = tmp + ".log";
+  std::ofstream(cl) << "const __constant int __oclc_ISA_version = " << isa_version(suffix) << ";\n";
+  const int rc = run_process({cc, "-x", "cl", "-Xclang", "-finclude-default-header", "-target", "amdgcn-amd-amdhsa",
+                              "-mcpu=" + arch, "-nogpulib", "-O3", "-c", "-emit-llvm", "-o", tmp, cl},
+                             log);
+  const std::string why = rc == 0 ? "" : read_text_file(log).substr(0, 2000);
+  fs::remove(cl);
+  fs::remove(log);
+  if (rc != 0) fail("E741", "cannot build the ISA-version library for " + arch + ":\n" + why);
+  fs::rename(tmp, dir / file);  // atomic: a concurrent build writes the same bytes
+  return dir.string();
+}
+
+// The device libraries linked into every kernel, named (not left to the
+// driver's search, which refuses an arch whose ISA library is missing).
+std::vector<std::string> device_lib_flags(const std::string& cc, const std::string& arch, int64_t wave) {
+  std::vector<std::string> f = {"--hip-device-lib-path=" + device_libs()};
+  const std::string isa_dir = isa_library_dir(cc, arch);
+  if (isa_dir != device_libs()) f.push_back("--hip-device-lib-path=" + isa_dir);
+  for (const std::string& lib :
+       {std::string("hip"), std::string("ocml"), std::string("ockl"), std::string("oclc_daz_opt_off"),
+        std::string("oclc_unsafe_math_off"), std::string("oclc_finite_only_off"),
+        std::string("oclc_correctly_rounded_sqrt_on"),
+        std::string(wave == 64 ? "oclc_wavefrontsize64_on" : "oclc_wavefrontsize64_off"),
+        "oclc_isa_version_" + isa_suffix(arch), std::string("oclc_abi_version_400")})
+    f.push_back("--hip-device-lib=" + lib + ".bc");
+  return f;
+}
+
+machine::Descriptor kernel_device(const ir::KernelDesc& k) {
+  return k.device.empty() ? machine::default_profile(machine::Kind::Hip) : machine::parse(k.device);
 }
 }  // namespace
 
-CodeObject compile(const ir::KernelDesc& k, const std::string& arch) {
+std::string kernel_arch(const ir::KernelDesc& k) { return kernel_device(k).arch; }
+
+CodeObject compile(const ir::KernelDesc& k) {
   if (sha256_hex(k.source) != k.sha256)
     fail("E701", "kernel @" + k.sym + " refused: its source does not match its recorded sha256 " + k.sha256);
-  const std::string cc = hipcc();
+  const machine::Descriptor device = kernel_device(k);
+  const std::string cc = clang();
   CodeObject co;
-  co.arch = arch;
+  co.arch = device.arch;
   co.toolchain = toolchain_id(cc);
   if (co.toolchain.empty())
-    fail("E740", "hipcc ('" + cc +
-                     "') cannot be run: the HIP lane's compile check needs it (apt-get install "
-                     "hipcc, or set TESSERA_HIPCC)");
+    fail("E740", "the HIP lane's compiler ('" + cc +
+                     "') cannot be run: its compile check needs it (apt-get install clang-19, or set "
+                     "TESSERA_HIP_CLANG)");
+  const std::vector<std::string> libs = device_lib_flags(cc, co.arch, device.simd_width);
   static DiskCache disk(default_cache_root(), "hip");
   CacheStats stats;
-  const nlohmann::json meta = {
-      {"source_sha256", k.sha256}, {"toolchain", co.toolchain}, {"arch", arch}, {"flags", kFlags}};
-  const std::string key = sha256_hex("tessera-hip-code-object-v1\n" + meta.dump());
+  std::string lib_text;
+  for (const std::string& l : libs) lib_text += l + " ";
+  const nlohmann::json meta = {{"source_sha256", k.sha256}, {"toolchain", co.toolchain}, {"arch", co.arch},
+                               {"flags", kFlags},           {"device_libs", lib_text}};
+  const std::string key = sha256_hex("tessera-hip-code-object-v2\n" + meta.dump());
   const EntrySpec spec = {meta, {"kernel.hip", "kernel.co", "compile.log"}, {{"kernel.hip", k.sha256}}};
   const std::string dir = disk.get(
       key, spec,
       [&](const std::string& tmp) {
         const std::string src = (fs::path(tmp) / "kernel.hip").string();
         std::ofstream(src, std::ios::binary) << k.source;
-        std::vector<std::string> argv = {cc, "--offload-arch=" + arch};
+        std::vector<std::string> argv = {cc, "-x", "hip", "--offload-arch=" + co.arch, "--rocm-path=/usr"};
+        argv.insert(argv.end(), libs.begin(), libs.end());
         for (auto& f : split_flags(kFlags)) argv.push_back(f);
         argv.insert(argv.end(), {"-o", (fs::path(tmp) / "kernel.co").string(), src});
         const std::string log = (fs::path(tmp) / "compile.log").string();
         if (run_process(argv, log) != 0)
-          fail("E741",
-               "hipcc rejected kernel @" + k.sym + " for " + arch + ":\n" + read_text_file(log).substr(0, 4000));
+          fail("E741", "clang rejected HIP kernel @" + k.sym + " for " + co.arch + ":\n" +
+                           read_text_file(log).substr(0, 4000));
       },
       stats,
       [&](const std::string& entry, const nlohmann::json& files) {
