@@ -35,6 +35,10 @@ const char* kMatmulEpilogue =
 const char* kMatmulSimtStageA =
 #include "cuda_matmul_simt_stage_a.inc"
     ;
+// The HIP lane's matmul block: MFMA (gfx90a), WMMA (gfx11) or FMA (f32).
+const char* kMatmulAmd =
+#include "hip_matmul_amd.inc"
+    ;
 // The attention block (tile.attention), after the mma and TMA pieces it reuses.
 const char* kAttention =
 #include "cuda_attention.inc"
@@ -136,7 +140,10 @@ class CudaRenderer : public CLikeRenderer {
     return elem + "* const " + n + " = reinterpret_cast<" + elem + "*>(tsr_smem);\n";
   }
   std::string matmul_library(const Op& kernel) const override {
-    if (hip_) fail("E502", "the HIP lane has no matmul block library yet (tile.matmul)");
+    if (hip_) {
+      if (uses_stage_a(kernel)) fail("E502", "the HIP lane's matmul block has no stage_a form (tile.matmul)");
+      return std::string(kMatmulAmd) + kMatmulEpilogue;
+    }
     return std::string(kMatmulSimt) + kMatmulMma + kMatmulTma + kMatmulEpilogue +
            (uses_stage_a(kernel) ? kMatmulSimtStageA : "");
   }

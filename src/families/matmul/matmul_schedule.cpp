@@ -146,8 +146,12 @@ void choose(Plan& p, const machine::Descriptor& d, bool tma) {
       if (tma || 4 * big > 3 * d.compute_units)
         p.bm = 128, p.bn = 256, p.bk = 64, p.wm = 2, p.wn = 4, p.stages = 4, p.min_blocks = 1;
       else p.bm = 64, p.bn = 128, p.bk = 32, p.wm = 2, p.wn = 4, p.stages = 4, p.min_blocks = 2;
+      // A device whose blocks hold less shared memory (64 KiB on AMD GPUs)
+      // takes the small block.
+      if (!tma && scratch_elements(p, d) * 4 > d.shared_bytes)
+        p.bm = 64, p.bn = 128, p.bk = 32, p.wm = 2, p.wn = 4, p.stages = 4, p.min_blocks = 2;
     }
-    p.threads = p.wm * p.wn * 32;
+    p.threads = p.wm * p.wn * d.simd_width;  // a warp is the device's SIMD group (wavefronts of 64 on CDNA)
     p.vector_width = 4;
     p.slab_rows = 16 * p.threads / p.bn;  // 16 lanes of a slab per thread
   }
@@ -420,7 +424,7 @@ Plan read_plan(const Op& op) {
          op.loc);
   if (p.threads < 1 || p.vector_width < 1 ||
       (cpu ? (p.bm % 12 != 0 || p.bn % 32 != 0 || p.threads != 1)
-           : (p.threads != p.wm * p.wn * 32 || p.threads > 1024 ||
+           : (p.threads != p.wm * p.wn * device.simd_width || p.threads > 1024 ||
               (p.slab_rows * p.bn) % (p.threads * p.vector_width))))
     fail("E302",
          "schedule.matmul: block, warps, threads or slab do not fit the " + std::string(device.target()) +
@@ -437,6 +441,11 @@ Plan read_plan(const Op& op) {
   check_threads(op, device, p.threads + (p.tma ? Plan::kTmaProducerThreads : 0));
   if (p.scratch < scratch_elements(p, device) || p.scratch > (1 << 20))
     fail("E302", "schedule.matmul: scratch is smaller than the block library needs (or over 2^20)", op.loc);
+  if (device.gpu() && p.scratch * 4 > device.shared_bytes)
+    fail("E302",
+         "schedule.matmul: a scratch of " + std::to_string(p.scratch * 4) + " bytes exceeds the " +
+             std::to_string(device.shared_bytes) + " bytes of shared memory a block of " + device.name + " holds",
+         op.loc);
   if (p.tma != (p.candidate == "tessera_tma"))
     fail("E302", "schedule.matmul: 'tma' is set exactly for the candidate tessera_tma", op.loc);
   if (p.tma) {
