@@ -1,37 +1,57 @@
 // The HIP lane's compile check: the kernels Tessera emits for --target hip
-// compile to gfx90a code objects with hipcc (Debian's ROCm 5.2, installed by
-// scripts/bootstrap.sh). There is no AMD GPU here: nothing runs, so this lane
-// is "compile-checked", never "native" (docs/status.md).
+// compile to code objects with clang-19 (Debian's, with its HIP headers and
+// ROCm device libraries; scripts/bootstrap.sh) for each AMD device profile:
+// mi250x (gfx90a, wave64), rx7900xtx (gfx1100) and radeon-8060s (gfx1151,
+// both wave32). There is no AMD GPU here: nothing runs, so this lane is
+// "compile-checked", never "native" (docs/status.md).
 #include <gtest/gtest.h>
 
 #include <fstream>
 
 #include "../e2e/fusion_cases.hpp"
+#include "machine/descriptor.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/hip/hip_toolchain.hpp"
 
 namespace tessera {
 namespace {
 
-int compile_all(const ir::Module& graph) {
-  auto target = passes::lower(graph, ir::Layer::Target, "hip");
-  int n = 0;
-  for (auto& op : target->ops) {
-    if (op->name != "target.kernel") continue;
-    ir::KernelDesc k = ir::read_kernel_desc(*op);
-    EXPECT_EQ(k.abi, "tessera.hip.v1(buffer pointers in order; grid.x = programs)");
-    runtime::hip::CodeObject co = runtime::hip::compile(k);
-    std::ifstream in(co.path, std::ios::binary);
-    char magic[4] = {};
-    in.read(magic, 4);
-    EXPECT_TRUE(magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F') << k.sym;
-    EXPECT_GT(co.bytes, 1000u) << k.sym;
-    ++n;
-  }
-  return n;
-}
+class HipCompile : public ::testing::TestWithParam<const char*> {
+ protected:
+  const machine::Descriptor& device() const { return machine::profile(GetParam()); }
 
-TEST(HipCompile, ReductionStrategiesCompileForGfx90a) {
+  // Compiles every kernel of the graph for the device; returns how many.
+  int compile_all(const ir::Module& graph) const {
+    auto target = passes::lower(graph, ir::Layer::Target, device());
+    int n = 0;
+    for (auto& op : target->ops) {
+      if (op->name != "target.kernel") continue;
+      ir::KernelDesc k = ir::read_kernel_desc(*op);
+      EXPECT_EQ(k.abi, "tessera.hip.v1(buffer pointers in order; grid.x = programs)");
+      EXPECT_EQ(runtime::hip::kernel_arch(k), device().arch) << k.sym;
+      EXPECT_NE(k.source.find("#define TSR_WAVE " + std::to_string(device().simd_width) + "\n"), std::string::npos);
+      runtime::hip::CodeObject co = runtime::hip::compile(k);
+      EXPECT_EQ(co.arch, device().arch);
+      std::ifstream in(co.path, std::ios::binary);
+      char magic[4] = {};
+      in.read(magic, 4);
+      EXPECT_TRUE(magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F') << k.sym;
+      EXPECT_GT(co.bytes, 1000u) << k.sym;
+      ++n;
+    }
+    return n;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Devices, HipCompile, ::testing::Values("mi250x", "rx7900xtx", "radeon-8060s"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
+TEST_P(HipCompile, ReductionStrategies) {
   struct Shape {
     std::vector<int64_t> shape, axes;
     DType dt;
@@ -54,7 +74,7 @@ TEST(HipCompile, ReductionStrategiesCompileForGfx90a) {
 // The fusion matrix's tile programs (the ones the CPU and CUDA suites run):
 // pointwise, fused reductions, row ops. Each op and each dtype at least once
 // (sampling.hpp); TESSERA_TEST_FULL=1 (make test-full) compiles every case.
-TEST(HipCompile, FusedFamiliesCompileForGfx90a) {
+TEST_P(HipCompile, FusedFamilies) {
   const std::vector<test::CaseKey<test::FusionCase>> ops_and_dtypes = {
       [](const test::FusionCase& c) { return test::case_axes(c.name).op; },
       [](const test::FusionCase& c) { return test::case_axes(c.name).dtype; }};
@@ -66,6 +86,37 @@ TEST(HipCompile, FusedFamiliesCompileForGfx90a) {
     n += compile_all(g.module());
   }
   EXPECT_GE(n, 40);
+}
+
+// Matmul: the block library's three forms (WMMA on gfx11, MFMA on gfx90a,
+// FMA for f32) with fused epilogues, transposed and batched operands, edge
+// blocks (sizes off the block grid) and the tall problem that takes the
+// large f32 block.
+TEST_P(HipCompile, MatmulBlocks) {
+  struct Case {
+    DType in, out;
+    std::vector<int64_t> a, b;
+    bool ta, tb;
+    const char* epilogue;
+  };
+  const std::vector<Case> cases = {
+      {DType::BF16, DType::BF16, {300, 512}, {512, 320}, false, false, "silu"},
+      {DType::F16, DType::F32, {2, 96, 200}, {130, 200}, false, true, "relu"},
+      {DType::BF16, DType::F32, {64, 77}, {64, 45}, true, false, ""},
+      {DType::F32, DType::F32, {4, 256, 512}, {512, 384}, false, false, "gelu"},
+      {DType::F32, DType::F32, {33, 1000}, {2048, 33}, true, true, ""},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    GraphBuilder g("hip");
+    ir::Value* a = g.input("a", ir::Type::tensor(c.in, c.a));
+    ir::Value* b = g.input("b", ir::Type::tensor(c.in, c.b));
+    ir::Value* y = g.matmul(a, b, c.out, c.ta, c.tb);
+    if (*c.epilogue) y = g.unary(c.epilogue, y);
+    g.output(y);
+    n += compile_all(g.module());
+  }
+  EXPECT_GE(n, 5);
 }
 
 }  // namespace
