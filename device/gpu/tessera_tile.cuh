@@ -1,4 +1,4 @@
-// Tessera GPU device tile library, for CUDA (NVRTC) and HIP (hipcc, with
+// Tessera GPU device tile library, for CUDA (NVRTC) and HIP (clang-19, with
 // TSR_HIP defined). Rendered kernels call only these functions; the renderer
 // embeds this file (after defining TSR_THREADS and TSR_VEC for the kernel) at
 // the top of every kernel source, so the kernel's SHA-256 covers every line

@@ -256,6 +256,74 @@ template <class T> T simd_min(T x) {
   });
 }
 
+// simdgroup_matrix<T, Cols, Rows>: a Rows x Cols matrix a simdgroup holds
+// together. Metal spreads its elements over the 32 lanes (an unspecified
+// layout, reached only through thread_elements, which Tessera does not use);
+// here every lane holds the whole matrix, and each operation is a simd-group
+// function: it completes only when all 32 lanes reach it, and a pointer that
+// differs between the lanes (a non-uniform operand, undefined on Metal)
+// stops the process. Loads and stores read and write row-major memory with
+// a row stride of elements_per_row (no transposed form: it is not used).
+template <class T, int Cols, int Rows> struct simdgroup_matrix {
+  T e[Rows][Cols];
+};
+typedef simdgroup_matrix<float, 8, 8> simdgroup_float8x8;
+typedef simdgroup_matrix<half, 8, 8> simdgroup_half8x8;
+
+template <class T, int Cols, int Rows> simdgroup_matrix<T, Cols, Rows> make_filled_simdgroup_matrix(T value) {
+  simdgroup_matrix<T, Cols, Rows> m;
+  for (int r = 0; r < Rows; ++r)
+    for (int c = 0; c < Cols; ++c) m.e[r][c] = value;
+  return m;
+}
+
+}  // namespace metal
+
+namespace msl_emu {
+// The simd-group function of one matrix operation: every lane passes the
+// same address (a uniform operand), or the emulation stops.
+inline void uniform_matrix_operand(const void* p) {
+  const bool uniform = simd_exchange(reinterpret_cast<uint64_t>(p), [](int, auto lane) {
+    for (int l = 1; l < kSimd; ++l)
+      if (lane(l) != lane(0)) return uint64_t{0};
+    return uint64_t{1};
+  });
+  if (!uniform) Stacks::die("a simdgroup_matrix operation's operand differs between the lanes of a simdgroup");
+}
+}  // namespace msl_emu
+
+namespace metal {
+
+template <class T, int Cols, int Rows, class P>
+void simdgroup_load(simdgroup_matrix<T, Cols, Rows>& d, P src, unsigned long elements_per_row = Cols) {
+  msl_emu::uniform_matrix_operand(src);
+  for (int r = 0; r < Rows; ++r)
+    for (int c = 0; c < Cols; ++c) d.e[r][c] = T(src[r * elements_per_row + c]);
+}
+
+template <class T, int Cols, int Rows, class P>
+void simdgroup_store(const simdgroup_matrix<T, Cols, Rows>& a, P dst, unsigned long elements_per_row = Cols) {
+  msl_emu::uniform_matrix_operand(dst);
+  for (int r = 0; r < Rows; ++r)
+    for (int c = 0; c < Cols; ++c) dst[r * elements_per_row + c] = a.e[r][c];
+}
+
+// d = a * b + c, each element's sum over the shared dim in order with fused
+// multiply-adds (Metal does not specify the order).
+template <class T, int K, int M, int N>
+void simdgroup_multiply_accumulate(simdgroup_matrix<T, N, K>& d, const simdgroup_matrix<T, M, K>& a,
+                                   const simdgroup_matrix<T, N, M>& b, const simdgroup_matrix<T, N, K>& c) {
+  msl_emu::uniform_matrix_operand(nullptr);
+  simdgroup_matrix<T, N, K> r;
+  for (int i = 0; i < K; ++i)
+    for (int j = 0; j < N; ++j) {
+      T s = c.e[i][j];
+      for (int m = 0; m < M; ++m) s = std::fma(a.e[i][m], b.e[m][j], s);
+      r.e[i][j] = s;
+    }
+  d = r;
+}
+
 }  // namespace metal
 
 // Address spaces and function qualifiers: memory is one host address space.

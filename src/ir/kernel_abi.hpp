@@ -23,7 +23,7 @@ inline constexpr const char* kCudaKernelAbi = "tessera.cuda.v1(buffer pointers i
 // grid forms the clusters.
 inline constexpr const char* kCudaClusterKernelAbi =
     "tessera.cuda.v1(buffer pointers in order; grid.x = programs * cluster, __cluster_dims__(cluster, 1, 1))";
-// The HIP lane: the same kernel as HIP C++ (hipcc, AMD wavefronts of 64).
+// The HIP lane: the same kernel as HIP C++ (clang-19; AMD wavefronts of 32 or 64).
 inline constexpr const char* kHipKernelAbi = "tessera.hip.v1(buffer pointers in order; grid.x = programs)";
 inline constexpr const char* kMetalKernelAbi =
     "tessera.metal.v1(buffer(i) = buffer pointers in order; threadgroups = programs, 1-D)";

@@ -84,7 +84,8 @@ const std::map<std::string, Descriptor>& profiles() {
     m1.kind = Kind::Metal, m1.name = "apple-m1-max", m1.origin = "profile", m1.arch = "apple7";
     m1.compute_units = 32, m1.simd_width = 32, m1.vector_bytes = 16, m1.max_threads = 1024;
     m1.shared_bytes = 32768;
-    m1.caps = caps_of({Cap::ThreadBlocks});
+    // BlockMatmul, TensorCores: simdgroup_matrix 8x8 tiles (MSL 2.3+).
+    m1.caps = caps_of({Cap::ThreadBlocks, Cap::BlockMatmul, Cap::TensorCores});
     t.emplace(m1.name, m1);
     return t;
   }();

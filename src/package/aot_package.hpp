@@ -20,11 +20,12 @@ inline constexpr const char* kPackageFormat = "tessera.aot-package.v1";
 
 struct WriteResult {
   int kernels = 0;
-  std::string compile_check;  // e.g. "hipcc (HIP version: 5.2...) gfx90a", or "none"
+  std::string compile_check;  // e.g. "clang (... clang version 19...; HIP 5.2...) gfx1151", or "none"
 };
 
 // Lowers `m` (any layer) for `target` and writes the package into `dir`.
-WriteResult write(const ir::Module& m, const machine::Descriptor& device, const std::string& func, const std::string& dir);
+WriteResult write(const ir::Module& m, const machine::Descriptor& device, const std::string& func,
+                  const std::string& dir);
 
 enum class Verdict { Intact = 0, Tampered = 20, Invalid = 21 };
 struct Verification {

@@ -59,8 +59,8 @@ std::string kernel_contradiction(const json& entry, const ir::Op& op, const targ
       return fmt::format("kernel @{}: a {} package's kernels carry their code object, this one none", k.sym, lane.name);
     // The arch is the one the kernel was scheduled for.
     if (!k.device.empty() && co["arch"] != machine::parse(k.device).arch)
-      return fmt::format("kernel @{}: its code object is for {}, its Target IR's device is {}", k.sym,
-                         said(co["arch"]), machine::parse(k.device).arch);
+      return fmt::format("kernel @{}: its code object is for {}, its Target IR's device is {}", k.sym, said(co["arch"]),
+                         machine::parse(k.device).arch);
     const std::string file = fmt::format("kernels/{}.{}.co", k.sym, co["arch"].get<std::string>());
     if (co.value("file", json()) != file)
       return fmt::format("kernel @{}: its code object is {}, not {}", k.sym, said(co.value("file", json())), file);

@@ -239,17 +239,18 @@ struct CLikeRenderer::OpEmitter {
     const Type& t = op.result(0)->type;
     // From the scratch (shared memory on GPUs): plain loads, not __ldg.
     const bool shared = op.operands[0]->def && op.operands[0]->def->name == "tile.alloca";
-    def(std::string(shared ? "tsr::load2d_shared<" : "tsr::load2d<") + r.storage(t.dtype) + ", " +
-        std::to_string(t.shape[0]) + ", " + std::to_string(t.shape[1]) + ", " +
-        std::to_string(tile_int(op, "row_stride")) + ", " + std::to_string(tile_int(op, "col_stride")) + ", " +
-        (tile_bool(op, "aligned") ? "true" : "false") + ">(" + arg(0) + " + " + arg(1) + ", " + arg(2) + ", " + arg(3) +
-        ")");
+    def(r.lane_call(std::string(shared ? "load2d_shared<" : "load2d<") + r.storage(t.dtype) + ", " +
+                        std::to_string(t.shape[0]) + ", " + std::to_string(t.shape[1]) + ", " +
+                        std::to_string(tile_int(op, "row_stride")) + ", " + std::to_string(tile_int(op, "col_stride")) +
+                        ", " + (tile_bool(op, "aligned") ? "true" : "false") + ">",
+                    arg(0) + " + " + arg(1) + ", " + arg(2) + ", " + arg(3)));
   }
   void store2d() {
     const Type& t = op.operands[4]->type;
-    statement("tsr::store2d<" + std::to_string(t.shape[0]) + ", " + std::to_string(t.shape[1]) + ", " +
-              std::to_string(tile_int(op, "row_stride")) + ", " + (tile_bool(op, "aligned") ? "true" : "false") + ">(" +
-              arg(0) + " + " + arg(1) + ", " + arg(2) + ", " + arg(3) + ", " + arg(4) + ")");
+    statement(r.lane_call("store2d<" + std::to_string(t.shape[0]) + ", " + std::to_string(t.shape[1]) + ", " +
+                              std::to_string(tile_int(op, "row_stride")) + ", " +
+                              (tile_bool(op, "aligned") ? "true" : "false") + ">",
+                          arg(0) + " + " + arg(1) + ", " + arg(2) + ", " + arg(3) + ", " + arg(4)));
   }
   void for_loop();
   void yield() {}  // printed by the enclosing tile.for, which knows the carried variables
@@ -284,9 +285,9 @@ void CLikeRenderer::OpEmitter::matmul() {
   // stage_a: the f32 block that stages row-major A through registers
   // (tessera_matmul_simt_stage_a.cuh), same parameters.
   const bool staged = op.attr("stage_a") && tile_bool(op, "stage_a");
-  statement(std::string(staged ? "tsr::matmul_block_stage_a<" : "tsr::matmul_block<") + targs +
-            ">(reinterpret_cast<unsigned char*>(" + arg(2) + "), " + arg(0) + ", " + arg(3) + ", " + arg(1) + ", " +
-            arg(4) + ", " + arg(5) + ", " + arg(6) + ")");
+  statement(r.lane_call(std::string(staged ? "matmul_block_stage_a<" : "matmul_block<") + targs + ">",
+                        r.scratch_bytes(arg(2)) + ", " + arg(0) + ", " + arg(3) + ", " + arg(1) + ", " + arg(4) + ", " +
+                            arg(5) + ", " + arg(6)));
 }
 
 void CLikeRenderer::OpEmitter::attention() {

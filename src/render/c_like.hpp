@@ -51,6 +51,10 @@ class CLikeRenderer {
   static std::string tensor_map_param(size_t i) { return "tsr_tmap" + std::to_string(i); }
   // The tile library function that loads a whole tile from `ptr`.
   virtual std::string load_fn(const ir::Value*) const { return "load"; }
+  // The scratch (tile.alloca) as the matmul block takes it: its bytes.
+  virtual std::string scratch_bytes(const std::string& v) const {
+    return "reinterpret_cast<unsigned char*>(" + v + ")";
+  }
   // A tile library call whose meaning depends on the thread's position in the
   // program (loads, stores, masks, lane reductions). CPU and CUDA read the
   // position from the library (threadIdx); Metal passes it in.

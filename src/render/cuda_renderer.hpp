@@ -15,7 +15,7 @@ using ir::kCudaKernelAbi;
 
 std::string render_cuda_kernel(const ir::Op& kernel);
 
-// The HIP lane: the same kernel as HIP C++ (hipcc, AMD wavefronts of 64).
+// The HIP lane: the same kernel as HIP C++ (clang-19; AMD wavefronts of 32 or 64).
 using ir::kHipKernelAbi;
 std::string render_hip_kernel(const ir::Op& kernel);
 

@@ -15,6 +15,26 @@ namespace {
 const char* kTileLibrary =
 #include "metal_tile_library.inc"
     ;
+// The matmul block (simdgroup_matrix) and the epilogue's slab access.
+const char* kMatmulLibrary =
+#include "metal_matmul_library.inc"
+    ;
+
+// The kernel's one tile.alloca (its scratch), or null.
+const Op* scratch_of(const Op& kernel) {
+  const Op* found = nullptr;
+  std::function<void(const Region&)> walk = [&](const Region& r) {
+    for (auto& op : r.ops) {
+      if (op->name == "tile.alloca") {
+        if (found) fail("E502", "the Metal renderer gives a kernel one scratch buffer (tile.alloca)", op->loc);
+        found = op.get();
+      }
+      for (auto& inner : op->regions) walk(*inner);
+    }
+  };
+  walk(*kernel.regions[0]);
+  return found;
+}
 
 class MslRenderer : public CLikeRenderer {
  public:
@@ -43,18 +63,25 @@ class MslRenderer : public CLikeRenderer {
     }
     s += ",\n    uint tsr_tid [[thread_position_in_threadgroup]], uint tsr_group [[threadgroup_position_in_grid]],\n"
          "    uint tsr_simd_lane [[thread_index_in_simdgroup]], uint tsr_simd [[simdgroup_index_in_threadgroup]]) {\n"
-         "  threadgroup float tsr_scratch[TSR_THREADS / TSR_SIMD];  // one result per simdgroup\n"
-         "  const tsr::ctx tsr_ctx = {tsr_tid, tsr_simd_lane, tsr_simd};\n  {\n";
+         "  threadgroup float tsr_scratch[TSR_THREADS / TSR_SIMD];  // one result per simdgroup\n";
+    // The scratch is threadgroup memory, which MSL declares at kernel scope:
+    // the array itself carries the alloca's name.
+    if (const Op* a = scratch_of(k))
+      s += "  threadgroup " + storage(a->result()->type.dtype) + " " + name(a->result()) + "[" +
+           std::to_string(tile_int(*a, "size")) + "];\n";
+    s += "  const tsr::ctx tsr_ctx = {tsr_tid, tsr_simd_lane, tsr_simd};\n  {\n";
     return s;
   }
   std::string kernel_close(const Op&) override { return "  }\n}\n"; }
   std::string program_id_expr() const override { return "(long)tsr_group"; }
   std::string alloca_decl(const std::string&, const std::string&, int64_t) const override {
-    fail("E502", "the Metal renderer has no scratch memory (tile.alloca); schedule a registers accumulator");
+    return "";  // declared at kernel scope (kernel_open)
   }
-  std::string matmul_library(const Op&) const override {
-    fail("E502", "the Metal lane has no matmul block library yet (tile.matmul)");
+  std::string matmul_library(const Op&) const override { return kMatmulLibrary; }
+  std::string load_fn(const Value* ptr) const override {
+    return ptr->def && ptr->def->name == "tile.alloca" ? "load_shared" : "load";
   }
+  std::string scratch_bytes(const std::string& v) const override { return v; }  // the matmul block takes the array
   std::string lane_call(const std::string& fn, const std::string& args) const override {
     const bool reduce = fn.rfind("reduce_lanes_", 0) == 0;
     return "tsr::" + fn + "(tsr_ctx, " + args + (reduce ? ", tsr_scratch" : "") + ")";

@@ -1,4 +1,4 @@
-// Running the toolchains Tessera drives (the host C++ compiler, hipcc):
+// Running the toolchains Tessera drives (the host C++ compiler, clang for HIP):
 // without a shell, output captured to a log.
 #pragma once
 #include <string>

@@ -145,8 +145,23 @@ func @f(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1024x102
   EXPECT_EQ(block_on(machine::profile("h200")), 64);
   EXPECT_EQ(block_on(h200_with_units(16)), 128);
   EXPECT_EQ(block_on(machine::profile("x86-64")), 96);  // the packed CPU block
+  // AMD and Apple blocks: whole wavefronts (64 lanes on CDNA, 32 on RDNA),
+  // and the scratch fits the device's shared memory (64 KiB, 32 KiB).
+  for (const char* name : {"mi250x", "rx7900xtx", "radeon-8060s", "apple-m1-max"}) {
+    const Descriptor& d = machine::profile(name);
+    Scheduled s = schedule_for(*graph, d);
+    const Op* op = nullptr;
+    for (const Op* o : s.ops)
+      if (o->name == "schedule.matmul") op = o;
+    ASSERT_NE(op, nullptr) << name;
+    const std::vector<int64_t> warps = *op->attr("warps")->as_ints();
+    EXPECT_EQ(*op->attr("threads")->as_int(), warps[0] * warps[1] * d.simd_width) << name;
+    EXPECT_LE(*op->attr("scratch")->as_int() * 4, d.shared_bytes) << name;
+  }
   // A device whose tile library has no matmul blocks refuses, naming it.
-  EXPECT_EQ(error_code([&] { passes::lower(*graph, Layer::Schedule, machine::profile("mi250x")); }), "E506");
+  Descriptor bare = machine::profile("mi250x");
+  bare.caps &= ~static_cast<uint32_t>(Cap::BlockMatmul);
+  EXPECT_EQ(error_code([&] { passes::lower(*graph, Layer::Schedule, bare); }), "E506");
 }
 
 TEST(FamilyChoices, TmaIsForDevicesWithTmaAndWgmma) {

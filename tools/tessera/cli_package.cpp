@@ -5,8 +5,8 @@
 
 #include <fmt/core.h>
 
-#include "ir/parser.hpp"
 #include "cli_device.hpp"
+#include "ir/parser.hpp"
 #include "package/aot_package.hpp"
 #include "targets/device_query.hpp"
 

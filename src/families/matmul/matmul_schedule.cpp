@@ -125,6 +125,8 @@ void choose(Plan& p, const machine::Descriptor& d, bool tma) {
         p.bm = 128, p.bn = 128, p.bk = 16, p.wm = 2, p.wn = 2, p.stages = 3, p.min_blocks = 2;
       else if (big >= two_waves) p.bm = 128, p.bn = 128, p.bk = 16, p.wm = 2, p.wn = 4, p.stages = 3, p.min_blocks = 2;
       else p.bm = 64, p.bn = 64, p.bk = 16, p.wm = 1, p.wn = 2, p.stages = 3, p.min_blocks = 6;
+      if (scratch_elements(p, d) * 4 > d.shared_bytes)  // 64 KiB blocks (AMD), 32 KiB (Apple)
+        p.bm = 64, p.bn = 64, p.bk = 16, p.wm = 1, p.wn = 2, p.stages = 3, p.min_blocks = 6;
       // Row-major A is the slow layout of that block (its smem tile is k
       // contiguous: 8 A values of one k are 8 rows apart). The experimental
       // stage_a block transposes it through registers (two smem stages and a
@@ -150,6 +152,8 @@ void choose(Plan& p, const machine::Descriptor& d, bool tma) {
       // takes the small block.
       if (!tma && scratch_elements(p, d) * 4 > d.shared_bytes)
         p.bm = 64, p.bn = 128, p.bk = 32, p.wm = 2, p.wn = 4, p.stages = 4, p.min_blocks = 2;
+      if (!tma && scratch_elements(p, d) * 4 > d.shared_bytes)  // 32 KiB blocks (Apple)
+        p.bm = 64, p.bn = 64, p.bk = 32, p.wm = 2, p.wn = 2, p.stages = 2, p.min_blocks = 2;
     }
     p.threads = p.wm * p.wn * d.simd_width;  // a warp is the device's SIMD group (wavefronts of 64 on CDNA)
     p.vector_width = 4;

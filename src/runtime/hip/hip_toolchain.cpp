@@ -27,9 +27,7 @@ std::string env_or(const char* name, const char* fallback) {
 }
 std::string clang() { return env_or("TESSERA_HIP_CLANG", "clang++-19"); }
 // Debian's rocm-device-libs (ocml, ockl and the oclc control libraries).
-std::string device_libs() {
-  return env_or("TESSERA_ROCM_DEVICE_LIBS", "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode");
-}
+std::string device_libs() { return env_or("TESSERA_ROCM_DEVICE_LIBS", "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode"); }
 
 // "Debian clang version 19.1.7 (3~deb12u1); HIP 5.2.21153" from the compiler
 // and the HIP headers it compiles against.
@@ -93,12 +91,11 @@ std::vector<std::string> device_lib_flags(const std::string& cc, const std::stri
   std::vector<std::string> f = {"--hip-device-lib-path=" + device_libs()};
   const std::string isa_dir = isa_library_dir(cc, arch);
   if (isa_dir != device_libs()) f.push_back("--hip-device-lib-path=" + isa_dir);
-  for (const std::string& lib :
-       {std::string("hip"), std::string("ocml"), std::string("ockl"), std::string("oclc_daz_opt_off"),
-        std::string("oclc_unsafe_math_off"), std::string("oclc_finite_only_off"),
-        std::string("oclc_correctly_rounded_sqrt_on"),
-        std::string(wave == 64 ? "oclc_wavefrontsize64_on" : "oclc_wavefrontsize64_off"),
-        "oclc_isa_version_" + isa_suffix(arch), std::string("oclc_abi_version_400")})
+  for (const std::string& lib : {std::string("hip"), std::string("ocml"), std::string("ockl"),
+                                 std::string("oclc_daz_opt_off"), std::string("oclc_unsafe_math_off"),
+                                 std::string("oclc_finite_only_off"), std::string("oclc_correctly_rounded_sqrt_on"),
+                                 std::string(wave == 64 ? "oclc_wavefrontsize64_on" : "oclc_wavefrontsize64_off"),
+                                 "oclc_isa_version_" + isa_suffix(arch), std::string("oclc_abi_version_400")})
     f.push_back("--hip-device-lib=" + lib + ".bc");
   return f;
 }
@@ -127,8 +124,11 @@ CodeObject compile(const ir::KernelDesc& k) {
   CacheStats stats;
   std::string lib_text;
   for (const std::string& l : libs) lib_text += l + " ";
-  const nlohmann::json meta = {{"source_sha256", k.sha256}, {"toolchain", co.toolchain}, {"arch", co.arch},
-                               {"flags", kFlags},           {"device_libs", lib_text}};
+  const nlohmann::json meta = {{"source_sha256", k.sha256},
+                               {"toolchain", co.toolchain},
+                               {"arch", co.arch},
+                               {"flags", kFlags},
+                               {"device_libs", lib_text}};
   const std::string key = sha256_hex("tessera-hip-code-object-v2\n" + meta.dump());
   const EntrySpec spec = {meta, {"kernel.hip", "kernel.co", "compile.log"}, {{"kernel.hip", k.sha256}}};
   const std::string dir = disk.get(
@@ -142,8 +142,8 @@ CodeObject compile(const ir::KernelDesc& k) {
         argv.insert(argv.end(), {"-o", (fs::path(tmp) / "kernel.co").string(), src});
         const std::string log = (fs::path(tmp) / "compile.log").string();
         if (run_process(argv, log) != 0)
-          fail("E741", "clang rejected HIP kernel @" + k.sym + " for " + co.arch + ":\n" +
-                           read_text_file(log).substr(0, 4000));
+          fail("E741",
+               "clang rejected HIP kernel @" + k.sym + " for " + co.arch + ":\n" + read_text_file(log).substr(0, 4000));
       },
       stats,
       [&](const std::string& entry, const nlohmann::json& files) {
