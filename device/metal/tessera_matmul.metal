@@ -16,8 +16,8 @@
 namespace tsr {
 
 template <class T, int BM, int BN, int BK, int WM, int WN, int STAGES, i64 K, i64 SAM, i64 SAK, i64 SBK, i64 SBN,
-          bool VEC_A, bool VEC_B, int SMEM_BYTES, class TG, class P>
-inline void matmul_block(ctx k, TG smem, P A, i64 a_base, P B, i64 b_base, i64 mrows, i64 ncols) {
+          bool VEC_A, bool VEC_B, int SMEM_BYTES, class TG, class PA, class PB>
+inline void matmul_block(ctx k, TG smem, PA A, i64 a_base, PB B, i64 b_base, i64 mrows, i64 ncols) {
   constexpr int WTM = BM / WM, WTN = BN / WN, FM = WTM / 8, FN = WTN / 8;
   static_assert(TSR_THREADS == WM * WN * TSR_SIMD, "a threadgroup is WM x WN simdgroups");
   static_assert(WTM % 8 == 0 && WTN % 8 == 0 && BK % 8 == 0, "whole 8x8 simdgroup tiles");

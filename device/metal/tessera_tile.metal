@@ -75,6 +75,13 @@ template <> inline ushort narrow<ushort>(float x) {
   if ((u & 0x7fffffffu) > 0x7f800000u) return ushort((u >> 16) | 0x40u);  // quiet NaN
   return ushort((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);                 // nearest even
 }
+// Integers and i1 (uchar: 0 or 1) are stored as they are computed.
+inline int widen(int x) { return x; }
+inline long widen(long x) { return x; }
+inline uchar widen(uchar x) { return x; }
+template <class S> inline S narrow(int x) { return S(x); }
+template <class S> inline S narrow(long x) { return S(x); }
+template <class S> inline S narrow(uchar x) { return S(x); }
 
 // ---- loads and stores ----------------------------------------------------------
 template <class T, int N, class S> inline tile<T, N> load(ctx k, device const S* p) {
@@ -120,6 +127,29 @@ template <class S, class T, int N> inline void store_masked(ctx k, device S* p, 
     for (int v = 0; v < TSR_VEC; ++v)
       if (lane0<N>(k, c) + v < count) p[lane0<N>(k, c) + v] = narrow<S>(t.v[c * TSR_VEC + v]);
 }
+
+// Lane l reads p[addr[l]] (tessera.concat's operands).
+template <class T, int N, class S> inline tile<T, N> gather(ctx, device const S* p, tile<long, N> addr) {
+  tile<T, N> r;
+  for (int i = 0; i < tile<T, N>::E; ++i) r.v[i] = T(widen(p[addr.v[i]]));
+  return r;
+}
+
+// ---- integer arithmetic --------------------------------------------------------------
+// i32/i64 wrap (two's complement, as numpy's): computed unsigned, since signed
+// overflow is undefined in MSL as in C++. Declared before the tile forms below,
+// which find them by ordinary lookup.
+#define TSR_INT_OPS(T, U)                                                  \
+  inline T fn_neg(T x) { return T(U(0) - U(x)); }                         \
+  inline T fn_abs(T x) { return x < 0 ? T(U(0) - U(x)) : x; }             \
+  inline T fn_add(T a, T b) { return T(U(a) + U(b)); }                     \
+  inline T fn_sub(T a, T b) { return T(U(a) - U(b)); }                     \
+  inline T fn_mul(T a, T b) { return T(U(a) * U(b)); }                     \
+  inline T fn_max(T a, T b) { return a < b ? b : a; }                      \
+  inline T fn_min(T a, T b) { return b < a ? b : a; }
+TSR_INT_OPS(int, uint)
+TSR_INT_OPS(long, ulong)
+#undef TSR_INT_OPS
 
 // ---- combines ----------------------------------------------------------------------
 template <class T> inline T combine_sum(T a, T b) { return a + b; }
@@ -191,6 +221,100 @@ TSR_BINARY(fn_pow, pow(a, b))
 TSR_BINARY(fn_max, combine_max(a, b))  // NaN in either operand gives NaN
 TSR_BINARY(fn_min, combine_min(a, b))
 #undef TSR_BINARY
+
+// ---- comparisons, logic, where, casts, iota ------------------------------------------
+// docs/semantics.md states the rules. Comparisons give i1; a NaN operand
+// compares false (ne: true), as IEEE's.
+#define TSR_COMPARE(NAME, OP)                                                      \
+  template <class T> inline uchar NAME(T a, T b) { return uchar(a OP b); }         \
+  template <class T, int N> inline tile<uchar, N> NAME(tile<T, N> a, tile<T, N> b) { \
+    tile<uchar, N> r;                                                              \
+    for (int i = 0; i < tile<T, N>::E; ++i) r.v[i] = uchar(a.v[i] OP b.v[i]);      \
+    return r;                                                                      \
+  }
+TSR_COMPARE(fn_eq, ==)
+TSR_COMPARE(fn_ne, !=)
+TSR_COMPARE(fn_lt, <)
+TSR_COMPARE(fn_le, <=)
+TSR_COMPARE(fn_gt, >)
+TSR_COMPARE(fn_ge, >=)
+#undef TSR_COMPARE
+
+// A byte of an i1 array other than 0 or 1 reads as true, as numpy's logic does.
+inline uchar fn_and(uchar a, uchar b) { return uchar(a != 0 && b != 0); }
+inline uchar fn_or(uchar a, uchar b) { return uchar(a != 0 || b != 0); }
+inline uchar fn_not(uchar a) { return uchar(a == 0); }
+template <int N> inline tile<uchar, N> fn_and(tile<uchar, N> a, tile<uchar, N> b) {
+  for (int i = 0; i < tile<uchar, N>::E; ++i) a.v[i] = fn_and(a.v[i], b.v[i]);
+  return a;
+}
+template <int N> inline tile<uchar, N> fn_or(tile<uchar, N> a, tile<uchar, N> b) {
+  for (int i = 0; i < tile<uchar, N>::E; ++i) a.v[i] = fn_or(a.v[i], b.v[i]);
+  return a;
+}
+template <int N> inline tile<uchar, N> fn_not(tile<uchar, N> a) {
+  for (int i = 0; i < tile<uchar, N>::E; ++i) a.v[i] = fn_not(a.v[i]);
+  return a;
+}
+
+// where(c, a, b)
+template <class T> inline T fn_select(uchar c, T a, T b) { return c ? a : b; }
+template <class T, int N> inline tile<T, N> fn_select(tile<uchar, N> c, tile<T, N> a, tile<T, N> b) {
+  for (int i = 0; i < tile<T, N>::E; ++i) a.v[i] = c.v[i] ? a.v[i] : b.v[i];
+  return a;
+}
+
+// Conversions between compute types (tessera.cast), one overload set per
+// destination (MSL is C++14: no if constexpr): to an integer, floats truncate
+// toward zero and saturate, NaN gives 0; integers wrap to the narrower width;
+// to i1, nonzero (NaN included) is 1; to f32, the nearest value (ties to even).
+template <class To> struct cvt_to;
+template <> struct cvt_to<uchar> {
+  template <class F> static uchar from(F x) { return uchar(x != F(0)); }
+};
+template <> struct cvt_to<int> {
+  static int from(uchar x) { return int(x != 0); }
+  static int from(int x) { return x; }
+  static int from(long x) { return int(uint(ulong(x))); }  // the low 32 bits
+  static int from(float x) {
+    if (isnan(x)) return 0;
+    if (x >= 2147483648.0f) return 2147483647;
+    if (x <= -2147483648.0f) return -2147483647 - 1;
+    return int(x);
+  }
+};
+template <> struct cvt_to<long> {
+  static long from(uchar x) { return long(x != 0); }
+  static long from(int x) { return long(x); }
+  static long from(long x) { return x; }
+  static long from(float x) {
+    if (isnan(x)) return 0;
+    if (x >= 9223372036854775808.0f) return 9223372036854775807L;
+    if (x <= -9223372036854775808.0f) return -9223372036854775807L - 1;
+    return long(x);
+  }
+};
+template <> struct cvt_to<float> {
+  static float from(uchar x) { return float(x != 0); }
+  static float from(int x) { return float(x); }
+  static float from(long x) { return float(x); }
+  static float from(float x) { return x; }
+};
+template <class To, class From> inline To cvt(From x) { return cvt_to<To>::from(x); }
+template <class To, class From, int N> inline tile<To, N> cvt(tile<From, N> t) {
+  tile<To, N> r;
+  for (int i = 0; i < tile<From, N>::E; ++i) r.v[i] = cvt_to<To>::from(t.v[i]);
+  return r;
+}
+
+// Lane l: ((base + l) / inner) % extent, the coordinate along one axis of the
+// element at flat index base + l (tessera.iota).
+template <class T, int N> inline tile<T, N> iota(ctx k, i64 base, i64 inner, i64 extent) {
+  tile<T, N> r;
+  for (int c = 0; c < tile<T, N>::P; ++c)
+    for (int v = 0; v < TSR_VEC; ++v) r.v[c * TSR_VEC + v] = T(((base + lane0<N>(k, c) + v) / inner) % extent);
+  return r;
+}
 
 // Lanes at index >= count (the tile's lane numbering) become other.
 template <class T, int N> inline tile<T, N> mask_lanes(ctx k, tile<T, N> t, i64 count, T other) {

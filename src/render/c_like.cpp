@@ -47,7 +47,9 @@ std::string CLikeRenderer::type(const Type& t) const {
 std::string CLikeRenderer::number_literal(double v, DType d) const {
   std::string t = storage(d);
   // A C cast reads the same in C++, CUDA and MSL, and spells two-word types.
-  if (!is_float(d)) return "((" + t + ")" + std::to_string(to_integer(v, d)) + (d == DType::I64 ? "LL)" : ")");
+  if (!is_float(d))
+    return "((" + t + ")" + std::to_string(to_integer(v, d)) +
+           (d == DType::I64 ? i64_suffix() + ")" : std::string(")"));
   if (std::isnan(v)) return "tsr::nan<" + t + ">()";
   if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + "tsr::inf<" + t + ">()";
   std::string s = format_double(v);
@@ -143,7 +145,8 @@ struct CLikeRenderer::OpEmitter {
     require_persistent_programs("persistent programs ('" + op.name + "')");
     const Type& t = op.result(0)->type;
     def("tsr::load_staged<" + r.storage(t.dtype) + ", " + std::to_string(t.numel()) + ">(" + arg(1) + ", " + arg(0) +
-        ", " + arg(2) + ", " + arg(3) + ", " + std::to_string(tile_int(op, "row_stride")) + "LL, " + arg(4) + ")");
+        ", " + arg(2) + ", " + arg(3) + ", " + std::to_string(tile_int(op, "row_stride")) + r.i64_suffix() + ", " +
+        arg(4) + ")");
   }
   void constant() {
     const Type& t = op.result(0)->type;
@@ -179,9 +182,10 @@ struct CLikeRenderer::OpEmitter {
   void gather() { def(r.lane_call("gather" + tile_targs(op.result(0)->type), arg(0) + ", " + arg(1))); }
   void load_strided() {
     const Type& t = op.result(0)->type;
-    const std::string count = op.operands.size() > 2 ? arg(2) : std::to_string(t.numel()) + "LL";
-    def(r.lane_call("load_strided" + tile_targs(t),
-                    arg(0) + " + " + arg(1) + ", " + std::to_string(tile_int(op, "stride")) + "LL, " + count));
+    const std::string count = op.operands.size() > 2 ? arg(2) : std::to_string(t.numel()) + r.i64_suffix();
+    def(r.lane_call(
+        "load_strided" + tile_targs(t),
+        arg(0) + " + " + arg(1) + ", " + std::to_string(tile_int(op, "stride")) + r.i64_suffix() + ", " + count));
   }
   void store() { statement(r.lane_call("store", arg(0) + " + " + arg(1) + ", " + arg(2))); }
   void store_masked() {
@@ -217,8 +221,8 @@ struct CLikeRenderer::OpEmitter {
   }
   void iota() {
     const Type& t = op.result(0)->type;
-    def("tsr::iota" + tile_targs(t) + "(" + arg(0) + ", " + std::to_string(tile_int(op, "inner")) + "LL, " +
-        std::to_string(tile_int(op, "extent")) + "LL)");
+    def(r.lane_call("iota" + tile_targs(t), arg(0) + ", " + std::to_string(tile_int(op, "inner")) + r.i64_suffix() +
+                                                ", " + std::to_string(tile_int(op, "extent")) + r.i64_suffix()));
   }
   void splat() { def("tsr::full" + tile_targs(op.result(0)->type) + "(" + arg(0) + ")"); }
   void mask() {
@@ -232,8 +236,8 @@ struct CLikeRenderer::OpEmitter {
     const std::vector<int64_t> blk = tile_ints(op, "block");
     statement("tsr::transpose_block<" + r.storage(op.operands[0]->type.dtype) + ", " + std::to_string(blk[0]) + ", " +
               std::to_string(blk[1]) + ">(" + arg(0) + " + " + arg(2) + ", " + arg(1) + " + " + arg(3) + ", " +
-              std::to_string(tile_int(op, "rows")) + "LL, " + std::to_string(tile_int(op, "cols")) + "LL, " + arg(4) +
-              ", " + arg(5) + ")");
+              std::to_string(tile_int(op, "rows")) + r.i64_suffix() + ", " + std::to_string(tile_int(op, "cols")) +
+              r.i64_suffix() + ", " + arg(4) + ", " + arg(5) + ")");
   }
   void load2d() {
     const Type& t = op.result(0)->type;
@@ -263,14 +267,14 @@ void CLikeRenderer::OpEmitter::matmul() {
   const int64_t scratch_bytes = tile_int(*op.operands[2]->def, "size") * 4;
   std::string targs = r.storage(op.operands[0]->type.dtype);
   for (int64_t v : {blk[0], blk[1], blk[2], warps[0], warps[1], stages}) targs += ", " + std::to_string(v);
-  for (int64_t v : {k, sa[0], sa[1], sb[0], sb[1]}) targs += ", " + std::to_string(v) + "LL";
+  for (int64_t v : {k, sa[0], sa[1], sb[0], sb[1]}) targs += ", " + std::to_string(v) + r.i64_suffix();
   if (op.attr("tma")) {
     // The TMA form: A and B are the kernel's tensor maps 0 and 1; the copy
     // producer's threads get false and leave the kernel (no epilogue).
     if (!r.has_tensor_maps()) fail("E502", "this renderer has no tensor maps (the TMA form of tile.matmul)", op.loc);
     std::string t = r.storage(op.operands[0]->type.dtype);
     for (int64_t v : {blk[0], blk[1], blk[2], stages}) t += ", " + std::to_string(v);
-    t += ", " + std::to_string(k) + "LL";
+    t += ", " + std::to_string(k) + r.i64_suffix();
     // tile_ints returns a vector by value (a range-for over Attr::as_ints()'s
     // optional temporary would dangle before C++23 and read freed flags).
     for (int64_t f : tile_ints(op, "tma")) t += f ? ", true" : ", false";
@@ -300,7 +304,8 @@ void CLikeRenderer::OpEmitter::attention() {
   // the lse pointer, or a null one of the accumulation type's
   const std::string lse_arg = lse ? arg(7) : "nullptr";
   const std::string tail = ", " + lse_arg + ", " + arg(4) + ", " + arg(5) + ", " + arg(6) + ", " +
-                           std::to_string(tile_int(op, "sq")) + "LL, " + std::to_string(tile_int(op, "sk")) + "LL, " +
+                           std::to_string(tile_int(op, "sq")) + r.i64_suffix() + ", " +
+                           std::to_string(tile_int(op, "sk")) + r.i64_suffix() + ", " +
                            format_double(tile_number(op, "scale")) + ")";
   if (tma) {
     if (!r.has_tensor_maps()) fail("E502", "this renderer has no tensor maps (the TMA form of tile.attention)", op.loc);

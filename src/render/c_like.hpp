@@ -51,6 +51,9 @@ class CLikeRenderer {
   static std::string tensor_map_param(size_t i) { return "tsr_tmap" + std::to_string(i); }
   // The tile library function that loads a whole tile from `ptr`.
   virtual std::string load_fn(const ir::Value*) const { return "load"; }
+  // The suffix of a 64-bit integer literal: LL in C++ and CUDA; L in MSL,
+  // which has no long long (its long is 64-bit).
+  virtual std::string i64_suffix() const { return "LL"; }
   // The scratch (tile.alloca) as the matmul block takes it: its bytes.
   virtual std::string scratch_bytes(const std::string& v) const {
     return "reinterpret_cast<unsigned char*>(" + v + ")";

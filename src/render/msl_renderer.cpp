@@ -4,6 +4,7 @@
 
 #include "ir/kernel_abi.hpp"
 #include "ir/tile_ops.hpp"
+#include "machine/descriptor.hpp"
 #include "render/c_like.hpp"
 
 namespace tessera::render {
@@ -82,6 +83,7 @@ class MslRenderer : public CLikeRenderer {
     return ptr->def && ptr->def->name == "tile.alloca" ? "load_shared" : "load";
   }
   std::string scratch_bytes(const std::string& v) const override { return v; }  // the matmul block takes the array
+  std::string i64_suffix() const override { return "L"; }
   std::string lane_call(const std::string& fn, const std::string& args) const override {
     const bool reduce = fn.rfind("reduce_lanes_", 0) == 0;
     return "tsr::" + fn + "(tsr_ctx, " + args + (reduce ? ", tsr_scratch" : "") + ")";
@@ -100,22 +102,18 @@ void check_expressible(const Op& kernel) {
   auto has_f64 = [](const Value* v) {
     return v->type.kind != TypeKind::Index && v->type.kind != TypeKind::Tensor && v->type.dtype == DType::F64;
   };
-  auto has_integer = [](const Value* v) {
-    return v->type.kind != TypeKind::Index && v->type.kind != TypeKind::Tensor && !is_float(v->type.dtype);
-  };
-  const std::string no_integers = ": the Metal lane has no integer or boolean (i1, i32, i64) kernels yet";
   std::function<void(const Region&)> walk = [&](const Region& r) {
-    for (auto& a : r.args) {
+    for (auto& a : r.args)
       if (has_f64(a.get())) fail("E501", "kernel @" + kernel.sym + ": MSL has no 64-bit float (f64)", kernel.loc);
-      if (has_integer(a.get())) fail("E502", "kernel @" + kernel.sym + no_integers, kernel.loc);
-    }
     for (auto& op : r.ops) {
-      for (auto& res : op->results) {
+      for (auto& res : op->results)
         if (has_f64(res.get()))
           fail("E501", "kernel @" + kernel.sym + ": MSL has no 64-bit float (f64 values in " + op->name + ")", op->loc);
-        if (has_integer(res.get()))
-          fail("E502", "kernel @" + kernel.sym + no_integers + " (" + op->name + ")", op->loc);
-      }
+      // The cross-simdgroup step of a lane reduction goes through an f32
+      // threadgroup array, which would round an integer.
+      if (op->name == "tile.reduce_lanes" && !is_float(op->operands[0]->type.dtype))
+        fail("E502", "kernel @" + kernel.sym + ": the Metal lane reduces float lanes only (an integer reduction)",
+             op->loc);
       if (op->name == "tile.map" && tile_string(*op, "fn") == "gelu")
         fail("E502",
              "kernel @" + kernel.sym +
@@ -135,6 +133,20 @@ void check_expressible(const Op& kernel) {
     fail("E502", "kernel @" + kernel.sym + ": more than 2^32-1 threadgroups", kernel.loc);
   if (int_attr_or(kernel, "threads", 1) % 32 != 0)
     fail("E502", "kernel @" + kernel.sym + ": a Metal threadgroup here is whole simdgroups of 32 threads", kernel.loc);
+  // Threadgroup memory: the scratch and the reductions' per-simdgroup array,
+  // within what a threadgroup of the kernel's device holds.
+  if (const Attr* d = kernel.attr("device"); d && d->as_string()) {
+    const machine::Descriptor device = machine::parse(*d->as_string());
+    const Op* a = scratch_of(kernel);
+    const int64_t bytes = (a ? tile_int(*a, "size") * int64_t(dtype_size(a->result()->type.dtype)) : 0) +
+                          int_attr_or(kernel, "threads", 1) / 32 * 4;
+    if (bytes > device.shared_bytes)
+      fail("E502",
+           "kernel @" + kernel.sym + ": " + std::to_string(bytes) +
+               " bytes of threadgroup memory, but a threadgroup of " + device.name + " holds " +
+               std::to_string(device.shared_bytes),
+           kernel.loc);
+  }
   if (int_attr_or(kernel, "cluster", 1) > 1)  // a program's tiles would span threadgroups
     fail("E502", "kernel @" + kernel.sym + ": Metal has no thread-block clusters (kernel 'cluster' > 1)", kernel.loc);
 }

@@ -12,6 +12,7 @@
 #include "machine/descriptor.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/hip/hip_toolchain.hpp"
+#include "support/sha256.hpp"
 
 namespace tessera {
 namespace {
@@ -105,6 +106,8 @@ TEST_P(HipCompile, MatmulBlocks) {
       {DType::BF16, DType::F32, {64, 77}, {64, 45}, true, false, ""},
       {DType::F32, DType::F32, {4, 256, 512}, {512, 384}, false, false, "gelu"},
       {DType::F32, DType::F32, {33, 1000}, {2048, 33}, true, true, ""},
+      // the large f32 block with row-major A (no transposed copy on these devices)
+      {DType::F32, DType::F32, {2048, 2048}, {2048, 2048}, false, false, ""},
   };
   int n = 0;
   for (const Case& c : cases) {
@@ -116,7 +119,25 @@ TEST_P(HipCompile, MatmulBlocks) {
     g.output(y);
     n += compile_all(g.module());
   }
-  EXPECT_GE(n, 5);
+  EXPECT_GE(n, 6);
+}
+
+// A descriptor naming an arch that is not an AMD one fails closed (E740),
+// before any compiler runs.
+TEST(HipToolchain, AnUnknownArchIsRefused) {
+  machine::Descriptor d = machine::profile("mi250x");
+  d.arch = "gfx12zz";
+  ir::KernelDesc k;
+  k.sym = "k";
+  k.source = "// nothing";
+  k.sha256 = sha256_hex(k.source);
+  k.device = d.str();
+  try {
+    runtime::hip::compile(k);
+    FAIL() << "compiled for " << d.arch;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), "E740") << e.what();
+  }
 }
 
 }  // namespace

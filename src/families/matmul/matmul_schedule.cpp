@@ -177,7 +177,8 @@ void choose(Plan& p, const machine::Descriptor& d, bool tma) {
 // that is both A and B (one region argument cannot be two layouts). The
 // experimental stage_a block is the other answer to row-major A: asked for,
 // it takes A as stored.
-bool stage_through_transpose(const Plan& p, bool a) {
+bool stage_through_transpose(const Plan& p, bool a, const machine::Descriptor& device) {
+  if (!device.has(machine::Cap::TransposeBlock)) return false;  // no copy kernel on this device
   if (p.strategy != Strategy::Simt || p.bm != 128 || p.a_leaf == p.b_leaf || (a && p.stage_a)) return false;
   const int64_t leaf = a ? p.a_leaf : p.b_leaf;
   if (p.leaf_strides[leaf] != std::vector<int64_t>{0, 0, 0}) return false;  // the epilogue reads it
@@ -324,7 +325,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   if (is_synthesized(candidate)) {
     p.tma = candidate == "tessera_tma";
     choose(p, device, p.tma);
-    const bool copy_a = stage_through_transpose(p, true), copy_b = stage_through_transpose(p, false);
+    const bool copy_a = stage_through_transpose(p, true, device), copy_b = stage_through_transpose(p, false, device);
     for (auto [copy, leaf] : {std::pair{copy_a, p.a_leaf}, std::pair{copy_b, p.b_leaf}})
       if (copy) {
         const Value* v = region.leaves[leaf];

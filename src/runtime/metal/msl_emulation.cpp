@@ -17,10 +17,10 @@ const char* msl_storage(DType d) {
     case DType::F16: return "half";
     case DType::BF16: return "ushort";
     case DType::F32: return "float";
-    case DType::F64:  // never rendered for Metal
-    case DType::I1:
-    case DType::I32:
-    case DType::I64: break;
+    case DType::I1: return "uchar";
+    case DType::I32: return "int";
+    case DType::I64: return "long";  // 64-bit in MSL, and on the Linux hosts that emulate it
+    case DType::F64: break;          // never rendered for Metal
   }
   fail("E712", "an " + std::string(dtype_name(d)) + " buffer cannot belong to a Metal kernel");
 }
