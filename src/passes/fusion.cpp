@@ -6,6 +6,7 @@
 #include <set>
 
 #include "families/fused/leaf_map.hpp"
+#include "families/reduce/reduce_schedule.hpp"
 #include "ir/graph_dialect.hpp"
 
 namespace tessera::passes {
@@ -189,6 +190,11 @@ std::vector<FusedRegion> partition(const Op& func) {
     for (const Value* v : r.leaves) {
       if (!v->def || !is_view_op(v->def->name)) continue;
       if (r.kind == FusedRegion::Kind::Pointwise) read_through_views(v, copied, reshaped);
+      // A reduction reads a view through its layout where that is linear in
+      // its [outer, extent, inner] dims.
+      else if (r.kind == FusedRegion::Kind::Reduce && families::reduce::leaf_read(v, *r.core, copied)) continue;
+      else if (r.kind == FusedRegion::Kind::Reduce)
+        materialize(v, "read by tessera.reduce across dims its layout does not address linearly");
       else materialize(v, "read by " + r.core->name + ", which reads its operands contiguous");
     }
   for (const Value* v : s.returned)

@@ -463,6 +463,24 @@ std::vector<FusionCase> view_cases() {
                    ir::Value* x = g.input("x", T(DType::F32, {33, 70}));
                    g.output(g.softmax(g.transpose(x, {1, 0}), -1));
                  }});
+  // Reductions read a view in place where its layout is linear in their
+  // [outer, extent, inner] dims (a transposed extent: strided lanes) and
+  // copy it where not (views.test checks which).
+  for (DType dt : {DType::F32, DType::BF16}) {
+    const std::string d(dtype_name(dt));
+    out.push_back({"reduce_of_transposed_" + d + "_33x70", {spec("special:rate=0.01,")}, [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {33, 70}));
+                     g.output(g.reduce(g.transpose(x, {1, 0}), "sum", {1}, false));  // rows along a strided extent
+                     g.output(g.reduce(g.transpose(x, {1, 0}), "max", {0}, true));   // columns
+                   }});
+  }
+  out.push_back({"reduce_of_slices_f32_6x40x9", {spec("random:")}, [=](GraphBuilder& g) {
+                   ir::Value* x = g.input("x", T(DType::F32, {6, 40, 9}));
+                   ir::Value* s = g.slice(x, {1, 2, 0}, {6, 40, 9}, {2, 3, 1});  // [3, 13, 9] at offset 378
+                   g.output(g.reduce(g.unary("exp", s), "mean", {1}, false));    // in place, a prologue
+                   g.output(g.reduce(s, "sum", {1, 2}, false));                  // not linear over [13, 9]: copied
+                   g.output(g.reduce(g.transpose(x, {2, 0, 1}), "min", {0, 1, 2}, false));
+                 }});
   return out;
 }
 

@@ -41,7 +41,11 @@ std::optional<int64_t> linear_stride(const std::vector<int64_t>& st, const std::
 
 std::optional<std::vector<int64_t>> group_strides(const std::vector<int64_t>& leaf, const std::vector<int64_t>& space,
                                                   const std::vector<int>& groups) {
-  const std::vector<int64_t> st = broadcast_strides(leaf, space);
+  return group_strided(broadcast_strides(leaf, space), space, groups);
+}
+
+std::optional<std::vector<int64_t>> group_strided(const std::vector<int64_t>& st, const std::vector<int64_t>& space,
+                                                  const std::vector<int>& groups) {
   std::vector<int64_t> out;
   size_t d = 0;
   for (int n : groups) {

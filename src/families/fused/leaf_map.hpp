@@ -25,6 +25,11 @@ std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& leaf, const s
 std::optional<std::vector<int64_t>> group_strides(const std::vector<int64_t>& leaf, const std::vector<int64_t>& space,
                                                   const std::vector<int>& groups);
 
+// The same for a leaf given by its stride per dim of `space` (a view's
+// view_space_strides).
+std::optional<std::vector<int64_t>> group_strided(const std::vector<int64_t>& space_strides,
+                                                  const std::vector<int64_t>& space, const std::vector<int>& groups);
+
 // Per dim of `space`, the stride of a leaf of shape `view` laid out with
 // `layout_strides` (a view of a buffer: transposed, sliced...), broadcast
 // into `space` (0 where the view has extent 1 or no dim).

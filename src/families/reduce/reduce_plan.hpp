@@ -39,8 +39,10 @@ struct Pass {
   Accumulator accumulator = Accumulator::Scratch;  // columns
   int64_t programs = 1;
   NanMode nan_mode = NanMode::Ieee;
-  // A fused prologue (first pass only): per leaf, its stride per [outer, extent, inner].
+  // A fused prologue (first pass only): per leaf, its stride per [outer,
+  // extent, inner] and its element offset in its buffer (a view's, else 0).
   std::vector<std::vector<int64_t>> leaf_strides;
+  std::vector<int64_t> leaf_offsets;
 
   int64_t chunk_len() const { return chunks <= 1 ? extent : (extent + chunks - 1) / chunks; }
   int64_t tile_lanes() const { return threads * vector_width * unroll; }

@@ -39,13 +39,43 @@ const std::vector<Field<Pass>>& pass_fields() {
   return fields;
 }
 
+namespace {
+// The dims of the input that the first pass iterates as [outer, extent, inner].
+std::vector<int> prologue_groups(const Op& core) {
+  const ReduceSpec spec = reduce_spec(core);
+  const int64_t rank = core.operands[0]->type.rank();
+  if (spec.axes.empty()) return {static_cast<int>(rank), 0, 0};
+  const int64_t first = spec.axes.front(), last = spec.axes.back();
+  return {static_cast<int>(first), static_cast<int>(last - first + 1), static_cast<int>(rank - 1 - last)};
+}
+}  // namespace
+
+std::optional<LeafRead> leaf_read(const Value* v, const Op& core, const std::function<bool(const Value*)>& has_buffer) {
+  const std::vector<int64_t>& space = core.operands[0]->type.shape;
+  const std::vector<int> groups = prologue_groups(core);
+  if (!v->def || !is_view_op(v->def->name)) {
+    auto st = fused::group_strides(v->type.shape, space, groups);
+    if (!st) return std::nullopt;
+    return LeafRead{v, 0, *st};
+  }
+  bool unviewable = false;
+  const ViewRead r = read_through_views(v, has_buffer, [&](const Value*) { unviewable = true; });
+  if (unviewable) return std::nullopt;
+  auto st = fused::group_strided(fused::view_space_strides(v->type.shape, r.layout.strides, space), space, groups);
+  if (!st) return std::nullopt;
+  return LeafRead{r.base, r.layout.offset, *st};
+}
+
 ir::Value* emit_schedule(Builder& b, const fused::FusedRegion& region,
                          const std::unordered_map<const Value*, Value*>& map, const machine::Descriptor& device,
                          const std::string& prefix) {
   const Op& graph_op = *region.core;
   ReduceSpec spec = reduce_spec(graph_op);
   const Value* input = graph_op.operands[0];
-  const bool prologue = region.ops.size() > 1;
+  // A view the reduction reads directly is read through its layout, as a
+  // prologue leaf (an empty prologue).
+  const bool prologue = region.ops.size() > 1 || (input->def && is_view_op(input->def->name));
+  std::unordered_map<const Value*, Value*> bases = map;  // each leaf reads its base's buffer
   std::vector<Pass> passes = plan_passes(input->type, spec, device);
   Value* current = prologue ? nullptr : map.at(input);
   for (size_t i = 0; i < passes.size(); ++i) {
@@ -64,18 +94,24 @@ ir::Value* emit_schedule(Builder& b, const fused::FusedRegion& region,
     write_fields(pass_fields(), p, a);
     a["storage"] = std::string(dtype_name(p.in_dtype));  // what the pass reads (derived again when read)
     if (i == 0 && prologue) {                            // the fused pointwise ops, read through their leaves
-      const int64_t first = spec.axes.front(), last = spec.axes.back();
-      const std::vector<int> groups = {static_cast<int>(first), static_cast<int>(last - first + 1),
-                                       static_cast<int>(input->type.rank() - 1 - last)};
       std::vector<std::vector<int64_t>> strides;
-      for (const Value* leaf : region.leaves)
-        strides.push_back(*fused::group_strides(leaf->type.shape, input->type.shape, groups));
+      std::vector<int64_t> offsets;
+      bool views = false;
+      for (const Value* leaf : region.leaves) {
+        const auto read = leaf_read(leaf, graph_op, [&](const Value* u) { return map.count(u) > 0; });
+        if (!read)
+          fail("E303", "reduce: leaf %" + leaf->name + " is not linear in the reduction's dims (fusion copies it)");
+        strides.push_back(read->strides);
+        offsets.push_back(read->offset);
+        if (read->base != leaf) bases[leaf] = map.at(read->base), views = true;
+      }
       a["leaf_strides"] = fused::leaf_strides_attr(strides);
+      if (views) a["leaf_offsets"] = Attr::ints(offsets);  // views: leaves read from their bases' buffers
     }
     Op& op = i == 0 && prologue
                  ? fused::create_region_op(b, "schedule.reduce", region.leaves,
-                                           std::vector<const Op*>(region.ops.begin(), region.ops.end() - 1), input, map,
-                                           prefix)
+                                           std::vector<const Op*>(region.ops.begin(), region.ops.end() - 1), input,
+                                           bases, prefix)
                  : b.create("schedule.reduce", {current});
     op.attrs = std::move(a);
     op.loc = graph_op.loc;
@@ -90,8 +126,16 @@ Pass read_pass(const Op& op) {
   Pass p;
   read_fields(pass_fields(), op, p);
   if (!op.regions.empty()) {  // a fused prologue: its leaves, addressed per [outer, extent, inner]
-    fused::verify_region(op);
-    p.leaf_strides = fused::read_leaf_strides(op, 3, p.strategy == Strategy::Rows ? 1 : 2);
+    const bool views = op.attr("leaf_offsets") != nullptr;
+    fused::verify_region(op, views);
+    p.leaf_strides = fused::read_leaf_strides(op, 3, views ? SIZE_MAX : (p.strategy == Strategy::Rows ? 1 : 2));
+    p.leaf_offsets.assign(op.operands.size(), 0);
+    if (views) {
+      const auto off = op.attr("leaf_offsets")->as_ints();
+      if (!off || off->size() != op.operands.size())
+        fail("E302", "schedule.reduce: 'leaf_offsets' has one integer per operand", op.loc);
+      p.leaf_offsets = *off;
+    }
   }
   p.in_dtype = op.regions.empty() ? op.operands.at(0)->type.dtype : p.accum;
   p.out_dtype = op.results.at(0)->type.dtype;
@@ -132,7 +176,8 @@ Pass read_pass(const Op& op) {
   if (checked_product({p.outer, p.extent, p.inner}) != input_numel)
     fail("E302", "outer * extent * inner does not match the input size", op.loc);
   for (size_t l = 0; l < p.leaf_strides.size(); ++l)
-    fused::check_leaf_reach({p.outer, p.extent, p.inner}, p.leaf_strides[l], op.operands[l]->type, op);
+    fused::check_leaf_reach({p.outer, p.extent, p.inner}, p.leaf_strides[l], op.operands[l]->type, op,
+                            p.leaf_offsets[l]);
   if (checked_product({p.outer, p.chunks, p.inner}) != op.results[0]->type.numel())
     fail("E302", "outer * chunks * inner does not match the output size", op.loc);
   return p;

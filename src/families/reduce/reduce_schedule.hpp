@@ -1,6 +1,9 @@
 // Graph -> Schedule for the reduce family, and reading the decisions back.
 #pragma once
+#include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "families/fused/region.hpp"
 #include "families/reduce/reduce_plan.hpp"
@@ -15,6 +18,19 @@ namespace tessera::families::reduce {
 ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
                          const std::unordered_map<const ir::Value*, ir::Value*>& map, const machine::Descriptor& device,
                          const std::string& prefix);
+
+// Where the first pass reads leaf `v` of a reduction's prologue region: its
+// base buffer (v itself, or the buffer a chain of view ops reads), the
+// element offset there, and its stride per [outer, extent, inner] of the
+// reduction `core`; nullopt when a view's layout is not linear in those
+// groups (the view is then copied first).
+struct LeafRead {
+  const ir::Value* base;
+  int64_t offset = 0;
+  std::vector<int64_t> strides;
+};
+std::optional<LeafRead> leaf_read(const ir::Value* v, const ir::Op& core,
+                                  const std::function<bool(const ir::Value*)>& has_buffer);
 
 // The pass recorded on a schedule.reduce (validated, E302 on a missing or bad attribute).
 Pass read_pass(const ir::Op& schedule_op);

@@ -31,6 +31,7 @@ struct Kernel {
     Value* v = fused::eval(tb, *prologue, prologue->ops.back()->operands[0], lanes_t, env, [&](size_t l) {
       const std::vector<int64_t>& st = p.leaf_strides[l];
       Value* base = tb.add(tb.add(tb.mul(o, tb.index(st[0])), tb.mul(k, tb.index(st[1]))), tb.mul(i, tb.index(st[2])));
+      if (p.leaf_offsets[l]) base = tb.add(base, tb.index(p.leaf_offsets[l]));  // a view, within its base buffer
       return fused::read_leaf(tb, leaves[l], base, rows ? st[1] : st[2], count, lanes_t);
     });
     return count ? tb.mask(v, count, identity) : v;
