@@ -47,6 +47,8 @@ class GraphBuilder {
   // axes may be negative; an empty list with all_axes reduces everything.
   ir::Value* reduce(ir::Value* x, const std::string& kind, std::vector<int64_t> axes, bool keepdims = false);
   ir::Value* reduce_all(ir::Value* x, const std::string& kind, bool keepdims = false);
+  // tessera.argmax / argmin (max = false): positions along `axis` (i64).
+  ir::Value* arg_reduce(ir::Value* x, bool max, int64_t axis, bool keepdims = false);
   // Pointwise: fn is a unary ("exp", "gelu", ...: gelu_tanh for the tanh form)
   // or binary ("add", "max", ...; numpy broadcasting) op name without "tessera.".
   ir::Value* unary(const std::string& fn, ir::Value* x);

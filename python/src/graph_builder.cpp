@@ -95,6 +95,7 @@ void bind_graph_builder(nb::module_& m) {
             return g.reduce(x, kind, axes, keepdims);
           },
           nb::arg("x"), nb::arg("kind"), nb::arg("axes"), nb::arg("keepdims"), ref)
+      .def("arg_reduce", &G::arg_reduce, nb::arg("x"), nb::arg("max"), nb::arg("axis"), nb::arg("keepdims"), ref)
       .def("output", &G::output, nb::arg("v"))
       .def(
           "text", [](G& g) { return ir::print(g.module()); },

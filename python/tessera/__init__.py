@@ -15,7 +15,7 @@ docs/python.md is the reference; every error is a tessera.Error with a stable co
 """
 from . import _core
 from ._jit import CompiledProgram, JitFunction, compile, jit
-from ._trace import (Tensor, abs, add, arange, astype, attention, bfloat16, bool_, broadcast_to, cast, ceil, clamp, concatenate, cos, div,
+from ._trace import (Tensor, abs, add, arange, argmax, argmin, astype, attention, bfloat16, bool_, broadcast_to, cast, ceil, clamp, concatenate, cos, div,
                      equal, erf, exp, exp2, float16, float32, float64, floor, gelu, greater, greater_equal, int32,
                      int64, iota, layer_norm, less, less_equal, log, log2, log_softmax, logical_and, logical_not,
                      logical_or, matmul, max, maximum, mean, min, minimum, mul, neg, not_equal, pow, prod, relu,
@@ -41,5 +41,5 @@ __all__ = [
     "logical_and", "logical_or", "logical_not", "where", "iota", "arange",
     "reshape", "transpose", "broadcast_to", "split", "concatenate",
     "softmax", "log_softmax", "layer_norm", "rms_norm", "matmul", "attention", "scaled_dot_product_attention",
-    "sum", "mean", "max", "min", "prod",
+    "sum", "mean", "max", "min", "prod", "argmax", "argmin",
 ]

@@ -30,7 +30,8 @@ __all__ = ["Tensor", "float16", "bfloat16", "float32", "float64", "bool_", "int3
            "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
            "logical_and", "logical_or", "logical_not", "where", "iota", "arange",
            "reshape", "transpose", "broadcast_to", "split", "concatenate",
-           "softmax", "log_softmax", "layer_norm", "rms_norm", "matmul", "sum", "mean", "max", "min", "prod"]
+           "softmax", "log_softmax", "layer_norm", "rms_norm", "matmul", "sum", "mean", "max", "min", "prod",
+           "argmax", "argmin"]
 
 #: Element types, as Tessera names them; any common spelling is accepted too (see dtype_name).
 float16: str = "f16"
@@ -198,6 +199,14 @@ class Tensor:
     def prod(self, axis: Axis = None, keepdims: bool = False) -> "Tensor":
         """The product over ``axis`` (None: every axis), as numpy's."""
         return prod(self, axis, keepdims)
+
+    def argmax(self, axis: Optional[int] = None, keepdims: bool = False) -> "Tensor":
+        """The position of the largest element along ``axis``, as np.argmax."""
+        return argmax(self, axis, keepdims)
+
+    def argmin(self, axis: Optional[int] = None, keepdims: bool = False) -> "Tensor":
+        """The position of the smallest element along ``axis``, as np.argmin."""
+        return argmin(self, axis, keepdims)
 
     def astype(self, dtype: DType) -> "Tensor":
         """The tensor converted to another element type (rounded to nearest even)."""
@@ -832,6 +841,29 @@ def min(x: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
 def prod(x: Tensor, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """The product over ``axis``, as np.prod; 1 over an empty extent."""
     return _reduce("prod", x, axis, keepdims)
+
+
+def _arg_reduce(is_max: bool, x: Tensor, axis: Optional[int], keepdims: bool) -> Tensor:
+    name = "argmax" if is_max else "argmin"
+    v = _value(x, name)
+    if axis is None:  # numpy: the position in the flattened array
+        flat = reshape(x, (-1,))
+        r = Tensor(x._trace, x._trace.builder.arg_reduce(_value(flat, name), is_max, 0, False))
+        return reshape(r, (1,) * len(x.shape)) if keepdims else r
+    if isinstance(axis, builtins.bool) or not isinstance(axis, numbers.Integral):
+        raise TypeError(f"{name}: axis must be an int or None, got {axis!r}")
+    return Tensor(x._trace, x._trace.builder.arg_reduce(v, is_max, int(axis), builtins.bool(keepdims)))
+
+
+def argmax(x: Tensor, axis: Optional[int] = None, keepdims: bool = False) -> Tensor:
+    """The position (int64) of the largest element along ``axis``, as np.argmax: the first on ties, the first
+    NaN if there is one; None: in the flattened array. An empty axis is compile error E218."""
+    return _arg_reduce(True, x, axis, keepdims)
+
+
+def argmin(x: Tensor, axis: Optional[int] = None, keepdims: bool = False) -> Tensor:
+    """The position (int64) of the smallest element along ``axis``, as np.argmin (ties and NaN as argmax)."""
+    return _arg_reduce(False, x, axis, keepdims)
 
 
 # numpy ufuncs on traced tensors (np.exp(t), np.float32(2) * t) become these ops.

@@ -45,6 +45,27 @@ Value* GraphBuilder::reduce(Value* x, const std::string& kind, std::vector<int64
   return op.add_result("r" + std::to_string(next_++), reduce_result_type(x->type, spec));
 }
 
+Value* GraphBuilder::arg_reduce(Value* x, bool max, int64_t axis, bool keepdims) {
+  if (finished_) fail("E130", "GraphBuilder: module() was already called");
+  std::vector<int64_t> shape;
+  const int64_t a = axis < 0 ? axis + x->type.rank() : axis;
+  for (int64_t d = 0; d < x->type.rank(); ++d)
+    if (d != a) shape.push_back(x->type.shape[d]);
+    else if (keepdims) shape.push_back(1);
+  AttrDict attrs{{"axis", Attr(axis)}};
+  if (keepdims) attrs["keepdims"] = Attr(true);
+  Builder b(*func_->regions[0]);
+  Op& op = b.create(max ? "tessera.argmax" : "tessera.argmin", {x}, attrs);
+  op.add_result("r" + std::to_string(next_++), Type::tensor(DType::I64, shape));
+  try {
+    arg_reduce_spec(op);
+  } catch (...) {
+    func_->regions[0]->ops.pop_back();  // leave the func as it was
+    throw;
+  }
+  return op.result();
+}
+
 Value* GraphBuilder::reduce_all(Value* x, const std::string& kind, bool keepdims) {
   std::vector<int64_t> axes;
   for (int64_t i = 0; i < x->type.rank(); ++i) axes.push_back(i);

@@ -147,10 +147,16 @@ void verify_graph(const Module& m) {
         attention_spec(op);
         continue;
       }
+      if (is_arg_reduce_op(op.name)) {
+        arg_reduce_spec(op);
+        continue;
+      }
       if (op.name != "tessera.reduce")
         fail("E201",
              "unknown Graph IR op '" + echo(op.name) +
-                 "' (this build knows tessera.reduce, softmax, log_softmax, layer_norm, rms_norm, matmul, attention, "
+                 "' (this build knows tessera.reduce, argmax, argmin, softmax, log_softmax, layer_norm, rms_norm, "
+                 "matmul, "
+                 "attention, "
                  "cast, constant, where, iota, the views (reshape, transpose, slice, broadcast_to, split) and the "
                  "pointwise ops in docs/semantics.md)",
              op.loc);

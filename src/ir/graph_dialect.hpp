@@ -95,6 +95,22 @@ AttentionSpec attention_spec(const Op& op);
 // The lse result's dtype: f32, or f64 for f64 operands.
 DType attention_lse_dtype(DType operand);
 
+// ---- argmax / argmin (graph_arg_reduce.cpp) ----------------------------------
+//   %i = tessera.argmax %x {axis = 1} : tensor<4x6xf32> -> tensor<4xi64>
+//   %j = tessera.argmin %x {axis = -1, keepdims = true} : tensor<4x6xf32> -> tensor<4x1xi64>
+// The position along `axis` of the largest (smallest) element, as numpy's:
+// the first one on ties; a NaN counts as the largest and the smallest (the
+// first NaN wins). Any element type; the axis must not be empty (E218).
+bool is_arg_reduce_op(const std::string& name);  // tessera.argmax argmin
+struct ArgReduceSpec {
+  bool max = true;
+  int64_t axis = 0;  // normalized
+  bool keepdims = false;
+  int64_t outer = 1, extent = 1, inner = 1;  // the operand as [outer, extent, inner]
+};
+// Validates a tessera.argmax/argmin (E203, E205, E207, E211, E218) and reads it.
+ArgReduceSpec arg_reduce_spec(const Op& op);
+
 // ---- views (graph_views.cpp) -----------------------------------------------
 //   %r = tessera.reshape %x : tensor<4x6xf32> -> tensor<2x12xf32>
 //   %t = tessera.transpose %x {perm = [1, 0]} : tensor<4x6xf32> -> tensor<6x4xf32>

@@ -62,6 +62,12 @@ bool evaluate_row_op(const ir::Op& op, const std::vector<Source>& in, Need need,
 // tessera.matmul; false if `op` is not one.
 bool evaluate_matmul(const ir::Op& op, const std::vector<Source>& in, Need need, Expected& out);
 
+// tessera.argmax, argmin (arg_reduce.cpp); false if `op` is neither.
+bool is_arg_reduce(const ir::Op& op);
+bool evaluate_arg_reduce(const ir::Op& op, const std::vector<Source>& in, Need need, Expected& out);
+bool demand_arg_reduce(const ir::Op& op, const std::vector<std::vector<int64_t>>& in_shapes, const uint8_t* need,
+                       std::vector<std::vector<uint8_t>>& in_need);
+
 // tessera.concat; false if `op` is not one.
 bool evaluate_concat(const ir::Op& op, const std::vector<Source>& in, Need need, Expected& out);
 bool demand_concat(const ir::Op& op, const uint8_t* need, std::vector<std::vector<uint8_t>>& in_need);

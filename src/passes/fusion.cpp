@@ -18,25 +18,9 @@ namespace {
 // The groups a reduce or row op iterates over: [before, axes, after] dims of
 // its input; the leaves of its region must be linear in each.
 std::vector<int> view_groups(const Op& core) {
-  const Type& x = core.operands[0]->type;
-  int64_t first = 0, last = 0;
-  if (core.name == "tessera.reduce") {
-    ReduceSpec spec = reduce_spec(core);
-    if (spec.axes.empty()) return {};
-    // Fusable only when the reduced axes are contiguous once unit dims are ignored (one pass).
-    first = spec.axes.front();
-    last = spec.axes.back();
-    int64_t reduced = 1;
-    for (int64_t d = first; d <= last; ++d) {
-      if (x.shape[d] != 1 && !std::binary_search(spec.axes.begin(), spec.axes.end(), d)) return {};
-      reduced *= std::binary_search(spec.axes.begin(), spec.axes.end(), d) ? x.shape[d] : 1;
-    }
-    // Reducing only unit dims is planned as an elementwise pass over another view.
-    if (reduced == 1) return {};
-  } else {
-    first = last = row_op_axis(core);
-  }
-  return {static_cast<int>(first), static_cast<int>(last - first + 1), static_cast<int>(x.rank() - 1 - last)};
+  if (core.name == "tessera.reduce") return families::reduce::prologue_groups(core).value_or(std::vector<int>{});
+  const int64_t axis = row_op_axis(core), rank = core.operands[0]->type.rank();
+  return {static_cast<int>(axis), 1, static_cast<int>(rank - 1 - axis)};
 }
 
 struct State {
@@ -52,6 +36,7 @@ struct State {
 bool leaves_fit(const State& s, const FusedRegion& r, const Op& op) {
   if (r.kind == FusedRegion::Kind::Pointwise) return true;   // pointwise kernels address any broadcast
   if (r.kind == FusedRegion::Kind::Attention) return false;  // its block reads q, k and v from memory
+  if (r.kind == FusedRegion::Kind::ArgReduce) return false;  // it reads its operand from memory
   // Reduce, row and matmul kernels compute on float tiles and know no
   // element positions: integer and boolean values and iota stay outside.
   if (op.name == "tessera.iota" || op.name == "tessera.concat" || !is_float(op.result()->type.dtype)) return false;
@@ -106,6 +91,7 @@ std::vector<FusedRegion> partition(const Op& func) {
       open(op, is_row_op(op->name)               ? FusedRegion::Kind::Row
                : op->name == "tessera.matmul"    ? FusedRegion::Kind::Matmul
                : op->name == "tessera.attention" ? FusedRegion::Kind::Attention
+               : is_arg_reduce_op(op->name)      ? FusedRegion::Kind::ArgReduce
                                                  : FusedRegion::Kind::Reduce);
 
   // Epilogues, in program order: a pointwise op joins the row or matmul region
@@ -194,7 +180,7 @@ std::vector<FusedRegion> partition(const Op& func) {
       // its [outer, extent, inner] dims.
       else if (r.kind == FusedRegion::Kind::Reduce && families::reduce::leaf_read(v, *r.core, copied)) continue;
       else if (r.kind == FusedRegion::Kind::Reduce)
-        materialize(v, "read by tessera.reduce across dims its layout does not address linearly");
+        materialize(v, "read by tessera.reduce, whose pass cannot address its layout linearly");
       else materialize(v, "read by " + r.core->name + ", which reads its operands contiguous");
     }
   for (const Value* v : s.returned)

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <unordered_map>
 
+#include "families/arg_reduce/arg_reduce_schedule.hpp"
 #include "families/attention/attention_schedule.hpp"
 #include "families/matmul/matmul_schedule.hpp"
 #include "families/pointwise/pointwise_schedule.hpp"
@@ -74,6 +75,9 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
         }
         case FusedRegion::Kind::Reduce:
           map[r.result] = families::reduce::emit_schedule(b, r, map, device, prefix);
+          break;
+        case FusedRegion::Kind::ArgReduce:
+          map[r.result] = families::arg_reduce::emit_schedule(b, r, map, device, prefix);
           break;
       }
     }

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <unordered_map>
 
+#include "families/arg_reduce/arg_reduce_tile.hpp"
 #include "families/attention/attention_tile.hpp"
 #include "families/matmul/matmul_tile.hpp"
 #include "families/pointwise/pointwise_tile.hpp"
@@ -60,6 +61,8 @@ std::unique_ptr<Module> schedule_to_tile(const Module& schedule) {
         families::matmul::build_kernel(*out, sym, families::matmul::read_plan(*op), *op);
       } else if (op->name == "schedule.rowwise") {
         families::rowwise::build_kernel(*out, sym, families::rowwise::read_plan(*op), *op);
+      } else if (op->name == "schedule.arg_reduce") {
+        families::arg_reduce::build_kernel(*out, sym, families::arg_reduce::read_plan(*op), *op);
       } else if (op->name == "schedule.attention") {
         families::attention::build_kernel(*out, sym, families::attention::read_plan(*op), *op);
       } else if (op->name == "schedule.transpose") {

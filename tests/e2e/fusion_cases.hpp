@@ -480,13 +480,42 @@ std::vector<FusionCase> view_cases() {
                    g.output(g.reduce(g.unary("exp", s), "mean", {1}, false));    // in place, a prologue
                    g.output(g.reduce(s, "sum", {1, 2}, false));                  // not linear over [13, 9]: copied
                    g.output(g.reduce(g.transpose(x, {2, 0, 1}), "min", {0, 1, 2}, false));
+                   g.output(g.reduce(g.transpose(x, {2, 0, 1}), "sum", {0, 2}, false));  // two passes: copied
+                   g.output(g.reduce(s, "max", {0}, true));  // a slice with a unit-free outer
+                 }});
+  return out;
+}
+
+// argmax / argmin: rows (the axis innermost) and columns, ties (integers, few
+// distinct bf16 values), NaN and infinities, i1, a computed operand, an axis
+// of one, and no results at all.
+std::vector<FusionCase> arg_reduce_cases() {
+  std::vector<FusionCase> out;
+  auto one = [&](const std::string& name, std::vector<std::string> inputs, DType dt, std::vector<int64_t> shape,
+                 bool max, int64_t axis, bool keepdims) {
+    out.push_back({name, std::move(inputs),
+                   [=](GraphBuilder& g) { g.output(g.arg_reduce(g.input("x", T(dt, shape)), max, axis, keepdims)); }});
+  };
+  one("argmax_f32_37x129_a1_special", {"special:seed=9701,rate=0.02"}, DType::F32, {37, 129}, true, 1, false);
+  one("argmin_f32_37x129_a1_special", {"special:seed=9702,rate=0.02"}, DType::F32, {37, 129}, false, -1, false);
+  one("argmin_bf16_33x70_a0_ties", {"random:seed=9703,lo=1,hi=1.03"}, DType::BF16, {33, 70}, false, 0, true);
+  one("argmax_f16_6x300x5_a1_ties", {"random:seed=9704,lo=1,hi=1.004"}, DType::F16, {6, 300, 5}, true, 1, false);
+  one("argmax_i32_5x300x7_a1_ties", {"random:seed=9705,lo=-3,hi=3"}, DType::I32, {5, 300, 7}, true, 1, false);
+  one("argmin_i64_9x40_a1_ties", {"random:seed=9706,lo=-2,hi=2"}, DType::I64, {9, 40}, false, 1, true);
+  one("argmax_f64_5000_a0_special", {"special:seed=9707,rate=0.001"}, DType::F64, {5000}, true, 0, false);
+  one("argmax_i1_64x9_a1", {"random:seed=9708,lo=0,hi=2"}, DType::I1, {64, 9}, true, 1, false);
+  one("argmin_f32_8x1x3_a1_unit", {"random:seed=9709"}, DType::F32, {8, 1, 3}, false, 1, false);
+  one("argmax_f32_0x5_a1_empty", {"random:seed=9710"}, DType::F32, {0, 5}, true, 1, false);
+  out.push_back({"argmax_f32_48x96_computed", {"random:seed=9711"}, [](GraphBuilder& g) {
+                   ir::Value* x = g.input("x", T(DType::F32, {48, 96}));
+                   g.output(g.arg_reduce(g.unary("tanh", x), true, 1, false));  // a kernel's result, in memory
                  }});
   return out;
 }
 
 inline std::vector<FusionCase> all_fusion_cases() {
   std::vector<FusionCase> out = row_op_cases();
-  for (auto* more : {&pointwise_cases, &fused_cases, &integer_cases, &view_cases})
+  for (auto* more : {&pointwise_cases, &fused_cases, &integer_cases, &view_cases, &arg_reduce_cases})
     for (auto& c : more()) out.push_back(std::move(c));
   return out;
 }

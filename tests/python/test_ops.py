@@ -206,6 +206,33 @@ def test_reductions_as_numpy(kind, axis, keepdims, dtype, rng):
         close(run(op, x), want, dtype, **tol)
 
 
+@pytest.mark.parametrize("axis", [0, 1, -1, None])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("dtype", [F32, np.int32])
+def test_argmax_argmin_as_numpy(axis, keepdims, dtype, rng):
+    x = rng.integers(-2, 3, (6, 9)).astype(dtype)  # many ties: the first wins
+    for kind in ("argmax", "argmin"):
+        want = getattr(np, kind)(x, axis=axis, keepdims=keepdims)
+        for op in (lambda a: getattr(a, kind)(axis=axis, keepdims=keepdims),
+                   lambda a: getattr(ts, kind)(a, axis, keepdims)):
+            got = np.asarray(run(op, x))
+            assert got.dtype == np.int64 and got.shape == want.shape and np.array_equal(got, want), (kind, got, want)
+
+
+def test_argmax_argmin_nan_and_infinities():
+    x = np.array([[1.0, np.nan, 3.0, np.nan], [-np.inf, -np.inf, 0.0, np.inf], [2.0, 2.0, 2.0, 2.0]], F32)
+    f = ts.jit(lambda a: (ts.argmax(a, 1), ts.argmin(a, 1), a.argmax(axis=0)))
+    for got, want in zip(f(x), (np.argmax(x, 1), np.argmin(x, 1), np.argmax(x, 0))):
+        assert np.array_equal(np.asarray(got), want), (got, want)
+
+
+def test_argmax_refuses_an_empty_axis_and_a_bad_axis():
+    with pytest.raises(ts.VerifyError, match="E218"):
+        ts.jit(lambda a: ts.argmax(a, 1))(np.zeros((3, 0), F32))
+    with pytest.raises(TypeError, match="axis must be an int"):
+        ts.jit(lambda a: ts.argmax(a, (0, 1)))(np.zeros((3, 2), F32))
+
+
 def test_long_rows_reduce_within_tolerance(rng):
     x = rng.uniform(0.0, 1.0, (33, 4099)).astype(F32)
     f = ts.jit(lambda a: (a.sum(axis=1), a.mean(axis=-1), a.max(axis=1), a.sum(axis=0)))

@@ -92,8 +92,9 @@ TEST(CudaRender, MathOpsCompileWithNvrtc) {
   EXPECT_EQ(compiled, 27);
 }
 
-// Integers, booleans, comparisons, where, iota, every cast and views (the
-// fusion matrix's integer and view cases: each op, dtype and shape once).
+// Integers, booleans, comparisons, where, iota, every cast, views and
+// argmax/argmin (the fusion matrix's integer, view and arg-reduce cases:
+// each op, dtype and shape once).
 TEST(CudaRender, IntegerOpsAndViewsCompileWithNvrtc) {
   try {
     runtime::cuda::nvrtc();
@@ -107,6 +108,7 @@ TEST(CudaRender, IntegerOpsAndViewsCompileWithNvrtc) {
   int compiled = 0;
   std::vector<test::FusionCase> cases = test::integer_cases();
   for (test::FusionCase& c : test::view_cases()) cases.push_back(std::move(c));
+  for (test::FusionCase& c : test::arg_reduce_cases()) cases.push_back(std::move(c));
   for (const test::FusionCase& c :
        test::sample_matrix<test::FusionCase>("IntegerNvrtc", cases, test::fusion_case_name, 0, ops_and_dtypes)) {
     GraphBuilder g("int");

@@ -1,5 +1,7 @@
 #include "families/reduce/reduce_schedule.hpp"
 
+#include <algorithm>
+
 #include "families/device_attr.hpp"
 #include "families/fused/expr_tile.hpp"
 #include "families/fused/leaf_map.hpp"
@@ -39,21 +41,29 @@ const std::vector<Field<Pass>>& pass_fields() {
   return fields;
 }
 
-namespace {
-// The dims of the input that the first pass iterates as [outer, extent, inner].
-std::vector<int> prologue_groups(const Op& core) {
+std::optional<std::vector<int>> prologue_groups(const Op& core) {
   const ReduceSpec spec = reduce_spec(core);
-  const int64_t rank = core.operands[0]->type.rank();
-  if (spec.axes.empty()) return {static_cast<int>(rank), 0, 0};
+  const Type& x = core.operands[0]->type;
+  if (spec.axes.empty()) return std::nullopt;
+  // One pass only when the reduced axes are contiguous once unit dims are ignored.
   const int64_t first = spec.axes.front(), last = spec.axes.back();
-  return {static_cast<int>(first), static_cast<int>(last - first + 1), static_cast<int>(rank - 1 - last)};
+  int64_t reduced = 1;
+  for (int64_t d = first; d <= last; ++d) {
+    const bool axis = std::binary_search(spec.axes.begin(), spec.axes.end(), d);
+    if (x.shape[d] != 1 && !axis) return std::nullopt;
+    reduced *= axis ? x.shape[d] : 1;
+  }
+  if (reduced == 1) return std::nullopt;  // only unit dims: planned as an elementwise pass over another view
+  return std::vector<int>{static_cast<int>(first), static_cast<int>(last - first + 1),
+                          static_cast<int>(x.rank() - 1 - last)};
 }
-}  // namespace
 
 std::optional<LeafRead> leaf_read(const Value* v, const Op& core, const std::function<bool(const Value*)>& has_buffer) {
   const std::vector<int64_t>& space = core.operands[0]->type.shape;
-  const std::vector<int> groups = prologue_groups(core);
-  if (!v->def || !is_view_op(v->def->name)) {
+  const auto single_pass = prologue_groups(core);
+  if (!single_pass) return std::nullopt;
+  const std::vector<int>& groups = *single_pass;
+  if (!v->def || !is_view_op(v->def->name) || has_buffer(v)) {  // read as a buffer of its own
     auto st = fused::group_strides(v->type.shape, space, groups);
     if (!st) return std::nullopt;
     return LeafRead{v, 0, *st};
@@ -73,8 +83,9 @@ ir::Value* emit_schedule(Builder& b, const fused::FusedRegion& region,
   ReduceSpec spec = reduce_spec(graph_op);
   const Value* input = graph_op.operands[0];
   // A view the reduction reads directly is read through its layout, as a
-  // prologue leaf (an empty prologue).
-  const bool prologue = region.ops.size() > 1 || (input->def && is_view_op(input->def->name));
+  // prologue leaf (an empty prologue); fusion leaves it a view only when the
+  // reduction is one pass (prologue_groups).
+  const bool prologue = region.ops.size() > 1 || (input->def && is_view_op(input->def->name) && !map.count(input));
   std::unordered_map<const Value*, Value*> bases = map;  // each leaf reads its base's buffer
   std::vector<Pass> passes = plan_passes(input->type, spec, device);
   Value* current = prologue ? nullptr : map.at(input);

@@ -19,6 +19,12 @@ ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
                          const std::unordered_map<const ir::Value*, ir::Value*>& map, const machine::Descriptor& device,
                          const std::string& prefix);
 
+// The dims of the input the reduction `core` iterates as [outer, extent,
+// inner] when it is one pass (its reduced axes contiguous once unit dims are
+// ignored, some of them not unit), which is when a prologue can join it;
+// nullopt otherwise.
+std::optional<std::vector<int>> prologue_groups(const ir::Op& core);
+
 // Where the first pass reads leaf `v` of a reduction's prologue region: its
 // base buffer (v itself, or the buffer a chain of view ops reads), the
 // element offset there, and its stride per [outer, extent, inner] of the
