@@ -39,7 +39,8 @@ ArgReduceSpec arg_reduce_spec(const Op& op) {
   const Type want = Type::tensor(DType::I64, shape);
   if (!(op.result()->type == want))
     bad(op, "E205",
-        "result type is " + op.result()->type.str() + " but " + want.str() + " follows from the operand and attributes");
+        "result type is " + op.result()->type.str() + " but " + want.str() +
+            " follows from the operand and attributes");
   return s;
 }
 

@@ -113,8 +113,9 @@ Plan read_plan(const Op& op) {
          op.loc);
   check_threads(op, device, p.threads);
   if (p.programs != (p.results() + p.chunk - 1) / p.chunk)
-    fail("E302", "schedule.arg_reduce records " + std::to_string(p.programs) + " programs but its chunks give " +
-                     std::to_string((p.results() + p.chunk - 1) / p.chunk),
+    fail("E302",
+         "schedule.arg_reduce records " + std::to_string(p.programs) + " programs but its chunks give " +
+             std::to_string((p.results() + p.chunk - 1) / p.chunk),
          op.loc);
   return p;
 }
