@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "machine/descriptor.hpp"
@@ -137,6 +139,28 @@ DeviceLibs device_libs_for(const std::string& cc, const std::string& toolchain, 
 machine::Descriptor kernel_device(const ir::KernelDesc& k) {
   return k.device.empty() ? machine::default_profile(machine::Kind::Hip) : machine::parse(k.device);
 }
+// The compiler's identity and the libraries for one arch, found once a
+// process: `clang --version` and the libraries' digests cost more than a
+// compile the cache already holds.
+struct Setup {
+  std::string toolchain;
+  DeviceLibs libs;
+};
+const Setup& setup_for(const std::string& cc, const std::string& arch, int64_t wave) {
+  static std::mutex mutex;
+  static std::map<std::string, Setup> found;
+  std::lock_guard<std::mutex> lock(mutex);
+  const std::string key = cc + "\n" + device_libs() + "\n" + arch + "\n" + std::to_string(wave);
+  if (auto it = found.find(key); it != found.end()) return it->second;
+  Setup s;
+  s.toolchain = toolchain_id(cc);
+  if (s.toolchain.empty())
+    fail("E740", "the HIP lane's compiler ('" + cc +
+                     "') cannot be run: its compile check needs it (apt-get install clang-19, or set "
+                     "TESSERA_HIP_CLANG)");
+  s.libs = device_libs_for(cc, s.toolchain, arch, wave);
+  return found.emplace(key, std::move(s)).first->second;
+}
 }  // namespace
 
 std::string kernel_arch(const ir::KernelDesc& k) { return kernel_device(k).arch; }
@@ -148,12 +172,9 @@ CodeObject compile(const ir::KernelDesc& k) {
   const std::string cc = clang();
   CodeObject co;
   co.arch = device.arch;
-  co.toolchain = toolchain_id(cc);
-  if (co.toolchain.empty())
-    fail("E740", "the HIP lane's compiler ('" + cc +
-                     "') cannot be run: its compile check needs it (apt-get install clang-19, or set "
-                     "TESSERA_HIP_CLANG)");
-  const DeviceLibs libs = device_libs_for(cc, co.toolchain, co.arch, device.simd_width);
+  const Setup& setup = setup_for(cc, co.arch, device.simd_width);
+  co.toolchain = setup.toolchain;
+  const DeviceLibs& libs = setup.libs;
   static DiskCache disk(default_cache_root(), "hip");
   CacheStats stats;
   const nlohmann::json meta = {{"source_sha256", k.sha256},
