@@ -32,10 +32,10 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
     for (size_t i = 0; i < args.size(); ++i) map[f->regions[0]->args[i].get()] = body.args[i].get();
     Builder b(body, "s");
     int index = 0, matmuls = 0;
-    auto candidate_for = [&](const std::string& id) {
+    auto candidate_for = [&](const std::string& id, const FusedRegion& r) {
       if (auto it = candidates.find(id); it != candidates.end()) return it->second;
       if (auto it = candidates.find("*"); it != candidates.end()) return it->second;
-      return std::string("tessera");
+      return families::matmul::default_candidate(r, device);
     };
     for (const FusedRegion& r : partition(*f)) {
       const std::string prefix = "f" + std::to_string(index++);
@@ -45,7 +45,7 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
           break;
         case FusedRegion::Kind::Row: map[r.result] = families::rowwise::emit_schedule(b, r, map, device, prefix); break;
         case FusedRegion::Kind::Matmul: {
-          const std::string candidate = candidate_for(matmul_region_id(f->sym, matmuls++));
+          const std::string candidate = candidate_for(matmul_region_id(f->sym, matmuls++), r);
           if (families::matmul::is_synthesized(candidate) || r.ops.size() == 1) {
             map[r.result] = families::matmul::emit_schedule(b, r, map, device, prefix, candidate);
             break;

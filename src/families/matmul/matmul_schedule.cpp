@@ -249,6 +249,15 @@ std::vector<Candidate> candidates(const fused::FusedRegion& region, const machin
   return c;
 }
 
+std::string default_candidate(const fused::FusedRegion& region, const machine::Descriptor& device) {
+  if (!device.has(machine::Cap::Tma) || !device.has(machine::Cap::Wgmma)) return "tessera";
+  Plan p = facts(*region.core, region.leaves);
+  choose(p, device, false);
+  const bool large_blocks = p.strategy == Strategy::Mma && p.bm == 128;  // the problem fills the SMs
+  choose(p, device, true);
+  return large_blocks && tma_unsupported(p).empty() ? "tessera_tma" : "tessera";
+}
+
 const std::vector<Field<Plan>>& fact_fields() {
   static const std::vector<Field<Plan>> fields = {
       field("batch", &Plan::batch),

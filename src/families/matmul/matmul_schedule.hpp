@@ -73,6 +73,12 @@ struct Candidate {
 };
 std::vector<Candidate> candidates(const fused::FusedRegion& region, const machine::Descriptor& device);
 
+// The candidate a region takes when neither the user nor the arbiter named
+// one: tessera_tma where it applies and the problem fills the device with its
+// large blocks (it outran the cp.async block there on the H200:
+// bench/evidence/cuda/matmul.packet.json), else tessera.
+std::string default_candidate(const fused::FusedRegion& region, const machine::Descriptor& device);
+
 // Every candidate name, for diagnostics: "tessera, tessera_tma, openblas, cublaslt".
 const std::string& candidate_names();
 // Tessera's own kernels (tessera, tessera_tma), as opposed to library calls.
