@@ -55,10 +55,25 @@ def time_ms(fn):
     return anchors.cuda_event_median_ns(fn, reps=20) / 1e6
 
 
+def profile_table(fn, calls=5):
+    """The CUDA kernels of `calls` calls of fn, with their device times (CUPTI sees every launch in the
+    process, the driver-API launches of Tessera's runtime included)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    return prof.key_averages().table(sort_by="cuda_time_total", row_limit=30, max_name_column_width=70)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seq", type=int, default=2048)
     ap.add_argument("--out")
+    ap.add_argument("--profile", action="store_true",
+                    help="also print each side's kernels and their CUDA times (torch.profiler, 5 calls each)")
     args = ap.parse_args()
     s, d = args.seq, HIDDEN // HEADS
     gen = torch.Generator(device="cuda").manual_seed(0)
@@ -91,6 +106,10 @@ def main():
         torch.cuda.synchronize()
         compile_torch_s = time.time() - t1
         compiled_ms = time_ms(lambda: compiled(*args_))
+        if args.profile:
+            for name, f in (("tessera", lambda: fn(*args_)), ("torch.compile", lambda: compiled(*args_))):
+                print(f"== kernels of {name}, 5 calls")
+                print(profile_table(f))
     result = {
         "case": f"llama3_8b_layer_b1_s{s}_bf16", "device": torch.cuda.get_device_name(),
         "torch": torch.__version__, "attention": "tessera.attention (the CUDA wgmma block); torch: F.scaled_dot_product_attention",

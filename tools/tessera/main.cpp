@@ -20,6 +20,7 @@
 #include "ir/printer.hpp"
 #include "ir/target_dialect.hpp"
 #include "ir/verify.hpp"
+#include "passes/autodiff.hpp"
 #include "passes/graph_to_schedule.hpp"
 #include "passes/pipeline.hpp"
 #include "support/atomic_file.hpp"
@@ -56,6 +57,16 @@ int compile_cmd(const std::string& file, const std::string& target, const std::s
   } else {
     write_file_atomic(out, text);  // E120 (exit 1) on a full disk; the previous file survives
   }
+  return 0;
+}
+
+int grad_cmd(const std::string& file, const std::string& func, const std::vector<std::string>& wrt,
+             const std::string& out) {
+  auto m = ir::parse_file(file);
+  if (ir::detect_layer(*m) != ir::Layer::Graph) fail("E124", "tessera grad differentiates Graph IR");
+  const std::string text = ir::print(*passes::differentiate(*m, func, wrt));
+  if (out.empty() || out == "-") std::cout << text;
+  else write_file_atomic(out, text);
   return 0;
 }
 
@@ -98,6 +109,16 @@ int main(int argc, char** argv) {
   compile->add_option("--candidate", candidate,
                       "implement every matmul with this candidate (tessera, tessera_tma, openblas, cublaslt)");
 
+  std::string grad_func;
+  std::vector<std::string> wrt;
+  auto* grad = app.add_subcommand("grad", "differentiate a func: a program whose @<func>_grad returns the loss and "
+                                          "its gradients");
+  grad->add_option("file", file, "program (.tsr) whose func returns a rank-0 loss first")->required();
+  grad->add_option("--func", grad_func, "the loss func (default: the first)");
+  grad->add_option("--wrt", wrt, "the arguments to differentiate, comma-separated (default: every float argument)")
+      ->delimiter(',');
+  grad->add_option("-o,--output", out, "write to a file instead of stdout");
+
   auto* verify = app.add_subcommand("verify", "parse and verify IR text of any layer");
   verify->add_option("file", file, "IR text")->required();
 
@@ -119,6 +140,7 @@ int main(int argc, char** argv) {
   try {
     if (compile->parsed()) return compile_cmd(file, target, device, emit, out, candidate);
     if (verify->parsed()) return verify_cmd(file);
+    if (grad->parsed()) return grad_cmd(file, grad_func, wrt, out);
     if (run->parsed()) return cli::run_cmd(ro);
     if (package->parsed()) return cli::package_cmd(*package, po);
     if (int rc = cli::run_cache_commands(cache); rc >= 0) return rc;
