@@ -189,7 +189,8 @@ class Rules {
     if (!fresh) it->second = e_.binary("add", it->second, g);
   }
   [[noreturn]] static void not_written(const Op& op) {
-    fail("E263", "tessera grad: no gradient rule for " + op.name + " yet (docs/semantics.md, \"Gradients\", lists them)",
+    fail("E263",
+         "tessera grad: no gradient rule for " + op.name + " yet (docs/semantics.md, \"Gradients\", lists them)",
          op.loc);
   }
 
@@ -272,10 +273,8 @@ class Rules {
     Value* g = e_.cast(gy(op), a->type.dtype);  // operands share a dtype
     // d op(A) = G op(B)^T and d op(B) = op(A)^T G, transposed back where the
     // operand is stored transposed; a shared operand sums over the batch.
-    if (needs(a))
-      add(a, s.transpose_a ? e_.matmul(b, g, s.transpose_b, true) : e_.matmul(g, b, false, !s.transpose_b));
-    if (needs(b))
-      add(b, s.transpose_b ? e_.matmul(g, a, true, s.transpose_a) : e_.matmul(a, g, !s.transpose_a, false));
+    if (needs(a)) add(a, s.transpose_a ? e_.matmul(b, g, s.transpose_b, true) : e_.matmul(g, b, false, !s.transpose_b));
+    if (needs(b)) add(b, s.transpose_b ? e_.matmul(g, a, true, s.transpose_a) : e_.matmul(a, g, !s.transpose_a, false));
   }
 
   void row(const Op& op) {
@@ -356,7 +355,8 @@ std::unique_ptr<Module> differentiate(const Module& graph, const std::string& fu
   std::vector<const Op*> forward;
   for (const auto& op : body.ops) {
     forward.push_back(op.get());
-    const bool reached = std::any_of(op->operands.begin(), op->operands.end(), [&](Value* v) { return depends.count(v); });
+    const bool reached = std::any_of(op->operands.begin(), op->operands.end(),
+                                     [&](Value* v) { return depends.count(v); });
     for (const auto& r : op->results) {
       names.insert(r->name);
       if (reached) depends.insert(r.get());
@@ -370,8 +370,7 @@ std::unique_ptr<Module> differentiate(const Module& graph, const std::string& fu
   Rules rules(e, adj, depends);
   for (auto it = forward.rbegin(); it != forward.rend(); ++it) {
     const Op& op = **it;
-    if (std::none_of(op.results.begin(), op.results.end(), [&](const auto& r) { return adj.count(r.get()); }))
-      continue;
+    if (std::none_of(op.results.begin(), op.results.end(), [&](const auto& r) { return adj.count(r.get()); })) continue;
     e.loc = op.loc;
     rules.apply(op);
   }

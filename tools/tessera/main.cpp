@@ -111,8 +111,9 @@ int main(int argc, char** argv) {
 
   std::string grad_func;
   std::vector<std::string> wrt;
-  auto* grad = app.add_subcommand("grad", "differentiate a func: a program whose @<func>_grad returns the loss and "
-                                          "its gradients");
+  auto* grad = app.add_subcommand("grad",
+                                  "differentiate a func: a program whose @<func>_grad returns the loss and "
+                                  "its gradients");
   grad->add_option("file", file, "program (.tsr) whose func returns a rank-0 loss first")->required();
   grad->add_option("--func", grad_func, "the loss func (default: the first)");
   grad->add_option("--wrt", wrt, "the arguments to differentiate, comma-separated (default: every float argument)")
