@@ -82,6 +82,9 @@ class GraphBuilder {
   // q [B, H, Sq, D], k and v [B, Hkv, Sk, D]; scale NaN: 1/sqrt(D). With
   // `lse`, the second value is each row's log-sum-exp [B, H, Sq].
   std::vector<ir::Value*> attention(ir::Value* q, ir::Value* k, ir::Value* v, bool causal, double scale, bool lse);
+  // Appends the ops of func `func` (empty: the first) of Graph IR module `m`
+  // on `args` (its arguments' types, in order); returns the values it returns.
+  std::vector<ir::Value*> call(const ir::Module& m, const std::string& func, std::vector<ir::Value*> args);
   void output(ir::Value* v);
   // Finishes the func (adds the return) and verifies the module.
   const ir::Module& module();

@@ -7,7 +7,9 @@
 #include <nanobind/stl/vector.h>
 
 #include "ir/ir.hpp"
+#include "ir/parser.hpp"
 #include "ir/printer.hpp"
+#include "passes/autodiff.hpp"
 #include "support/diagnostic.hpp"
 #include "tessera/tessera.hpp"
 
@@ -37,6 +39,14 @@ nb::tuple shape_tuple(const ir::Value& v) {
 }  // namespace
 
 void bind_graph_builder(nb::module_& m) {
+  m.def(
+      "differentiate",
+      [](const std::string& text, const std::string& func, const std::vector<std::string>& wrt) {
+        return ir::print(*passes::differentiate(*ir::parse(text, "<ts.grad>"), func, wrt));
+      },
+      nb::arg("text"), nb::arg("func"), nb::arg("wrt"),
+      "Graph IR text of @<func>_grad: the loss and its gradients with respect to `wrt` (tessera grad).");
+
   nb::class_<ir::Value>(m, "Value", "A value of the graph being traced (an SSA value of Graph IR).")
       .def_prop_ro("dtype", [](const ir::Value& v) { return std::string(dtype_name(v.type.dtype)); })
       .def_prop_ro("shape", &shape_tuple)
@@ -96,6 +106,13 @@ void bind_graph_builder(nb::module_& m) {
           },
           nb::arg("x"), nb::arg("kind"), nb::arg("axes"), nb::arg("keepdims"), ref)
       .def("arg_reduce", &G::arg_reduce, nb::arg("x"), nb::arg("max"), nb::arg("axis"), nb::arg("keepdims"), ref)
+      .def(
+          "call_text",
+          [](G& g, const std::string& text, const std::vector<ir::Value*>& args) {
+            return g.call(*ir::parse(text, "<ts.grad>"), "", args);
+          },
+          nb::arg("text"), nb::arg("args"), ref,
+          "Appends the ops of the first func of Graph IR `text` on `args`; returns the values it returns.")
       .def("output", &G::output, nb::arg("v"))
       .def(
           "text", [](G& g) { return ir::print(g.module()); },

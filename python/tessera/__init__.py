@@ -14,7 +14,7 @@ arrays without copying them.
 docs/python.md is the reference; every error is a tessera.Error with a stable code (docs/errors.md).
 """
 from . import _core
-from ._jit import CompiledProgram, JitFunction, compile, jit
+from ._jit import CompiledProgram, GradFunction, JitFunction, compile, grad, jit, value_and_grad
 from ._trace import (Tensor, abs, add, arange, argmax, argmin, astype, attention, bfloat16, bool_, broadcast_to, cast, ceil, clamp, concatenate, cos, div,
                      equal, erf, exp, exp2, float16, float32, float64, floor, gelu, greater, greater_equal, int32,
                      int64, iota, layer_norm, less, less_equal, log, log2, log_softmax, logical_and, logical_not,
@@ -30,7 +30,8 @@ from .errors import (ArgumentError, CheckError, Error, ExecutionError, InternalE
 check: bool = False
 
 __all__ = [
-    "jit", "compile", "JitFunction", "CompiledProgram", "Tensor", "check",
+    "jit", "grad", "value_and_grad", "compile", "JitFunction", "GradFunction", "CompiledProgram", "Tensor",
+    "check",
     "Error", "ParseError", "VerifyError", "ExecutionError", "CheckError", "ArgumentError", "TraceError",
     "InternalError",
     "float16", "bfloat16", "float32", "float64", "bool_", "int32", "int64",

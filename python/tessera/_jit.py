@@ -18,7 +18,7 @@ from . import _core
 from ._trace import Tensor, _Trace, _dtype, dtype_name
 from .errors import ArgumentError, ParseError, TraceError
 
-__all__ = ["jit", "compile", "JitFunction", "CompiledProgram"]
+__all__ = ["jit", "grad", "value_and_grad", "compile", "JitFunction", "GradFunction", "CompiledProgram"]
 
 _package = sys.modules[__package__]  # `tessera` itself: ts.check is read from it on every call
 
@@ -319,6 +319,78 @@ def jit(fn: Optional[Callable] = None, *, target: Optional[str] = None, check: O
     if fn is None:
         return lambda f: JitFunction(f, target, check, tune)
     return JitFunction(fn, target, check, tune)
+
+
+# -- ts.grad -------------------------------------------------------------------------------------------------
+
+class GradFunction(JitFunction):
+    """The gradient of a function whose first result is a scalar loss (made by ``ts.grad`` or
+    ``ts.value_and_grad``): Tessera differentiates the traced Graph IR (``tessera grad``) and compiles the
+    gradient program like any other. Called on arrays it returns the gradients; on traced tensors (inside
+    another ``ts.jit`` function, an optimizer step say) its ops join that trace.
+    """
+
+    def __init__(self, fn: Callable, argnums: Union[int, Sequence[int]], with_value: bool,
+                 target: Optional[str] = None, check: Optional[bool] = None, tune: bool = False):
+        super().__init__(fn, target, check, tune)
+        self._single = isinstance(argnums, int)
+        self._argnums = (argnums,) if self._single else tuple(argnums)
+        if not self._argnums or not all(isinstance(i, int) and not isinstance(i, bool) for i in self._argnums):
+            raise TraceError("E948", f"argnums must be an int or a non-empty sequence of ints, got {argnums!r}")
+        self._with_value = with_value
+
+    def __repr__(self) -> str:
+        kind = "value_and_grad" if self._with_value else "grad"
+        return f"<tessera.{kind} {getattr(self, '__qualname__', self._func)} argnums={self._argnums}>"
+
+    def __call__(self, *arrays: Any, check: Optional[bool] = None, stream: Optional[int] = None) -> Any:
+        if any(isinstance(a, Tensor) for a in arrays):
+            return self._shaped(self._inline(arrays))
+        return self._shaped(super().__call__(*arrays, check=check, stream=stream))
+
+    def _shaped(self, out: Sequence[Any]) -> Any:
+        """(loss, g1, g2, ...) as the caller asked: g or (g1, g2), after the loss for value_and_grad."""
+        grads = tuple(out[1:])
+        g = grads[0] if self._single else grads
+        return (out[0], g) if self._with_value else g
+
+    def _trace(self, signature: Signature) -> Tuple[str, bool]:
+        forward, _ = super()._trace(signature)
+        names = _input_names(self._params, len(signature))
+        wrt = []
+        for i in self._argnums:
+            if not -len(names) <= i < len(names):
+                raise TraceError("E948", f"argnums {i} is out of range for {self.__name__}'s {len(names)} "
+                                         "arguments")
+            wrt.append(names[i])
+        return _core.differentiate(forward, "", wrt), False
+
+    def _inline(self, arrays: tuple) -> tuple:
+        """The gradient's ops added to the trace the tensors belong to; its values as tensors."""
+        trace = next(a._trace for a in arrays if isinstance(a, Tensor))
+        if not all(isinstance(a, Tensor) and a._trace is trace for a in arrays):
+            raise TraceError("E947", f"{self.__name__}: inside a traced function, a gradient takes tensors "
+                                     "of that trace only (no Python numbers or arrays)")
+        text, _ = self._trace([("", a._value.dtype, tuple(a._value.shape)) for a in arrays])
+        return tuple(Tensor(trace, v) for v in trace.builder.call_text(text, [a._value for a in arrays]))
+
+
+def grad(fn: Callable, argnums: Union[int, Sequence[int]] = 0, *, target: Optional[str] = None,
+         check: Optional[bool] = None, tune: bool = False) -> GradFunction:
+    """The gradient of ``fn`` with respect to argument ``argnums`` (or a tuple of them), as ``jax.grad``.
+
+    ``fn`` returns a scalar (rank-0) float loss first (other results are dropped). The result is compiled
+    like ``ts.jit(fn)`` and returns the gradient (a tuple of them for a sequence of argnums), each of its
+    argument's dtype and shape. The rules, and what has none (comparisons, argmax, integer casts: an
+    error, never a silent zero), are in docs/semantics.md ("Gradients").
+    """
+    return GradFunction(fn, argnums, False, target, check, tune)
+
+
+def value_and_grad(fn: Callable, argnums: Union[int, Sequence[int]] = 0, *, target: Optional[str] = None,
+                   check: Optional[bool] = None, tune: bool = False) -> GradFunction:
+    """Like ``ts.grad``, returning ``(loss, gradient)`` from one compiled program."""
+    return GradFunction(fn, argnums, True, target, check, tune)
 
 
 # -- ts.compile ----------------------------------------------------------------------------------------------

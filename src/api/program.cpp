@@ -1,6 +1,7 @@
 #include "tessera/tessera.hpp"
 
 #include <cmath>
+#include <unordered_map>
 
 #include "ir/graph_dialect.hpp"
 #include "ir/ir.hpp"
@@ -236,6 +237,36 @@ std::vector<Value*> GraphBuilder::attention(Value* q, Value* k, Value* v, bool c
     throw;
   }
   return out;
+}
+
+std::vector<Value*> GraphBuilder::call(const Module& m, const std::string& func, std::vector<Value*> args) {
+  if (finished_) fail("E130", "GraphBuilder: module() was already called");
+  verify_graph(m);
+  const Op* f = func.empty() ? m.funcs().front() : m.lookup(func);
+  if (!f || f->name != "func") fail("E130", "GraphBuilder::call: no func @" + func + " in the module");
+  const Region& body = *f->regions[0];
+  if (args.size() != body.args.size())
+    fail("E130", "GraphBuilder::call: @" + f->sym + " takes " + std::to_string(body.args.size()) + " arguments, got " +
+                     std::to_string(args.size()));
+  std::unordered_map<const Value*, Value*> map;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!(args[i]->type == body.args[i]->type))
+      fail("E130", "GraphBuilder::call: argument " + std::to_string(i) + " of @" + f->sym + " is " +
+                       body.args[i]->type.str() + ", got " + args[i]->type.str());
+    map[body.args[i].get()] = args[i];
+  }
+  // The ops are copied as they are (the module was verified), renamed into this func.
+  Builder b(*func_->regions[0]);
+  std::vector<Value*> results;
+  for (const auto& op : body.ops) {
+    std::vector<Value*> operands;
+    for (const Value* v : op->operands) operands.push_back(map.at(v));
+    if (op->name == "return") return operands;
+    Op& copy = b.create(op->name, std::move(operands), op->attrs);
+    copy.loc = op->loc;
+    for (const auto& r : op->results) map[r.get()] = copy.add_result("r" + std::to_string(next_++), r->type);
+  }
+  return results;
 }
 
 void GraphBuilder::output(Value* v) { outputs_.push_back(v); }

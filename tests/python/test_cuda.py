@@ -240,3 +240,18 @@ def test_attention_on_torch_tensors_against_sdpa():
                                                             enable_gqa=True)
     assert o.dtype == torch.bfloat16 and o.shape == q.shape
     torch.testing.assert_close(o.float(), want, rtol=2e-2, atol=2e-2)
+
+
+def test_grad_on_torch_tensors_matches_autograd():
+    def loss(w, x):
+        return ts.mean(ts.log_softmax(x @ w, axis=-1) * x[:, :8])
+
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    w = torch.randn(64, 8, device="cuda", generator=gen)
+    x = torch.randn(128, 64, device="cuda", generator=gen)
+    got = ts.grad(loss)(w, x)
+    torch.cuda.synchronize()
+    assert got.is_cuda and got.shape == (64, 8)
+    wr = w.clone().requires_grad_()
+    (torch.log_softmax(x @ wr, -1) * x[:, :8]).mean().backward()
+    torch.testing.assert_close(got, wr.grad, rtol=1e-4, atol=1e-5)
