@@ -255,3 +255,17 @@ def test_grad_on_torch_tensors_matches_autograd():
     wr = w.clone().requires_grad_()
     (torch.log_softmax(x @ wr, -1) * x[:, :8]).mean().backward()
     torch.testing.assert_close(got, wr.grad, rtol=1e-4, atol=1e-5)
+
+
+def test_training_example_on_the_gpu_follows_numpy():
+    import os
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+    import numpy as np
+    import train_mlp
+
+    curve, ref_curve, ours, ref = train_mlp.train(
+        40, lambda a: torch.from_numpy(a).cuda(), lambda t: t.cpu().numpy())
+    np.testing.assert_allclose(curve, ref_curve, rtol=1e-3)
+    assert curve[-1] < 0.35 * curve[0]
