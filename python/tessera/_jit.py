@@ -344,9 +344,12 @@ class GradFunction(JitFunction):
         return f"<tessera.{kind} {getattr(self, '__qualname__', self._func)} argnums={self._argnums}>"
 
     def __call__(self, *arrays: Any, check: Optional[bool] = None, stream: Optional[int] = None) -> Any:
-        if any(isinstance(a, Tensor) for a in arrays):
-            return self._shaped(self._inline(arrays))
         return self._shaped(super().__call__(*arrays, check=check, stream=stream))
+
+    def _call_unusual(self, arrays: tuple, check: bool, stream: Optional[int]) -> Any:
+        if any(isinstance(a, Tensor) for a in arrays):
+            return self._inline(arrays)
+        return super()._call_unusual(arrays, check, stream)
 
     def _shaped(self, out: Sequence[Any]) -> Any:
         """(loss, g1, g2, ...) as the caller asked: g or (g1, g2), after the loss for value_and_grad."""
