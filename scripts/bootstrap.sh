@@ -5,10 +5,11 @@ set -euo pipefail
 # clang-19 with Debian's HIP headers and ROCm device libraries (5.2) is the
 # HIP lane's compile check: emitted HIP kernels are compiled to gfx90a, gfx1100
 # and gfx1151 code objects by the tests (no AMD GPU is needed or used);
-# llvm-19's objdump disassembles them for the lit tests.
+# lld-19 links them (an older ld.lld lacks elf64_amdgpu); llvm-19's objdump
+# disassembles them for the lit tests.
 # openssl (the command) makes the Ed25519 keys the signing tests use.
 debs=(cmake ninja-build g++ libgtest-dev llvm-14-tools nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev openssl python3
-      clang-19 llvm-19 libamdhip64-dev rocm-device-libs libopenblas0-pthread libopenblas-dev clang-format clang-tidy)
+      clang-19 llvm-19 lld-19 libamdhip64-dev rocm-device-libs libopenblas0-pthread libopenblas-dev clang-format clang-tidy)
 missing=()
 for p in "${debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then

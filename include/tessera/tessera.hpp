@@ -69,6 +69,10 @@ class GraphBuilder {
   std::vector<ir::Value*> split(ir::Value* x, int64_t axis, std::vector<int64_t> sizes);
   // tessera.concat: the parts joined along `axis`.
   ir::Value* concat(std::vector<ir::Value*> parts, int64_t axis);
+  // tessera.gather (numpy take: an embedding lookup) and tessera.take_along
+  // (numpy take_along_axis) of x by i32/i64 indices along `axis`.
+  ir::Value* gather(ir::Value* x, ir::Value* indices, int64_t axis);
+  ir::Value* take_along(ir::Value* x, ir::Value* indices, int64_t axis);
   ir::Value* cast(ir::Value* x, DType to);
   ir::Value* constant(double value, const ir::Type& type);
   // Row ops: softmax/log_softmax over `axis`; the norms over the last axis.

@@ -72,6 +72,8 @@ void bind_graph_builder(nb::module_& m) {
       .def("broadcast_to", &G::broadcast_to, nb::arg("x"), nb::arg("shape"), ref)
       .def("split", &G::split, nb::arg("x"), nb::arg("axis"), nb::arg("sizes"), ref)
       .def("concat", &G::concat, nb::arg("parts"), nb::arg("axis"), ref)
+      .def("gather", &G::gather, nb::arg("x"), nb::arg("indices"), nb::arg("axis"), ref)
+      .def("take_along", &G::take_along, nb::arg("x"), nb::arg("indices"), nb::arg("axis"), ref)
       .def(
           "iota",
           [](G& g, const std::string& dtype, const std::vector<int64_t>& shape, int64_t axis) {

@@ -20,7 +20,7 @@ from ._trace import (Tensor, abs, add, arange, argmax, argmin, astype, attention
                      int64, iota, layer_norm, less, less_equal, log, log2, log_softmax, logical_and, logical_not,
                      logical_or, matmul, max, maximum, mean, min, minimum, mul, neg, not_equal, pow, prod, relu,
                      reshape, rms_norm, round, rsqrt, scaled_dot_product_attention, sigmoid, silu, sin, softmax, split,
-                     sqrt, sub, sum, tanh,
+                     sqrt, sub, sum, take, take_along_axis, tanh,
                      transpose, where)
 from .errors import (ArgumentError, CheckError, Error, ExecutionError, InternalError, ParseError, TraceError,
                      VerifyError)
@@ -40,7 +40,7 @@ __all__ = [
     "add", "sub", "mul", "div", "maximum", "minimum", "pow", "cast", "astype",
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "logical_and", "logical_or", "logical_not", "where", "iota", "arange",
-    "reshape", "transpose", "broadcast_to", "split", "concatenate",
+    "reshape", "transpose", "broadcast_to", "split", "concatenate", "take", "take_along_axis",
     "softmax", "log_softmax", "layer_norm", "rms_norm", "matmul", "attention", "scaled_dot_product_attention",
     "sum", "mean", "max", "min", "prod", "argmax", "argmin",
 ]

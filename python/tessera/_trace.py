@@ -29,7 +29,7 @@ __all__ = ["Tensor", "float16", "bfloat16", "float32", "float64", "bool_", "int3
            "add", "sub", "mul", "div", "maximum", "minimum", "pow", "cast", "astype",
            "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
            "logical_and", "logical_or", "logical_not", "where", "iota", "arange",
-           "reshape", "transpose", "broadcast_to", "split", "concatenate",
+           "reshape", "transpose", "broadcast_to", "split", "concatenate", "take", "take_along_axis",
            "softmax", "log_softmax", "layer_norm", "rms_norm", "matmul", "sum", "mean", "max", "min", "prod",
            "argmax", "argmin"]
 
@@ -242,6 +242,9 @@ class Tensor:
             return clamp(self, bound(1, "a_min", "min"), bound(2, "a_max", "max"))
         if name == "where" and len(args) == 3 and not kwargs:
             return where(*args)
+        if name in ("take", "take_along_axis") and len(args) >= 2 and not builtins.any(k != "axis" for k in kwargs):
+            axis = args[2] if len(args) > 2 else kwargs.get("axis")
+            return (take if name == "take" else take_along_axis)(args[0], args[1], axis)
         if name == "concatenate" and args and not builtins.any(k != "axis" for k in kwargs):
             return concatenate(args[0], *args[1:], **kwargs)
         _unsupported(f"np.{name}", f"use ts.{name}" if name in __all__ else None)
@@ -683,11 +686,15 @@ def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
 
 
 def _index(x: Tensor, index: Any) -> Tensor:
-    """x[index] for numpy's basic indexing: ints, slices with a positive step, ``...`` and ``None``."""
+    """x[index] for numpy's basic indexing (ints, slices with a positive step, ``...`` and ``None``), and
+    x[indices] for one integer tensor: ts.take(x, indices, axis=0)."""
+    if isinstance(index, Tensor) and index.dtype in ("i32", "i64"):
+        return take(x, index, 0)
     items = list(index) if isinstance(index, tuple) else [index]
     for i in items:  # identity tests only: == on a tensor would trace a comparison
         if isinstance(i, (bool, Tensor)) or hasattr(i, "__dlpack__") or isinstance(i, (list, tuple)):
-            _unsupported(f"indexing with a {type(i).__name__}", "basic indexing: ints, slices, ..., None")
+            what = f"a {i.dtype} tensor" if isinstance(i, Tensor) else f"a {type(i).__name__}"
+            _unsupported(f"indexing with {what}", "basic indexing (ints, slices, ..., None), or one integer tensor")
     if builtins.sum(1 for i in items if i is Ellipsis) > 1:
         _unsupported("an index with more than one '...'")
     used = builtins.sum(1 for i in items if i is not None and i is not Ellipsis)
@@ -728,6 +735,32 @@ def _index(x: Tensor, index: Any) -> Tensor:
     if tuple(shape) != tuple(v.shape):
         v = x._trace.builder.reshape(v, shape)
     return Tensor(x._trace, v)
+
+
+def _indexed(along: bool, x: Tensor, indices: Tensor, axis: Optional[int], op: str) -> Tensor:
+    x = _check_tensor(x, op)
+    trace = _same_trace(op, x, _check_tensor(indices, op))
+    if indices.dtype not in ("i32", "i64"):
+        raise TraceError("E948", f"ts.{op}: indices must be int32 or int64, got {indices.dtype}")
+    if axis is None:  # numpy: x flattened
+        x, axis = reshape(x, (-1,)), 0
+    elif isinstance(axis, builtins.bool) or not isinstance(axis, numbers.Integral):
+        raise TypeError(f"{op}: axis must be an int or None, got {axis!r}")
+    build = trace.builder.take_along if along else trace.builder.gather
+    return Tensor(trace, build(x._value, indices._value, int(axis)))
+
+
+def take(x: Tensor, indices: Tensor, axis: Optional[int] = None) -> Tensor:
+    """The elements of x at ``indices`` along ``axis``, as np.take (an embedding lookup is
+    ``take(table, ids, axis=0)``); None: in the flattened array. An index outside [-n, n) fails the call
+    with E615 (a run that gathers waits for its kernels to check them)."""
+    return _indexed(False, x, indices, axis, "take")
+
+
+def take_along_axis(x: Tensor, indices: Tensor, axis: Optional[int]) -> Tensor:
+    """x at ``indices`` along ``axis``, the other axes matched (and broadcast), as np.take_along_axis: a
+    label's logit per row is ``take_along_axis(logits, labels[:, None], axis=1)``. Indices as ts.take."""
+    return _indexed(True, x, indices, axis, "take_along_axis")
 
 
 # -- row ops -------------------------------------------------------------------------------------------------

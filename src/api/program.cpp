@@ -172,6 +172,27 @@ Value* GraphBuilder::concat(std::vector<Value*> parts, int64_t axis) {
   return add("tessera.concat", std::move(parts), {{"axis", Attr(axis)}}, Type::tensor(dtype, shape));
 }
 
+namespace {
+std::pair<std::string, int64_t> index_op(bool along, const Value* x, const Value* idx, int64_t axis) {
+  const std::string name = along ? "tessera.take_along" : "tessera.gather";
+  if (!x->type.is_tensor() || !idx->type.is_tensor()) fail("E207", name + " takes tensors");
+  const int64_t rank = x->type.rank(), a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank)
+    fail("E203", name + ": axis " + std::to_string(axis) + " is out of range for " + x->type.str());
+  return {name, a};
+}
+}  // namespace
+
+Value* GraphBuilder::gather(Value* x, Value* indices, int64_t axis) {
+  const auto [name, a] = index_op(false, x, indices, axis);
+  return add(name, {x, indices}, {{"axis", Attr(axis)}}, index_result_type(false, x->type, indices->type, a));
+}
+
+Value* GraphBuilder::take_along(Value* x, Value* indices, int64_t axis) {
+  const auto [name, a] = index_op(true, x, indices, axis);
+  return add(name, {x, indices}, {{"axis", Attr(axis)}}, index_result_type(true, x->type, indices->type, a));
+}
+
 Value* GraphBuilder::iota(const Type& type, int64_t axis) {
   return add("tessera.iota", {}, {{"axis", Attr(axis)}}, type);
 }

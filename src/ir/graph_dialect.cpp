@@ -115,6 +115,19 @@ void verify_func_return(const Op& func) {
            "return value " + std::to_string(i) + " has type " + ret.operands[i]->type.str() + " but func @" + func.sym +
                " declares " + results[i].str(),
            ret.loc);
+  for (auto& [k, v] : func.attrs)
+    if (k != "result_types" && k != "index_guards")
+      fail("E208", "func @" + func.sym + ": unknown attribute '" + echo(k) + "' (a func takes index_guards)", func.loc);
+  if (const Attr* g = func.attr("index_guards")) {
+    const AttrList* list = g->as_list();
+    bool ok = list && list->size() <= results.size();
+    for (size_t i = 0; ok && i < list->size(); ++i)
+      ok = (*list)[i].as_string() && results[results.size() - list->size() + i] == Type::tensor(DType::F32, {});
+    if (!ok)
+      fail("E208",
+           "func @" + func.sym + ": 'index_guards' names one check per trailing tensor<f32> result (a list of strings)",
+           func.loc);
+  }
 }
 
 void verify_graph(const Module& m) {
@@ -155,8 +168,7 @@ void verify_graph(const Module& m) {
         fail("E201",
              "unknown Graph IR op '" + echo(op.name) +
                  "' (this build knows tessera.reduce, argmax, argmin, softmax, log_softmax, layer_norm, rms_norm, "
-                 "matmul, "
-                 "attention, "
+                 "matmul, attention, gather, take_along, "
                  "cast, constant, where, iota, the views (reshape, transpose, slice, broadcast_to, split) and the "
                  "pointwise ops in docs/semantics.md)",
              op.loc);

@@ -45,8 +45,9 @@ bool is_unary_op(const std::string& name);
 // tessera.add sub mul div max min pow, eq ne lt le gt ge (i1 results), and or
 bool is_binary_op(const std::string& name);
 bool is_comparison_op(const std::string& name);  // tessera.eq ne lt le gt ge
-bool is_pointwise_op(const std::string& name);   // unary, binary, where, iota, concat, cast, constant
-bool is_row_op(const std::string& name);         // tessera.softmax log_softmax layer_norm rms_norm
+// unary, binary, where, iota, concat, gather, take_along, cast, constant
+bool is_pointwise_op(const std::string& name);
+bool is_row_op(const std::string& name);  // tessera.softmax log_softmax layer_norm rms_norm
 // The numpy broadcast of two shapes; E210 names both when they do not broadcast.
 std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
                                       const SourceLoc& loc = {});
@@ -110,6 +111,26 @@ struct ArgReduceSpec {
 };
 // Validates a tessera.argmax/argmin (E203, E205, E207, E211, E218) and reads it.
 ArgReduceSpec arg_reduce_spec(const Op& op);
+
+// ---- indexing (graph_indexing.cpp) -------------------------------------------
+//   %e = tessera.gather %table, %ids {axis = 0} : (tensor<VxDxf32>, tensor<BxSxi64>) -> tensor<BxSxDxf32>
+//   %l = tessera.take_along %logits, %labels {axis = -1} : (tensor<NxVxf32>, tensor<Nx1xi64>) -> tensor<Nx1xf32>
+// gather is numpy's take (an embedding lookup), take_along numpy's
+// take_along_axis (x and the indices broadcast except along the axis). Indices
+// are i32 or i64 in [-n, n) for an axis of extent n, a negative one counting
+// from the end; any other index is an error of the run (E615), never a read
+// outside the operand. A fused kernel reads x where each index points, so x
+// is read from memory (like a concat's operands).
+bool is_index_op(const std::string& name);  // tessera.gather take_along
+struct IndexSpec {
+  bool along = false;  // take_along
+  int64_t axis = 0;    // normalized
+  int64_t extent = 0;  // x's extent along the axis: the valid indices are [-extent, extent)
+};
+// Validates a gather or take_along (E203, E205, E207, E210-E212, E215, E216, E219) and reads it.
+IndexSpec index_spec(const Op& op);
+// The result type of a gather (along = false) or take_along of x by idx.
+Type index_result_type(bool along, const Type& x, const Type& idx, int64_t axis, const SourceLoc& loc = {});
 
 // ---- views (graph_views.cpp) -----------------------------------------------
 //   %r = tessera.reshape %x : tensor<4x6xf32> -> tensor<2x12xf32>

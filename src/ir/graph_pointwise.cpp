@@ -86,7 +86,7 @@ bool is_binary_op(const std::string& name) { return kBinary.count(short_name(nam
 bool is_comparison_op(const std::string& name) { return kComparison.count(short_name(name)) > 0; }
 bool is_pointwise_op(const std::string& name) {
   return is_unary_op(name) || is_binary_op(name) || name == "tessera.where" || name == "tessera.iota" ||
-         name == "tessera.concat" || name == "tessera.cast" || name == "tessera.constant";
+         name == "tessera.concat" || name == "tessera.cast" || name == "tessera.constant" || is_index_op(name);
 }
 bool is_row_op(const std::string& name) {
   return name == "tessera.softmax" || name == "tessera.log_softmax" || name == "tessera.layer_norm" ||
@@ -160,6 +160,10 @@ double row_op_eps(const Op& op) {
 void verify_pointwise_or_row_op(const Op& op) {
   const std::string s = short_name(op.name);
   if (op.name == "tessera.concat") return verify_concat(op);
+  if (is_index_op(op.name)) {
+    index_spec(op);
+    return;
+  }
   if (op.name == "tessera.constant") {
     if (!op.operands.empty() || op.results.size() != 1 || !op.results[0]->type.is_tensor())
       bad(op, "E205", "takes no operands and has one tensor result");

@@ -360,6 +360,12 @@ class Parser {
     AttrList results;
     if (try_consume("->"))
       for (Type& t : type_list_or_single()) results.emplace_back(t);
+    // MLIR's spelling of a func's own attributes (index_guards)
+    if (try_consume("attributes")) {
+      SourceLoc l = loc();
+      f->attrs = attr_dict();
+      if (f->attrs.count("result_types")) error_at(l, "E105", "'result_types' is written as '-> (...)'");
+    }
     f->attrs["result_types"] = Attr(std::move(results));
     region_body(body, 1);
     return f;

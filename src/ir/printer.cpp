@@ -25,6 +25,10 @@ std::string print_func(const Op& f, int indent) {
   std::string out = pad + "func @" + f.sym + args_decl(body);
   auto results = func_result_types(f);
   if (!results.empty()) out += " -> " + type_list(results, results.size() != 1);
+  std::string attrs;
+  for (auto& [k, v] : f.attrs)
+    if (k != "result_types") attrs += (attrs.empty() ? "" : ", ") + k + " = " + v.str();
+  if (!attrs.empty()) out += " attributes {" + attrs + "}";
   out += " {\n";
   print_region_body(out, body, indent + 2);
   return out + pad + "}\n";

@@ -326,7 +326,8 @@ std::unordered_map<const ir::Value*, std::vector<uint8_t>> demand(const std::vec
     const uint8_t* out = it->second.data();
     if (op.name == "tessera.reduce") {
       demand_reduce(op, shapes[0], out, in_need[0]);
-    } else if (!detail::demand_concat(op, out, in_need) && !detail::demand_pointwise(op, shapes, out, in_need) &&
+    } else if (!detail::demand_concat(op, out, in_need) && !detail::demand_index(op, out, in_need) &&
+               !detail::demand_pointwise(op, shapes, out, in_need) &&
                !detail::demand_row_op(op, shapes, out, in_need) && !detail::demand_matmul(op, shapes, out, in_need) &&
                !detail::demand_arg_reduce(op, shapes, out, in_need)) {
       continue;  // evaluation refuses the op with E802
@@ -442,12 +443,13 @@ std::vector<Expected> evaluate_ops(const std::vector<const ir::Op*>& ops,
     if (op->name == "tessera.reduce") {
       expect_arity(*op, 1);
       result = reduce(*op, in[0], wanted);
-    } else if (!evaluate_concat(*op, in, wanted, result) && !evaluate_pointwise(*op, in, wanted, result) &&
-               !evaluate_row_op(*op, in, wanted, result) && !evaluate_matmul(*op, in, wanted, result) &&
-               !evaluate_arg_reduce(*op, in, wanted, result)) {
+    } else if (!evaluate_concat(*op, in, wanted, result) && !evaluate_index(*op, in, wanted, result) &&
+               !evaluate_pointwise(*op, in, wanted, result) && !evaluate_row_op(*op, in, wanted, result) &&
+               !evaluate_matmul(*op, in, wanted, result) && !evaluate_arg_reduce(*op, in, wanted, result)) {
       fail("E802",
            "oracle: cannot evaluate op '" + op->name +
-               "' (it knows tessera.reduce, argmax, argmin, the pointwise ops, softmax, log_softmax, layer_norm, "
+               "' (it knows tessera.reduce, argmax, argmin, gather, take_along, the pointwise ops, softmax, "
+               "log_softmax, layer_norm, "
                "rms_norm, matmul, attention)",
            op->loc);
     }

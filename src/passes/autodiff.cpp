@@ -98,6 +98,9 @@ class Emitter {
     const DType d = parts[0]->type.dtype;
     return op("tessera.concat", std::move(parts), {{"axis", Attr(axis)}}, Type::tensor(d, shape));
   }
+  Value* iota(const std::vector<int64_t>& shape, int64_t axis, DType d) {
+    return op("tessera.iota", {}, {{"axis", Attr(axis)}}, Type::tensor(d, shape));
+  }
   // g summed over the axes numpy broadcasting added or stretched to reach
   // g's shape from `shape` (the gradient of a broadcast).
   Value* unbroadcast(Value* g, const std::vector<int64_t>& shape) {
@@ -168,6 +171,7 @@ class Rules {
       }
       return;
     }
+    if (is_index_op(op.name)) return indexed(op);
     if (op.name == "tessera.split") {
       std::vector<Value*> parts;
       for (const auto& r : op.results) parts.push_back(adj_.count(r.get()) ? adj_.at(r.get()) : e_.zeros(r->type));
@@ -192,6 +196,35 @@ class Rules {
     fail("E263",
          "tessera grad: no gradient rule for " + op.name + " yet (docs/semantics.md, \"Gradients\", lists them)",
          op.loc);
+  }
+
+  // gather / take_along: each element of g goes back to where its index
+  // points. With a new axis J of x's extent n beside the index dims K,
+  // dx = sum over K of where(index == iota along J, g, 0): dense, so it costs
+  // the result's size times n (a scatter-add is not written yet).
+  void indexed(const Op& op) {
+    Value *x = op.operands[0], *idx = op.operands[1];
+    if (!needs(x)) return;
+    const IndexSpec s = index_spec(op);
+    const int64_t q = s.along ? 1 : idx->type.rank();  // the index dims K in the result: [axis, axis + q)
+    const int64_t j = s.axis + q;                      // where J goes
+    auto with_j = [&](std::vector<int64_t> shape, int64_t extent) {
+      shape.insert(shape.begin() + j, extent);
+      return shape;
+    };
+    Value* g = e_.reshape(gy(op), with_j(op.result()->type.shape, 1));
+    // the indices placed at K (take: between x's leading and trailing dims), wrapped into [0, n)
+    std::vector<int64_t> ishape(op.result()->type.rank(), 1);
+    if (s.along) ishape = idx->type.shape;
+    else std::copy(idx->type.shape.begin(), idx->type.shape.end(), ishape.begin() + s.axis);
+    Value* i = e_.reshape(idx, with_j(ishape, 1));
+    const DType d = idx->type.dtype;
+    i = e_.where(e_.binary("lt", i, e_.constant(0, d)), e_.binary("add", i, e_.constant(s.extent, d)), i);
+    Value* at = e_.iota(with_j(std::vector<int64_t>(op.result()->type.rank(), 1), s.extent), j, d);
+    Value* hits = e_.masked(e_.binary("eq", i, at), g);
+    std::vector<int64_t> k;
+    for (int64_t a = s.axis; a < s.axis + q; ++a) k.push_back(a);
+    add(x, k.empty() ? hits : e_.reduce(hits, "sum", k, false));  // (a rank-0 index: hits has x's shape)
   }
 
   void unary(const Op& op, const std::string& fn) {

@@ -23,6 +23,24 @@ std::vector<int> view_groups(const Op& core) {
   return {static_cast<int>(axis), 1, static_cast<int>(rank - 1 - axis)};
 }
 
+// Ops that read an operand from memory where each element points (concat
+// its operands, gather and take_along their first): that operand is always a
+// leaf, never fused into them.
+bool reads_memory(const Op& op) { return op.name == "tessera.concat" || is_index_op(op.name); }
+
+// A gather reads its indices at its own coordinates (not the region's):
+// region r must not read them otherwise. True if `op` joining r would break that.
+bool index_conflict(const std::vector<const Op*>& r, const Op& op) {
+  auto reads = [](const Op& o, const Value* v) {
+    return std::find(o.operands.begin(), o.operands.end(), v) != o.operands.end();
+  };
+  for (const Op* other : r) {
+    if (op.name == "tessera.gather" && reads(*other, op.operands[1])) return true;
+    if (other->name == "tessera.gather" && reads(op, other->operands[1])) return true;
+  }
+  return false;
+}
+
 struct State {
   std::vector<FusedRegion> regions;
   std::map<const Op*, int> region_of;
@@ -39,7 +57,7 @@ bool leaves_fit(const State& s, const FusedRegion& r, const Op& op) {
   if (r.kind == FusedRegion::Kind::ArgReduce) return false;  // it reads its operand from memory
   // Reduce, row and matmul kernels compute on float tiles and know no
   // element positions: integer and boolean values and iota stay outside.
-  if (op.name == "tessera.iota" || op.name == "tessera.concat" || !is_float(op.result()->type.dtype)) return false;
+  if (op.name == "tessera.iota" || reads_memory(op) || !is_float(op.result()->type.dtype)) return false;
   for (Value* v : op.operands)
     if (!is_float(v->type.dtype)) return false;
   const bool matmul = r.kind == FusedRegion::Kind::Matmul;
@@ -97,7 +115,7 @@ std::vector<FusedRegion> partition(const Op& func) {
   // Epilogues, in program order: a pointwise op joins the row or matmul region
   // whose result it consumes, if that result has no other use and keeps its shape.
   for (const Op* op : ops) {
-    if (!is_pointwise_op(op->name) || op->name == "tessera.concat") continue;  // concat reads memory
+    if (!is_pointwise_op(op->name) || reads_memory(*op)) continue;
     for (Value* v : op->operands) {
       if (!v->def || !s.region_of.count(v->def)) continue;
       int r = s.region_of.at(v->def);
@@ -127,8 +145,8 @@ std::vector<FusedRegion> partition(const Op& func) {
     if (s.single_use(v))
       for (const Op* u : ops)
         if (std::find(u->operands.begin(), u->operands.end(), v) != u->operands.end()) user = u;
-    // A concat reads its operands from memory (each element where its coordinate falls).
-    int r = user && s.region_of.count(user) && user->name != "tessera.concat" ? s.region_of.at(user) : -1;
+    int r = user && s.region_of.count(user) && !reads_memory(*user) ? s.region_of.at(user) : -1;
+    if (r >= 0 && index_conflict(s.regions[r].ops, *op)) r = -1;
     if (r >= 0) {
       const FusedRegion& reg = s.regions[r];
       // into a core only as its input x (not a norm's weight or bias); never into

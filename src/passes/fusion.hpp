@@ -12,6 +12,10 @@
 //     kernel: a pointwise kernel reads a view through its layout; a view that
 //     a reduce, row or matmul kernel reads, or that is returned, is copied
 //     into a buffer by a pointwise kernel of its own.
+//   - concat, gather and take_along read an operand (gather: the table) from
+//     memory where each element points, so that operand is always a leaf;
+//     they join their users like any pointwise op. A gather's indices are
+//     read at its own coordinates: no other op of its region reads them.
 //   - Everything else starts a region of its own, materialized in memory.
 // A value used twice, or returned, is always materialized: fusion never
 // computes a value twice.

@@ -27,6 +27,7 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
     std::vector<std::pair<std::string, Type>> args;
     for (auto& a : f->regions[0]->args) args.emplace_back(a->name, a->type);
     Op& nf = add_func(*out, f->sym, args, func_result_types(*f));
+    if (const Attr* g = f->attr("index_guards")) nf.attrs["index_guards"] = *g;
     Region& body = *nf.regions[0];
     std::unordered_map<const Value*, Value*> map;
     for (size_t i = 0; i < args.size(); ++i) map[f->regions[0]->args[i].get()] = body.args[i].get();

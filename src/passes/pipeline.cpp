@@ -2,6 +2,7 @@
 
 #include "passes/fold_matmul_transposes.hpp"
 #include "passes/graph_to_schedule.hpp"
+#include "passes/index_guards.hpp"
 #include "passes/schedule_to_tile.hpp"
 #include "passes/tile_to_target.hpp"
 
@@ -19,6 +20,7 @@ std::unique_ptr<Module> lower(const Module& in, Layer to, const machine::Descrip
   std::unique_ptr<Module> m = clone(in);
   if (at == Layer::Graph && to != Layer::Graph) {
     fold_matmul_transposes(*m);
+    add_index_guards(*m);
     m = graph_to_schedule(*m, device, candidates);
     at = Layer::Schedule;
   }

@@ -116,6 +116,7 @@ RunResult CpuExecutable::run_on(const std::vector<Tensor>& inputs, ThreadPool* o
                                std::chrono::duration<double, std::nano>(t1 - t0).count(), -1,
                                implementations_[s.kernel]});
   }
+  h_.check_guards([&](size_t g) { return static_cast<float>(slots[h_.guard_slots[g]].get(0)); });
   for (int r : h_.result_slots) result.outputs.push_back(slots[r]);
   if (keep_values) result.values = std::move(slots);
   return result;

@@ -58,7 +58,20 @@ HostSchedule HostSchedule::from(const Module& m, const std::string& func, const 
     }
     h.steps.push_back(std::move(s));
   }
+  if (const Attr* g = f->attr("index_guards")) {  // verify_target checked them: trailing tensor<f32> results
+    for (const Attr& message : *g->as_list()) h.guard_messages.push_back(*message.as_string());
+    const size_t outputs = h.result_slots.size() - h.guard_messages.size();
+    h.guard_slots.assign(h.result_slots.begin() + static_cast<std::ptrdiff_t>(outputs), h.result_slots.end());
+    h.result_slots.resize(outputs);
+    h.output_names.resize(outputs);
+    h.output_types.resize(outputs);
+  }
   return h;
+}
+
+void HostSchedule::check_guards(const std::function<float(size_t guard)>& value) const {
+  for (size_t g = 0; g < guard_slots.size(); ++g)
+    if (value(g) > 0) fail("E615", guard_messages[g]);
 }
 
 void HostSchedule::wrong_input_count(size_t got) const {

@@ -2,6 +2,7 @@
 // run in which order on which value slots (args first, then launch results),
 // and the shape guards of its inputs.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,11 @@ struct HostSchedule {
   std::vector<std::string> slot_names;  // its name in the Target IR (the Graph IR value's, where it has one)
   std::vector<Step> steps;
   std::vector<int> result_slots;
+  // The func's index guards (passes/index_guards.hpp): trailing results that
+  // are not outputs; each holds a tensor<f32> > 0 when an index was outside
+  // its axis. A runtime reads them after every run: check_guards.
+  std::vector<int> guard_slots;
+  std::vector<std::string> guard_messages;
 
   // `func` empty = the first func; every kernel must be for `target` (E712).
   static HostSchedule from(const ir::Module& target_ir, const std::string& func, const std::string& target);
@@ -37,6 +43,8 @@ struct HostSchedule {
       if (inputs[i].dtype() != input_types[i].dtype || inputs[i].shape() != input_types[i].shape)
         wrong_input_type(i, inputs[i].dtype(), inputs[i].shape());
   }
+  // E615 with the message of the first guard g whose value(g) is > 0.
+  void check_guards(const std::function<float(size_t guard)>& value) const;
   [[noreturn]] void wrong_input_count(size_t got) const;
   [[noreturn]] void wrong_input_type(size_t i, DType dtype, const std::vector<int64_t>& shape) const;
 };

@@ -513,9 +513,62 @@ std::vector<FusionCase> arg_reduce_cases() {
   return out;
 }
 
+// gather (numpy take) and take_along (take_along_axis): every index in range
+// ("random:lo=-n,hi=n" gives integers in (-n, n), negatives included), fused
+// with a consumer, through a view, of every dtype; the guard kernels run too.
+std::vector<FusionCase> index_cases() {
+  std::vector<FusionCase> out;
+  out.push_back({"gather_f32_1000x96_embedding_special",
+                 {"special:seed=9801,rate=0.01", "random:seed=9802,lo=-1000,hi=1000", "random:seed=9803"},
+                 [](GraphBuilder& g) {
+                   ir::Value* table = g.input("table", T(DType::F32, {1000, 96}));
+                   ir::Value* ids = g.input("ids", T(DType::I64, {7, 33}));
+                   ir::Value* scale = g.input("scale", T(DType::F32, {96}));
+                   g.output(g.binary("mul", g.gather(table, ids, 0), scale));
+                 }});
+  out.push_back(
+      {"gather_bf16_5x300x7_a1", {"random:seed=9804", "random:seed=9805,lo=-300,hi=300"}, [](GraphBuilder& g) {
+         ir::Value* x = g.input("x", T(DType::BF16, {5, 300, 7}));
+         g.output(g.gather(x, g.input("i", T(DType::I32, {4})), 1));
+       }});
+  out.push_back({"gather_i64_9x40_rank0_index",
+                 {"random:seed=9806,lo=-1e12,hi=1e12", "random:seed=9807,lo=-40,hi=40"},
+                 [](GraphBuilder& g) {
+                   ir::Value* x = g.input("x", T(DType::I64, {9, 40}));
+                   g.output(g.gather(x, g.input("i", T(DType::I64, {})), -1));
+                 }});
+  out.push_back(
+      {"gather_i1_64x9_a0", {"random:seed=9808,lo=0,hi=2", "random:seed=9809,lo=-64,hi=64"}, [](GraphBuilder& g) {
+         ir::Value* x = g.input("x", T(DType::I1, {64, 9}));
+         g.output(g.gather(x, g.input("i", T(DType::I64, {3, 2})), 0));
+       }});
+  out.push_back({"gather_f16_10x3_no_ids", {"random:seed=9810", "random:seed=9811"}, [](GraphBuilder& g) {
+                   ir::Value* x = g.input("x", T(DType::F16, {10, 3}));
+                   g.output(g.gather(x, g.input("i", T(DType::I64, {0, 2})), 0));
+                 }});
+  out.push_back(
+      {"gather_f32_40x70_transposed_view", {"random:seed=9812", "random:seed=9813,lo=-40,hi=40"}, [](GraphBuilder& g) {
+         ir::Value* x = g.input("x", T(DType::F32, {40, 70}));
+         g.output(g.gather(g.transpose(x, {1, 0}), g.input("i", T(DType::I32, {5, 3})), 1));
+       }});
+  out.push_back({"take_along_f32_37x129_log_softmax_special",
+                 {"special:seed=9814,rate=0.02", "random:seed=9815,lo=-129,hi=129"},
+                 [](GraphBuilder& g) {
+                   ir::Value* x = g.input("x", T(DType::F32, {37, 129}));
+                   ir::Value* labels = g.input("labels", T(DType::I64, {37, 1}));
+                   g.output(g.take_along(g.log_softmax(x, -1), labels, 1));
+                 }});
+  out.push_back(
+      {"take_along_f64_1x50x8_broadcast", {"random:seed=9816", "random:seed=9817,lo=-8,hi=8"}, [](GraphBuilder& g) {
+         ir::Value* x = g.input("x", T(DType::F64, {1, 50, 8}));
+         g.output(g.take_along(x, g.input("i", T(DType::I32, {3, 1, 5})), 2));
+       }});
+  return out;
+}
+
 inline std::vector<FusionCase> all_fusion_cases() {
   std::vector<FusionCase> out = row_op_cases();
-  for (auto* more : {&pointwise_cases, &fused_cases, &integer_cases, &view_cases, &arg_reduce_cases})
+  for (auto* more : {&pointwise_cases, &fused_cases, &integer_cases, &view_cases, &arg_reduce_cases, &index_cases})
     for (auto& c : more()) out.push_back(std::move(c));
   return out;
 }

@@ -269,3 +269,31 @@ def test_training_example_on_the_gpu_follows_numpy():
         40, lambda a: torch.from_numpy(a).cuda(), lambda t: t.cpu().numpy())
     np.testing.assert_allclose(curve, ref_curve, rtol=1e-3)
     assert curve[-1] < 0.35 * curve[0]
+
+
+def test_embedding_and_cross_entropy_on_torch_tensors():
+    gen = torch.Generator(device="cuda").manual_seed(9)
+    table = torch.randn(1000, 256, device="cuda", generator=gen, dtype=torch.bfloat16)
+    ids = torch.randint(-1000, 1000, (4, 77), device="cuda", generator=gen)
+    emb = ts.jit(lambda t, i: ts.take(t, i, axis=0) * 2.0)
+    got = emb(table, ids, check=True)
+    torch.cuda.synchronize()
+    assert torch.equal(got, table[ids % 1000] * 2)
+    assert all(launch["placement"] == "native_gpu" for launch in emb._last.last_launches)
+    bad = ids.clone()
+    bad[3, 5] = 1000
+    with pytest.raises(ts.ExecutionError, match="E615"):
+        emb(table, bad)
+
+    def ce(z, labels):
+        return -ts.mean(ts.take_along_axis(ts.log_softmax(z, axis=-1), labels[:, None], axis=-1))
+
+    z = torch.randn(512, 3000, device="cuda", generator=gen)
+    labels = torch.randint(0, 3000, (512,), device="cuda", generator=gen)
+    loss, dz = ts.value_and_grad(ce)(z, labels)
+    torch.cuda.synchronize()
+    zr = z.clone().requires_grad_()
+    want = torch.nn.functional.cross_entropy(zr, labels)
+    want.backward()
+    torch.testing.assert_close(loss, want.detach(), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(dz, zr.grad, rtol=1e-4, atol=1e-7)

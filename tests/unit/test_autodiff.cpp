@@ -230,6 +230,38 @@ INSTANTIATE_TEST_SUITE_P(
              "l")),
     [](const auto& info) { return std::string(info.param.name); });
 
+// The indices (%t) hold -1, 0 and 1 (inputs_for's values truncated): some
+// repeat, so gradients that land on one element add up.
+#define SQUARED_SUM(Y, TYPE, AXES)                                    \
+  "  %z = tessera.mul %" Y ", %" Y " : (" TYPE ", " TYPE ") -> " TYPE \
+  "\n"                                                                \
+  "  %l = tessera.reduce %z {kind = \"sum\", axes = " AXES "} : " TYPE " -> tensor<f32>\n"
+INSTANTIATE_TEST_SUITE_P(
+    Indexing, Gradients,
+    ::testing::Values(
+        LOSS("gather_rows", "%x: tensor<5x3xf32>, %t: tensor<2x4xi64>",
+             "  %y = tessera.gather %x, %t {axis = 0} : (tensor<5x3xf32>, tensor<2x4xi64>) -> "
+             "tensor<2x4x3xf32>\n" SQUARED_SUM("y", "tensor<2x4x3xf32>", "[0, 1, 2]"),
+             "l"),
+        LOSS("gather_middle_axis", "%x: tensor<2x4x3xf32>, %t: tensor<3xi32>",
+             "  %y = tessera.gather %x, %t {axis = 1} : (tensor<2x4x3xf32>, tensor<3xi32>) -> "
+             "tensor<2x3x3xf32>\n" SQUARED_SUM("y", "tensor<2x3x3xf32>", "[0, 1, 2]"),
+             "l"),
+        LOSS("gather_rank0_index", "%x: tensor<3x4xf32>, %t: tensor<i64>",
+             "  %y = tessera.gather %x, %t {axis = -1} : (tensor<3x4xf32>, tensor<i64>) -> tensor<3xf32>\n" SQUARED_SUM(
+                 "y", "tensor<3xf32>", "[0]"),
+             "l"),
+        LOSS("take_along_broadcast", "%x: tensor<1x6xf32>, %t: tensor<3x2xi64>",
+             "  %y = tessera.take_along %x, %t {axis = 1} : (tensor<1x6xf32>, tensor<3x2xi64>) -> "
+             "tensor<3x2xf32>\n" SQUARED_SUM("y", "tensor<3x2xf32>", "[0, 1]"),
+             "l"),
+        LOSS("cross_entropy", "%x: tensor<4x5xf32>, %t: tensor<4x1xi64>",
+             "  %p = tessera.log_softmax %x {axis = -1} : tensor<4x5xf32> -> tensor<4x5xf32>\n"
+             "  %y = tessera.take_along %p, %t {axis = -1} : (tensor<4x5xf32>, tensor<4x1xi64>) -> tensor<4x1xf32>\n"
+             "  %l = tessera.reduce %y {kind = \"mean\", axes = [0, 1]} : tensor<4x1xf32> -> tensor<f32>\n",
+             "l")),
+    [](const auto& info) { return std::string(info.param.name); });
+
 TEST(Gradients, AnArgumentTheLossDoesNotReadHasAZeroGradient) {
   auto m = ir::parse(
       "func @f(%x: tensor<3xf32>, %u: tensor<2x2xf32>) -> tensor<f32> {\n"

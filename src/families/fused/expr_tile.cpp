@@ -37,7 +37,7 @@ Value* cast_lanes(TileBuilder& tb, Value* x, DType from, DType to, const Type& l
 }  // namespace
 
 Value* eval(TileBuilder& tb, const Region& body, const Value* v, const Type& lanes, Env& env, const LeafFn& leaf,
-            const PositionFn& position, const ConcatFn& concat) {
+            const PositionFn& position, const MemoryReadFn& memory_read) {
   if (auto it = env.find(v); it != env.end()) return it->second;
   Value* out = nullptr;
   if (!v->def) {
@@ -46,7 +46,7 @@ Value* eval(TileBuilder& tb, const Region& body, const Value* v, const Type& lan
     if (!out) fail("E303", "fused region: %" + v->name + " is neither an argument nor computed in the region");
   } else {
     const Op& op = *v->def;
-    auto arg = [&](size_t i) { return eval(tb, body, op.operands[i], lanes, env, leaf, position, concat); };
+    auto arg = [&](size_t i) { return eval(tb, body, op.operands[i], lanes, env, leaf, position, memory_read); };
     const DType dt = op.result()->type.dtype;
     if (op.name == "tessera.constant") {
       const Attr* a = op.attr("value");
@@ -72,9 +72,9 @@ Value* eval(TileBuilder& tb, const Region& body, const Value* v, const Type& lan
                 ? tb.full(0, i64)
                 : tb.iota(position(), std::max<int64_t>(inner, 1), std::max<int64_t>(result.shape[d], 1), i64);
       out = cast_lanes(tb, out, DType::I64, dt, lanes);
-    } else if (op.name == "tessera.concat") {
-      if (!concat) fail("E303", "fused region: tessera.concat needs a kernel that reads its operands", op.loc);
-      out = concat(op);
+    } else if (op.name == "tessera.concat" || is_index_op(op.name)) {
+      if (!memory_read) fail("E303", "fused region: " + op.name + " needs a kernel that reads its operands", op.loc);
+      out = memory_read(op, op.name == "tessera.concat" ? nullptr : arg(1));
     } else if (op.name == "tessera.where") {
       out = tb.map("select", {arg(0), arg(1), arg(2)});
     } else if (op.name == "tessera.clamp") {
@@ -153,11 +153,12 @@ void verify_region(const Op& op, bool views) {
       if (!is_float(a->type.dtype)) fail("E302", "'" + op.name + "': region arguments must be floats", op.loc);
     for (size_t i = 0; i + 1 < body.ops.size(); ++i) {
       const Op& inner = *body.ops[i];
-      if (inner.name == "tessera.iota" || inner.name == "tessera.concat" ||
+      if (inner.name == "tessera.iota" || inner.name == "tessera.concat" || is_index_op(inner.name) ||
           std::any_of(inner.results.begin(), inner.results.end(),
                       [](const auto& r) { return !is_float(r->type.dtype); }))
         fail("E302",
-             "'" + op.name + "': '" + inner.name + "' cannot appear in this region (floats only, no iota or concat)",
+             "'" + op.name + "': '" + inner.name +
+                 "' cannot appear in this region (floats only, no iota, concat or gather)",
              inner.loc);
     }
   }

@@ -16,10 +16,11 @@ using LeafFn = std::function<ir::Value*(size_t leaf_index)>;
 // The flat index, in the region's result, of the tile's first lane (lanes
 // follow contiguously); kernels that can say it let tessera.iota in.
 using PositionFn = std::function<ir::Value*()>;
-// The tile of a tessera.concat of the region (its operands are leaves, read
-// where each element's coordinate falls); kernels that can build it let
-// concat in.
-using ConcatFn = std::function<ir::Value*(const ir::Op& concat)>;
+// The tile of an op that reads a leaf from memory where each element points:
+// a tessera.concat (its operands, where each element's coordinate falls) or a
+// gather / take_along (its operand, where `indices` - the tile of its second
+// operand - point; null for a concat). Kernels that can build it let them in.
+using MemoryReadFn = std::function<ir::Value*(const ir::Op& op, ir::Value* indices)>;
 
 // The tile type of a region value of dtype `value` in a kernel computing on
 // `lanes` tiles: floats in the compute type, i1/i32/i64 as themselves.
@@ -29,7 +30,7 @@ ir::Type lane_type(DType value, const ir::Type& lanes);
 // computing what it needs; memoized in env. `lanes` is the compute tile type;
 // each value's tile has lane_type(its dtype, lanes).
 ir::Value* eval(ir::TileBuilder& tb, const ir::Region& body, const ir::Value* v, const ir::Type& lanes, Env& env,
-                const LeafFn& leaf, const PositionFn& position = nullptr, const ConcatFn& concat = nullptr);
+                const LeafFn& leaf, const PositionFn& position = nullptr, const MemoryReadFn& memory_read = nullptr);
 
 // The compute (accumulation) type of a region whose values have these dtypes:
 // f64 if any is f64, else f32.

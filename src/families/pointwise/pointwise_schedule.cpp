@@ -76,18 +76,31 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
         [&](const Value*) {
           fail("E303", "pointwise: view %" + v->name + " has no layout over a buffer (fusion copies it)");
         });
-    // A leaf a concat reads is gathered at its own coordinates (gather_strides); one only a concat
-    // reads has no stride over the result's.
-    auto reads = [&](const Op* op) {
-      return std::find(op->operands.begin(), op->operands.end(), v) != op->operands.end();
-    };
-    const bool gathered = std::any_of(region.ops.begin(), region.ops.end(),
-                                      [&](const Op* op) { return op->name == "tessera.concat" && reads(op); });
-    const bool only_gathered = gathered && std::none_of(region.ops.begin(), region.ops.end(), [&](const Op* op) {
-                                 return op->name != "tessera.concat" && reads(op);
-                               });
-    space_strides.push_back(only_gathered ? std::vector<int64_t>(out.shape.size(), 0)
-                                          : fused::view_space_strides(v->type.shape, r.layout.strides, out.shape));
+    // How the region's ops read the leaf: at the result's coordinates
+    // (broadcast), gathered where each element points (a concat's operand, a
+    // gather's or take_along's first operand: gather_strides), or as a
+    // gather's indices, at the gather's own coordinates.
+    bool plain = false, gathered = false;
+    const Op* take = nullptr;
+    for (const Op* op : region.ops)
+      for (size_t k = 0; k < op->operands.size(); ++k) {
+        if (op->operands[k] != v) continue;
+        if (op->name == "tessera.concat" || (is_index_op(op->name) && k == 0)) gathered = true;
+        else if (op->name == "tessera.gather") take = op;
+        else plain = true;
+      }
+    if (take && plain) fail("E303", "pointwise: gather indices %" + v->name + " are also read elementwise");
+    if (take) {  // the indices' strides placed at the gather result's index dims
+      const int64_t axis = index_spec(*take).axis;
+      std::vector<int64_t> st(take->result()->type.rank(), 0);
+      for (size_t d = 0; d < r.layout.strides.size(); ++d) st[axis + d] = r.layout.strides[d];
+      space_strides.push_back(fused::view_space_strides(take->result()->type.shape, st, out.shape));
+    } else {
+      // (a leaf only gathered has no stride over the result; a copy's leaf is its result)
+      space_strides.push_back(gathered && !plain
+                                  ? std::vector<int64_t>(out.shape.size(), 0)
+                                  : fused::view_space_strides(v->type.shape, r.layout.strides, out.shape));
+    }
     gather_strides.push_back(gathered ? r.layout.strides : std::vector<int64_t>{});
     if (gathered) views = true;  // leaf_offsets place the gathered leaves
     offsets.push_back(r.layout.offset);
@@ -142,13 +155,15 @@ Plan read_plan(const Op& op) {
     if (e < 0 || __builtin_mul_overflow(n, e, &n))
       fail("E302", "view extents must be non-negative, their product an int64", op.loc);
   if (n != op.result()->type.numel()) fail("E302", "the view does not cover the result", op.loc);
-  // A concat gathers each operand over its own shape, at the offset and strides gather_strides records.
+  // A concat gathers each operand, a gather or take_along its first, over its
+  // own shape, at the offset and strides gather_strides records.
   const Region& body = *op.regions[0];
   auto concat_reads = [&](const Value* v, bool only) {
     bool any = false, other = false;
     for (const auto& inner : body.ops)
-      if (std::find(inner->operands.begin(), inner->operands.end(), v) != inner->operands.end())
-        (inner->name == "tessera.concat" ? any : other) = true;
+      for (size_t k = 0; k < inner->operands.size(); ++k)
+        if (inner->operands[k] == v)
+          (inner->name == "tessera.concat" || (is_index_op(inner->name) && k == 0) ? any : other) = true;
     return only ? any && !other : any;
   };
   for (size_t l = 0; l < p.leaf_strides.size(); ++l) {
@@ -171,11 +186,14 @@ Plan read_plan(const Op& op) {
   }
   for (size_t l = 0; l < body.args.size(); ++l)
     if (concat_reads(body.args[l].get(), false) && p.gather_strides[l].empty())
-      fail("E302", "schedule.pointwise: a concat's operand needs its gather_strides", op.loc);
-  for (const auto& inner : body.ops)
+      fail("E302", "schedule.pointwise: a concat's or gather's operand needs its gather_strides", op.loc);
+  for (const auto& inner : body.ops) {
     if (inner->name == "tessera.concat")
       for (const Value* v : inner->operands)
         if (v->def) fail("E302", "schedule.pointwise: a concat's operands are region arguments", op.loc);
+    if (is_index_op(inner->name) && inner->operands[0]->def)
+      fail("E302", "schedule.pointwise: what " + inner->name + " indexes is a region argument", op.loc);
+  }
   const int64_t want = (p.rows() + p.rows_per_program - 1) / p.rows_per_program * p.chunks_per_row();
   if (p.programs != want)
     fail("E302",

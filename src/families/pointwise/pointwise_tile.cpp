@@ -10,6 +10,29 @@ using namespace tessera::ir;
 
 namespace {
 
+// The lanes' coordinate along each dim of a region value of type `r`, whose
+// lanes are the region result's (`out`) from flat index `position` (r
+// broadcasts into out: a dim of extent 1 is 0).
+std::vector<Value*> lane_coords(TileBuilder& tb, const Type& r, const Type& out, Value* position, const Type& i64) {
+  const int64_t lead = out.rank() - r.rank();
+  std::vector<Value*> coord;
+  for (int64_t j = 0; j < r.rank(); ++j) {
+    int64_t inner = 1;
+    for (int64_t d = lead + j + 1; d < out.rank(); ++d) inner *= out.shape[d];
+    // (an empty result has no lane to observe: 1 keeps the arithmetic defined)
+    coord.push_back(r.shape[j] == 1 ? tb.full(0, i64)
+                                    : tb.iota(position, std::max<int64_t>(inner, 1),
+                                              std::max<int64_t>(out.shape[lead + j], 1), i64));
+  }
+  return coord;
+}
+
+size_t leaf_index(const Region& region, const Value* v) {
+  size_t l = 0;
+  while (region.args[l].get() != v) ++l;
+  return l;
+}
+
 // The tile of `concat` at the lanes from flat index `position` of the
 // region's result (`out`): each operand (a leaf, contiguous) is gathered at
 // the element the lane's coordinate falls on, clamped into the operand so a
@@ -21,17 +44,8 @@ Value* concat_tile(TileBuilder& tb, const Op& concat, const Region& region, cons
   i64.dtype = DType::I64;
   auto k = [&](int64_t v) { return tb.full(static_cast<double>(v), i64); };
   const Type& r = concat.result()->type;
-  const int64_t axis = concat_axis(concat), lead = out.rank() - r.rank();
-  // the lanes' coordinate along each dim of the concat's result (broadcast into out)
-  std::vector<Value*> coord;
-  for (int64_t j = 0; j < r.rank(); ++j) {
-    int64_t inner = 1;
-    for (int64_t d = lead + j + 1; d < out.rank(); ++d) inner *= out.shape[d];
-    // (an empty result has no lane to observe: 1 keeps the arithmetic defined)
-    coord.push_back(r.shape[j] == 1 ? k(0)
-                                    : tb.iota(position, std::max<int64_t>(inner, 1),
-                                              std::max<int64_t>(out.shape[lead + j], 1), i64));
-  }
+  const int64_t axis = concat_axis(concat);
+  const std::vector<Value*> coord = lane_coords(tb, r, out, position, i64);
   Value* result = nullptr;
   int64_t end = 0;
   std::vector<std::pair<int64_t, Value*>> parts;  // (end along the axis, values)
@@ -40,8 +54,7 @@ Value* concat_tile(TileBuilder& tb, const Op& concat, const Region& region, cons
     const int64_t start = end;
     end += s[axis];
     if (s[axis] == 0) continue;
-    size_t l = 0;
-    while (region.args[l].get() != operand) ++l;
+    const size_t l = leaf_index(region, operand);
     const std::vector<int64_t>& st = p.gather_strides[l];  // read_plan checked their reach
     Value* addr = k(p.leaf_offsets[l]);
     for (int64_t j = 0; j < r.rank(); ++j) {
@@ -55,6 +68,38 @@ Value* concat_tile(TileBuilder& tb, const Op& concat, const Region& region, cons
     result = !result ? parts[i].second
                      : tb.map("select", {tb.map("lt", {coord[axis], k(parts[i].first)}), parts[i].second, result});
   return result;
+}
+
+// The tile of a gather or take_along at the lanes from flat index `position`
+// of the region's result: its operand x (a leaf) read at the lanes'
+// coordinates, with the one along the axis replaced by the lane's index. A
+// negative index counts from the end; the index is then clamped into the
+// axis, so an out-of-range one (which the func's index guard reports) reads
+// inside x.
+Value* index_tile(TileBuilder& tb, const Op& op, Value* indices, const Region& region,
+                  const std::vector<Value*>& leaves, const Plan& p, const Type& out, Value* position,
+                  const Type& lanes) {
+  Type i64 = lanes;
+  i64.dtype = DType::I64;
+  auto k = [&](int64_t v) { return tb.full(static_cast<double>(v), i64); };
+  const IndexSpec s = index_spec(op);
+  const Type& x = op.operands[0]->type;
+  const int64_t q = op.operands[1]->type.rank();
+  const std::vector<Value*> coord = lane_coords(tb, op.result()->type, out, position, i64);
+  const size_t l = leaf_index(region, op.operands[0]);
+  const std::vector<int64_t>& st = p.gather_strides[l];  // read_plan checked their reach
+  Value* i = indices->type.dtype == DType::I64 ? indices : tb.map("cvt_i64", {indices});
+  i = tb.map("select", {tb.map("lt", {i, k(0)}), tb.map("add", {i, k(s.extent)}), i});
+  i = tb.map("min", {tb.map("max", {i, k(0)}), k(std::max<int64_t>(s.extent - 1, 0))});
+  Value* addr = k(p.leaf_offsets[l]);
+  for (int64_t d = 0; d < x.rank(); ++d) {
+    if (x.shape[d] == 1 || st[d] == 0) continue;
+    // x's dim d in the result: the same dim (take_along; gather before the
+    // axis) or shifted past the indices' dims (gather after the axis)
+    Value* c = d == s.axis ? i : coord[s.along || d < s.axis ? d : d + q - 1];
+    addr = tb.map("add", {addr, tb.map("mul", {c, k(st[d])})});
+  }
+  return tb.gather(leaves[l], addr, fused::lane_type(x.dtype, lanes));
 }
 
 }  // namespace
@@ -100,8 +145,10 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
                                     fused::lane_type(region.args[l]->type.dtype, lanes_t));
           },
           [&] { return tb.add(out_base, c); },
-          [&](const Op& concat) {
-            return concat_tile(tb, concat, region, leaves, p, sop.result()->type, tb.add(out_base, c), lanes_t);
+          [&](const Op& op, Value* indices) {
+            Value* position = tb.add(out_base, c);
+            return indices ? index_tile(tb, op, indices, region, leaves, p, sop.result()->type, position, lanes_t)
+                           : concat_tile(tb, op, region, leaves, p, sop.result()->type, position, lanes_t);
           });
     };
     Value* n = tb.sub(c1, c0);

@@ -286,6 +286,8 @@ std::vector<LaunchRecord> CudaExecutable::finish(Binding& b) const {
     }
     out.push_back(r);
   }
+  const DeviceBinding& db = own<DeviceBinding>(b);
+  h_.check_guards([&](size_t g) { return static_cast<float>(db.slots[h_.guard_slots[g]].download(stream_).get(0)); });
   return out;
 }
 
@@ -381,6 +383,12 @@ std::vector<DeviceTensor> CudaExecutable::run_device(const std::vector<DeviceTen
   d.applied = b.ptrs;
   if (d.as_graph) check(cu.cuGraphLaunch(b.graph.get(), stream), "cuGraphLaunch");
   else launch_each(b, false, stream);
+  // Index guards make the call wait for its kernels: an out-of-range index is
+  // reported by this call, not by a later one.
+  h_.check_guards([&](size_t g) {
+    const int s = h_.guard_slots[g];
+    return static_cast<float>((fresh[s].ptr() ? fresh[s] : b.slots[s]).download(stream).get(0));
+  });
   std::vector<DeviceTensor> results;
   for (int s : h_.result_slots) results.push_back(static_cast<size_t>(s) < inputs.size() ? inputs[s] : fresh[s]);
   return results;  // per-call intermediates go back to the stream's pool, after the launches that use them
