@@ -45,6 +45,8 @@ Value* TileBuilder::fconst(double v, DType d) {
 
 Value* TileBuilder::arith(const char* op, Value* a, Value* b) { return create1(op, {a, b}, Type::index()); }
 
+Value* TileBuilder::to_index(Value* integer) { return create1("tile.to_index", {integer}, Type::index()); }
+
 Value* TileBuilder::full(double v, Type tile) { return create1("tile.full", {}, tile, {{"value", Attr(v)}}); }
 
 Value* TileBuilder::scratch(int64_t size, DType d) {

@@ -36,6 +36,7 @@ class TileBuilder {
   Value* div(Value* a, Value* b) { return arith("tile.div", a, b); }
   Value* rem(Value* a, Value* b) { return arith("tile.rem", a, b); }
   Value* min(Value* a, Value* b) { return arith("tile.min", a, b); }
+  Value* to_index(Value* integer);  // an i32/i64 scalar as an index
 
   Value* full(double v, Type tile);
   Value* scratch(int64_t size, DType d);  // tile.alloca

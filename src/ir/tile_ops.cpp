@@ -21,6 +21,11 @@ void check_constant(const Op& op) {
   if (is_index(op.result()) && !op.attr("value")->as_int()) bad(op, "an index constant's 'value' must be an integer");
 }
 
+void check_to_index(const Op& op) {
+  const DType d = op.operands[0]->type.dtype;
+  if (d != DType::I32 && d != DType::I64) bad(op, "takes an i32 or i64 scalar");
+}
+
 void check_alloca(const Op& op) {
   const int64_t size = tile_int(op, "size");
   if (size <= 0 || size > (1 << 20)) bad(op, "needs 1 <= size <= 2^20");
@@ -207,6 +212,14 @@ const std::vector<TileOpSpec>& table() {
       {"tile.div", "II", "I", "(index, index)", {}, 0, "index division (C: truncating)"},
       {"tile.rem", "II", "I", "(index, index)", {}, 0, "index remainder (C: sign of the dividend)"},
       {"tile.min", "II", "I", "(index, index)", {}, 0, "index minimum"},
+      {"tile.to_index",
+       "S",
+       "I",
+       "(scalar)",
+       {},
+       0,
+       "an i32 or i64 scalar (a value read from memory: a gather's index) as an index",
+       check_to_index},
       {"tile.full", "", "D", "()", {{"value", K::Number, kRequired}}, 0, "a tile (or scalar) of one value"},
       {"tile.alloca",
        "",

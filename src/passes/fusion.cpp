@@ -81,6 +81,27 @@ bool leaves_fit(const State& s, const FusedRegion& r, const Op& op) {
   return true;
 }
 
+// take_along(log_softmax(x), idx) along the softmax's (innermost) axis with
+// one index a row, the log_softmax used only there: cross-entropy's label
+// logit, which the row kernel writes without storing the log-probabilities.
+bool picks_a_row(const State& s, const Op& take) {
+  const Value* ls = take.operands[0];
+  if (!ls->def || ls->def->name != "tessera.log_softmax" || !s.region_of.count(ls->def) || !s.single_use(ls))
+    return false;
+  const FusedRegion& reg = s.regions[s.region_of.at(ls->def)];
+  if (reg.kind != FusedRegion::Kind::Row || reg.result != ls) return false;
+  const Type& x = ls->type;
+  const int64_t axis = index_spec(take).axis;
+  if (axis != row_op_axis(*ls->def)) return false;
+  for (int64_t d = axis + 1; d < x.rank(); ++d)
+    if (x.shape[d] != 1) return false;  // rows: the axis is the innermost
+  std::vector<int64_t> row = x.shape;
+  row[axis] = 1;
+  // one element a row (indices may broadcast, x may not), the indices read linearly by rows
+  return take.result()->type.shape == row &&
+         families::fused::group_strides(take.operands[1]->type.shape, x.shape, view_groups(*ls->def));
+}
+
 }  // namespace
 
 std::vector<FusedRegion> partition(const Op& func) {
@@ -114,14 +135,22 @@ std::vector<FusedRegion> partition(const Op& func) {
 
   // Epilogues, in program order: a pointwise op joins the row or matmul region
   // whose result it consumes, if that result has no other use and keeps its shape.
+  // A take_along of one element a row of a log_softmax ends its region (a pick).
   for (const Op* op : ops) {
+    if (op->name == "tessera.take_along" && picks_a_row(s, *op)) {
+      const int r = s.region_of.at(op->operands[0]->def);
+      s.region_of[op] = r;
+      s.regions[r].ops.push_back(op);
+      s.regions[r].result = op->result();
+      continue;
+    }
     if (!is_pointwise_op(op->name) || reads_memory(*op)) continue;
     for (Value* v : op->operands) {
       if (!v->def || !s.region_of.count(v->def)) continue;
       int r = s.region_of.at(v->def);
       FusedRegion& reg = s.regions[r];
       if (reg.kind != FusedRegion::Kind::Row && reg.kind != FusedRegion::Kind::Matmul) continue;
-      if (reg.result != v || !s.single_use(v)) continue;
+      if (reg.result != v || !s.single_use(v) || is_index_op(reg.result->def->name)) continue;
       if (op->result()->type.shape != v->type.shape) continue;
       // the other operands become leaves (or are absorbed below)
       s.region_of[op] = r;  // provisional, so leaves_fit sees v as internal

@@ -12,6 +12,9 @@
 //     kernel: a pointwise kernel reads a view through its layout; a view that
 //     a reduce, row or matmul kernel reads, or that is returned, is copied
 //     into a buffer by a pointwise kernel of its own.
+//   - A take_along of one element a row of a log_softmax (cross-entropy's
+//     label logit) ends the log_softmax's region: the row kernel writes only
+//     the picked elements (rowwise `pick`).
 //   - concat, gather and take_along read an operand (gather: the table) from
 //     memory where each element points, so that operand is always a leaf;
 //     they join their users like any pointwise op. A gather's indices are

@@ -159,6 +159,7 @@ struct CLikeRenderer::OpEmitter {
     def(arg(0) + " " + sym.at(op.name) + " " + arg(1));
   }
   void min() { def("tsr::imin(" + arg(0) + ", " + arg(1) + ")"); }
+  void to_index() { def(arg(0)); }  // (the declaration converts)
   void full() {
     const Type& t = op.result(0)->type;
     if (t.kind == TypeKind::Scalar) def(value_literal("value", t));
@@ -352,6 +353,7 @@ const std::unordered_map<std::string_view, CLikeRenderer::OpEmitter::Fn>& CLikeR
       {"tile.div", &OpEmitter::arith},
       {"tile.rem", &OpEmitter::arith},
       {"tile.min", &OpEmitter::min},
+      {"tile.to_index", &OpEmitter::to_index},
       {"tile.full", &OpEmitter::full},
       {"tile.alloca", &OpEmitter::scratch},
       {"tile.load", &OpEmitter::load},

@@ -563,6 +563,22 @@ std::vector<FusionCase> index_cases() {
          ir::Value* x = g.input("x", T(DType::F64, {1, 50, 8}));
          g.output(g.take_along(x, g.input("i", T(DType::I32, {3, 1, 5})), 2));
        }});
+  // cross-entropy's label logit: the row kernel picks it (resident, streamed and online rows)
+  auto pick = [&](const std::string& name, DType dt, std::vector<int64_t> shape, std::vector<int64_t> idx,
+                  const std::string& x_spec, int seed) {
+    const std::string n = std::to_string(shape.back());
+    out.push_back(
+        {name, {x_spec, "random:seed=" + std::to_string(seed) + ",lo=-" + n + ",hi=" + n}, [=](GraphBuilder& g) {
+           ir::Value* x = g.input("x", T(dt, shape));
+           ir::Value* f = dt == DType::F32 || dt == DType::F64 ? x : g.cast(x, DType::F32);
+           ir::Value* t = g.take_along(g.log_softmax(f, -1), g.input("labels", T(DType::I32, idx)), -1);
+           g.output(g.reduce_all(g.unary("neg", t), "sum"));
+         }});
+  };
+  pick("pick_bf16_300x4096_cross_entropy", DType::BF16, {300, 4096}, {300, 1}, "random:seed=9818,lo=-8,hi=8", 9819);
+  pick("pick_f32_3x70000_long_rows_special", DType::F32, {3, 70000}, {3, 1}, "special:seed=9820,rate=0.001", 9821);
+  pick("take_along_f64_4x5x50_unpicked_broadcast_index", DType::F64, {4, 5, 50}, {1, 5, 1}, "random:seed=9822", 9823);
+  pick("pick_f16_0x30_no_rows", DType::F16, {0, 30}, {0, 1}, "random:seed=9824", 9825);
   return out;
 }
 

@@ -149,10 +149,17 @@ void verify_region(const Op& op, bool views) {
          op.loc);
   // Reduce, row and matmul kernels compute on float tiles only (fusion keeps the rest outside).
   if (op.name != "schedule.pointwise") {
+    // A rowwise region may end in a pick: a take_along by an integer argument.
+    const Value* y = body.ops.back()->operands[0];
+    const Op* pick = op.name == "schedule.rowwise" && y->def && y->def->name == "tessera.take_along" ? y->def : nullptr;
     for (auto& a : body.args)
-      if (!is_float(a->type.dtype)) fail("E302", "'" + op.name + "': region arguments must be floats", op.loc);
+      if (!is_float(a->type.dtype) && !(pick && a.get() == pick->operands[1]))
+        fail("E302", "'" + op.name + "': region arguments must be floats", op.loc);
     for (size_t i = 0; i + 1 < body.ops.size(); ++i) {
       const Op& inner = *body.ops[i];
+      if (&inner == pick) continue;
+      if (pick && std::find(inner.operands.begin(), inner.operands.end(), pick->operands[1]) != inner.operands.end())
+        fail("E302", "'" + op.name + "': only the take_along reads its indices", inner.loc);
       if (inner.name == "tessera.iota" || inner.name == "tessera.concat" || is_index_op(inner.name) ||
           std::any_of(inner.results.begin(), inner.results.end(),
                       [](const auto& r) { return !is_float(r->type.dtype); }))

@@ -60,7 +60,7 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
         break;
       }
     }
-    if (d.has(Cap::Clusters) && d.max_cluster >= 8 && p.strategy == Strategy::Rows && !p.resident &&
+    if (d.has(Cap::Clusters) && d.max_cluster >= 8 && p.strategy == Strategy::Rows && !p.resident && !p.pick &&
         experimental("rows_cluster")) {
       // {threads, unroll, cluster}. 1024 threads: one block an SM at 64
       // registers a thread (__launch_bounds__(1024)), 32 of them lanes at most.
@@ -88,8 +88,9 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
     // rows (16 lanes a thread) and bf16 rows lost (docs/journal.md;
     // bench/evidence/cuda/raw/rows-cluster16-lengths-h200-c0ce1b5.log), so
     // only this shape is a default.
-    if (d.has(Cap::Clusters) && d.max_cluster >= 16 && p.strategy == Strategy::Rows && !p.resident && esize == 4 &&
-        storage_bytes == 4 && p.vector_width == 4 && want > 131072 && want <= 512 * 4 * 8 * 16) {
+    // (A picked row is written as one element: it keeps to one block.)
+    if (d.has(Cap::Clusters) && d.max_cluster >= 16 && p.strategy == Strategy::Rows && !p.resident && !p.pick &&
+        esize == 4 && storage_bytes == 4 && p.vector_width == 4 && want > 131072 && want <= 512 * 4 * 8 * 16) {
       p.threads = 512, p.unroll = 8, p.cluster = 16, p.resident = true;
     }
     // Rows past one block, read from one leaf, staged (the default where the
@@ -101,7 +102,7 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
     // bench/evidence/cuda/raw/probe-rows-staged-cluster-h200.log; the
     // packet: bench/evidence/cuda/rowops.packet.json).
     // (The experimental rows_cluster, asked for, keeps its own shapes.)
-    if (d.has(Cap::Clusters) && d.has(Cap::BulkCopy) && d.max_cluster >= 8 && p.strategy == Strategy::Rows &&
+    if (d.has(Cap::Clusters) && d.has(Cap::BulkCopy) && d.max_cluster >= 8 && p.strategy == Strategy::Rows && !p.pick &&
         (!p.resident || p.cluster > 1) && staged_leaf_bytes > 0 && staged_leaf_bytes * p.vector_width == 16 &&
         !experimental("rows_cluster")) {
       const int64_t per_unroll = 512 * p.vector_width * 8;
@@ -153,6 +154,7 @@ const std::vector<Field<Plan>>& plan_fields() {
       field("cluster", &Plan::cluster, When::IfNotDefault),
       field("prefetch_rows", &Plan::prefetch_rows, When::IfNotDefault),
       field("staged", &Plan::staged, When::IfNotDefault),
+      field("pick", &Plan::pick, When::IfNotDefault),
       field("programs", &Plan::programs),
   };
   return fields;
@@ -175,6 +177,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
     p.leaf_strides.push_back(*st);
   }
   p.strategy = p.inner == 1 ? Strategy::Rows : Strategy::Columns;
+  p.pick = is_index_op(region.result->def->name);
   Op& op = fused::create_region_op(b, "schedule.rowwise", region.leaves, region.ops, region.result, map, prefix);
   p.compute = fused::compute_dtype(*op.regions[0]);
   bool any_row_leaf = false, all_16bit = true;
@@ -243,7 +246,15 @@ Plan read_plan(const Op& op) {
   }
   if ((p.strategy == Strategy::Rows) != (p.inner == 1) && p.inner != 0)
     fail("E302", "strategy \"rows\" is for inner == 1, \"columns\" for inner > 1", op.loc);
-  if (p.outer < 0 || p.extent < 0 || p.inner < 0 || p.outer * p.extent * p.inner != op.result()->type.numel())
+  const Op& last = *op.regions[0]->ops.back()->operands[0]->def;
+  const bool picks_the_row = last.name == "tessera.take_along" && last.operands[0]->def &&
+                             last.operands[0]->def->name == "tessera.log_softmax" && !last.operands[1]->def &&
+                             index_spec(last).axis == row_op_axis(*last.operands[0]->def);
+  if (p.pick != (last.name == "tessera.take_along") || (p.pick && !picks_the_row) ||
+      (p.pick && (p.op != RowOp::LogSoftmax || p.strategy != Strategy::Rows || p.cluster > 1 || p.staged)))
+    fail("E302", "'pick' is for a log_softmax region ending in a take_along, on rows without a cluster", op.loc);
+  if (p.outer < 0 || p.extent < 0 || p.inner < 0 ||
+      p.outer * (p.pick ? 1 : p.extent) * p.inner != op.result()->type.numel())
     fail("E302", "outer * extent * inner does not match the result", op.loc);
   for (size_t l = 0; l < p.leaf_strides.size(); ++l)
     fused::check_leaf_reach({p.outer, p.extent, p.inner}, p.leaf_strides[l], op.operands[l]->type, op);

@@ -9,6 +9,10 @@
 //            memory); otherwise the row is streamed once per statistic and once more
 //            to write (re-reads hit L1/L2 on the CPU); `online` folds the
 //            max and the sum of a softmax into one read (CUDA).
+//            `pick`: a log_softmax row whose region ends in a take_along of
+//            one element a row (cross-entropy's label logit): the program
+//            writes only that element, x[label] - max - log(sum), so the
+//            log-probabilities are never stored.
 //   columns  (inner > 1): a program owns a tile of columns of one outer index
 //            and walks down the extent; statistics are per lane.
 // Statistics are computed in the compute type (f32, or f64 for f64) in fixed
@@ -57,6 +61,9 @@ struct Plan {
   // copied by the bulk copy engine through shared memory while the previous
   // row is reduced and written (tile.load_staged). Recorded only when true.
   bool staged = false;
+  // The region ends in a take_along of the log_softmax, one index a row: the
+  // output is that element of each row (result [outer]). Recorded only when true.
+  bool pick = false;
   int64_t programs = 0;
 
   bool norm() const { return op == RowOp::LayerNorm || op == RowOp::RmsNorm; }

@@ -233,6 +233,20 @@ struct RowKernel {
 
     // The output pass: the op's result, then the fused epilogue, stored.
     const Value* yielded = region.ops.back()->operands[0];
+    if (p.pick) {  // one element: the row's index, wrapped and clamped into it, read in lane 0
+      const Value* indices = yielded->def->operands[1];
+      size_t l = 0;
+      while (region.args[l].get() != indices) ++l;
+      const Type it = Type::scalar(indices->type.dtype);
+      auto c = [&](int64_t v) { return tb.full(static_cast<double>(v), it); };
+      Value* i = tb.load(leaves[l], tb.mul(o, tb.index(p.leaf_strides[l][0])), it);
+      i = tb.map("select", {tb.map("lt", {i, c(0)}), tb.map("add", {i, c(p.extent)}), i});
+      Value* k = tb.to_index(tb.map("min", {tb.map("max", {i, c(0)}), c(p.extent - 1)}));
+      fused::Env env;
+      Value* one = tb.index(1);
+      tb.store_masked(out, o, one, output(x_at(k, one, env), env, k, one));
+      return;
+    }
     auto result_at = [&](Value* k, Value* count, fused::Env& env) {
       env[core.result()] = output(x_at(k, count, env), env, k, count);
       return at(yielded, k, count, env);
