@@ -15,6 +15,9 @@ namespace {
 
 constexpr double kLn2 = 0.69314718055994530942;
 constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
+constexpr double kSqrtHalf = 0.70710678118654752440;
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // the normal density's 1/sqrt(2 pi)
+constexpr double kSqrtTwoOverPi = 0.79788456080286535588;
 
 // Appends typed Graph IR ops to the grad func. Each carries the location of
 // the forward op it differentiates, so an error in a backward op points at
@@ -245,6 +248,21 @@ class Rules {
     else if (fn == "silu") {
       Value* s = e_.unary("sigmoid", x);
       dx = mul(g, mul(s, e_.binary("add", c(1), mul(x, e_.binary("sub", c(1), s)))));
+    } else if (fn == "gelu") {
+      const Attr* form = op.attr("approximate");
+      if (form && form->as_string() && *form->as_string() == "tanh") {
+        // y = x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3):
+        // y' = (1 + t)/2 + x/2 (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2)
+        Value* x2 = mul(x, x);
+        Value* t = e_.unary("tanh", mul(c(kSqrtTwoOverPi), mul(x, e_.binary("add", c(1), mul(c(0.044715), x2)))));
+        Value* du = mul(c(kSqrtTwoOverPi), e_.binary("add", c(1), mul(c(3 * 0.044715), x2)));
+        Value* dt = mul(mul(c(0.5), x), mul(e_.binary("sub", c(1), mul(t, t)), du));
+        dx = mul(g, e_.binary("add", mul(c(0.5), e_.binary("add", c(1), t)), dt));
+      } else {  // y = x Phi(x): y' = Phi(x) + x phi(x)
+        Value* cdf = mul(c(0.5), e_.binary("add", c(1), e_.unary("erf", mul(x, c(kSqrtHalf)))));
+        Value* pdf = mul(c(kInvSqrt2Pi), e_.unary("exp", mul(c(-0.5), mul(x, x))));
+        dx = mul(g, e_.binary("add", cdf, mul(x, pdf)));
+      }
     } else if (fn == "sin") dx = mul(g, e_.unary("cos", x));
     else if (fn == "cos") dx = e_.unary("neg", mul(g, e_.unary("sin", x)));
     else if (fn == "erf") dx = mul(g, mul(c(kTwoOverSqrtPi), e_.unary("exp", e_.unary("neg", mul(x, x)))));
@@ -274,6 +292,17 @@ class Rules {
     } else if (fn == "div") {
       if (needs(a)) add(a, e_.binary("div", g, b));
       if (needs(b)) add(b, e_.unary("neg", e_.binary("div", e_.binary("mul", g, y), b)));
+    } else if (fn == "pow") {
+      // As torch: b a^(b-1) (0 where b == 0), and a^b log(a) (0 where a == 0 and b >= 0).
+      Value* zero = e_.constant(0, a->type.dtype);
+      if (needs(a)) {
+        Value* d = e_.binary("mul", b, e_.binary("pow", a, e_.binary("sub", b, e_.constant(1, b->type.dtype))));
+        add(a, e_.masked(e_.binary("eq", b, zero), e_.binary("mul", g, d), false));
+      }
+      if (needs(b)) {
+        Value* flat = e_.binary("and", e_.binary("eq", a, zero), e_.binary("ge", b, zero));
+        add(b, e_.masked(flat, e_.binary("mul", g, e_.binary("mul", y, e_.unary("log", a))), false));
+      }
     } else if (fn == "max" || fn == "min") {
       // A tie (and a NaN, which no comparison holds for) sends the gradient to a.
       Value* to_b = e_.binary(fn == "max" ? "lt" : "gt", a, b);
@@ -297,7 +326,7 @@ class Rules {
       Value* count = e_.reduce(e_.cast(at, x->type.dtype), "sum", s.axes, s.keepdims);
       return add(x, e_.masked(at, e_.spread(e_.binary("div", g, count), x->type, s)));
     }
-    not_written(op);
+    fail("E263", "tessera grad: no gradient rule for a prod reduction yet (docs/semantics.md, \"Gradients\")", op.loc);
   }
 
   void matmul(const Op& op) {

@@ -91,6 +91,9 @@ INSTANTIATE_TEST_SUITE_P(
                       UNARY("tanh", FN("tanh", "x")), UNARY("sigmoid", FN("sigmoid", "x")),
                       UNARY("relu", FN("relu", "x")), UNARY("silu", FN("silu", "x")), UNARY("sin", FN("sin", "x")),
                       UNARY("cos", FN("cos", "x")), UNARY("erf", FN("erf", "x")), UNARY("abs", FN("abs", "x")),
+                      UNARY("gelu", FN("gelu", "x")),
+                      UNARY("gelu_tanh",
+                            "  %y = tessera.gelu %x {approximate = \"tanh\"} : tensor<3x4xf32> -> tensor<3x4xf32>\n"),
                       UNARY("clamp",
                             "  %y = tessera.clamp %x {min = -0.7, max = 0.9} : tensor<3x4xf32> -> "
                             "tensor<3x4xf32>\n"),
@@ -121,7 +124,22 @@ INSTANTIATE_TEST_SUITE_P(Binary, Gradients,
                          ::testing::Values(BINARY("add_row", "add", "4"), BINARY("sub_col", "sub", "3x1"),
                                            BINARY("mul_row", "mul", "4"), BINARY("div_col", "div", "3x1"),
                                            BINARY("max_row", "max", "4"), BINARY("min_col", "min", "3x1"),
-                                           BINARY("mul_same", "mul", "3x4")),
+                                           BINARY("mul_same", "mul", "3x4"),
+                                           // a positive base: p = a * a + 0.5
+                                           GradCase{"pow",
+                                                    "func @f(%a: tensor<3x4xf32>, %b: tensor<4xf32>, "
+                                                    "%t: tensor<3x4xf32>) -> tensor<f32> {\n"
+                                                    "  %s = tessera.mul %a, %a : (tensor<3x4xf32>, "
+                                                    "tensor<3x4xf32>) -> tensor<3x4xf32>\n"
+                                                    "  %p = tessera.add %s, 0.5 : (tensor<3x4xf32>, "
+                                                    "tensor<f32>) -> tensor<3x4xf32>\n"
+                                                    "  %y = tessera.pow %p, %b : (tensor<3x4xf32>, "
+                                                    "tensor<4xf32>) -> tensor<3x4xf32>\n"
+                                                    "  %w = tessera.mul %y, %t : (tensor<3x4xf32>, "
+                                                    "tensor<3x4xf32>) -> tensor<3x4xf32>\n"
+                                                    "  %l = tessera.reduce %w {kind = \"sum\", axes = [0, 1]} "
+                                                    ": tensor<3x4xf32> -> tensor<f32>\n"
+                                                    "  return %l : tensor<f32>\n}\n"}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 #define LOSS(NAME, ARGS, BODY, LAST) \
@@ -300,10 +318,12 @@ TEST(GradErrors, RefusalsAreStableCodes) {
                  {"x"}),
             "E262");
   EXPECT_EQ(diff(summed("tensor<3xf32>", "  %y = tessera.floor %x : tensor<3xf32> -> tensor<3xf32>\n"), {"x"}), "E262");
-  EXPECT_EQ(
-      diff(summed("tensor<3xf32>", "  %y = tessera.pow %x, %x : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>\n"),
-           {"x"}),
-      "E263");
+  EXPECT_EQ(diff(summed("tensor<3xf32>",
+                        "  %r = tessera.reduce %x {kind = \"prod\", axes = [0], keepdims = true} : tensor<3xf32> -> "
+                        "tensor<1xf32>\n"
+                        "  %y = tessera.mul %x, %r : (tensor<3xf32>, tensor<1xf32>) -> tensor<3xf32>\n"),
+                 {"x"}),
+            "E263");
   // A comparison that only picks a branch of where is no gradient path.
   EXPECT_EQ(diff(summed("tensor<3xf32>",
                         "  %c = tessera.gt %x, 0.0 : (tensor<3xf32>, tensor<f32>) -> tensor<3xi1>\n"
