@@ -90,6 +90,9 @@ class GraphBuilder {
   // on `args` (its arguments' types, in order); returns the values it returns.
   std::vector<ir::Value*> call(const ir::Module& m, const std::string& func, std::vector<ir::Value*> args);
   void output(ir::Value* v);
+  // Output r is written into the buffer of input into[r] (-1: a new buffer):
+  // the func's in_place (docs/semantics.md, "In-place results").
+  void in_place(std::vector<int64_t> into);
   // Finishes the func (adds the return) and verifies the module.
   const ir::Module& module();
 

@@ -116,6 +116,7 @@ void bind_graph_builder(nb::module_& m) {
           nb::arg("text"), nb::arg("args"), ref,
           "Appends the ops of the first func of Graph IR `text` on `args`; returns the values it returns.")
       .def("output", &G::output, nb::arg("v"))
+      .def("in_place", &G::in_place, nb::arg("into"))
       .def(
           "text", [](G& g) { return ir::print(g.module()); },
           "Finishes the func (adds the return, verifies the module) and prints it as Graph IR text.");

@@ -144,10 +144,11 @@ CUstream torch_current_stream(int device) {
 // caller gets. The call waits for the caller's stream.
 void check_cuda_run(PyProgram& self, const runtime::cuda::CudaExecutable& exe,
                     const std::vector<runtime::cuda::DeviceTensor>& inputs,
-                    const std::vector<runtime::cuda::DeviceTensor>& results, CUstream stream) {
+                    const std::vector<runtime::cuda::DeviceTensor>& results, CUstream stream,
+                    std::vector<Tensor> host_inputs) {
   nb::gil_scoped_release released;
-  std::vector<Tensor> host_inputs;
-  for (const runtime::cuda::DeviceTensor& t : inputs) host_inputs.push_back(t.download(stream));
+  if (host_inputs.empty())  // (else read before an in-place call)
+    for (const runtime::cuda::DeviceTensor& t : inputs) host_inputs.push_back(t.download(stream));
   const runtime::RunResult checked = exe.run(host_inputs, nullptr, /*keep_values=*/true);
   self.last_check = oracle::check_run(*self.program.graph(), exe.schedule(), host_inputs, checked.values);
   for (size_t i = 0; i < results.size(); ++i) {
@@ -169,8 +170,9 @@ nb::tuple call_cuda(PyProgram& self, const std::vector<BorrowedArray>& in, nb::h
   const runtime::HostSchedule& h = exe->schedule();
   // The arrays live through the call (the caller holds them); only a result
   // that is an argument itself must keep its array alive.
-  const bool returns_an_input = std::any_of(h.result_slots.begin(), h.result_slots.end(),
-                                            [&](int s) { return static_cast<size_t>(s) < in.size(); });
+  const bool in_place = std::any_of(h.output_into.begin(), h.output_into.end(), [](int i) { return i >= 0; });
+  const bool returns_an_input = in_place || std::any_of(h.result_slots.begin(), h.result_slots.end(),
+                                                        [&](int s) { return static_cast<size_t>(s) < in.size(); });
   std::vector<runtime::cuda::DeviceTensor> inputs;
   inputs.reserve(in.size());
   for (const BorrowedArray& a : in) {
@@ -185,9 +187,13 @@ nb::tuple call_cuda(PyProgram& self, const std::vector<BorrowedArray>& in, nb::h
   CUstream s = nullptr;
   if (!stream.is_none()) s = reinterpret_cast<CUstream>(nb::cast<uintptr_t>(stream));
   else if (framework == Framework::Torch) s = torch_current_stream(in[0].device_id);
+  // check with in-place results: the inputs as they were, read before the call overwrites them
+  std::vector<Tensor> before;
+  if (check && in_place)
+    for (const runtime::cuda::DeviceTensor& t : inputs) before.push_back(t.download(s));
   std::vector<runtime::cuda::DeviceTensor> results = exe->run_device(inputs, s);
   self.last_device = exe;
-  if (check) check_cuda_run(self, *exe, inputs, results, s);
+  if (check) check_cuda_run(self, *exe, inputs, results, s, before);
   self.last_inputs.resize(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) self.last_inputs[i] = static_cast<uintptr_t>(inputs[i].ptr());
   self.last_outputs.resize(results.size());

@@ -154,9 +154,15 @@ class JitFunction(_Callable):
     """
 
     def __init__(self, fn: Callable, target: Optional[str] = None, check: Optional[bool] = None,
-                 tune: bool = False):
+                 tune: bool = False, in_place: Optional[Sequence[Optional[int]]] = None):
         if not callable(fn):
             raise TypeError(f"ts.jit needs a function, got {type(fn).__name__}")
+        if in_place is not None and not all(i is None or (isinstance(i, int) and not isinstance(i, bool))
+                                            for i in in_place):
+            raise TraceError("E948", f"ts.jit: in_place is a sequence of argument indices or None, one per output, "
+                                     f"got {in_place!r}")
+        #: Per output, the argument it is written into (None: a new array).
+        self.in_place = None if in_place is None else tuple(in_place)
         functools.update_wrapper(self, fn)
         self.fn = fn
         #: The target every call compiles for; None: the arrays' device (host: "cpu", CUDA: "cuda").
@@ -246,6 +252,8 @@ class JitFunction(_Callable):
             result = self.fn(*proxies)
             for out in _outputs(result, trace, names, self.__name__):
                 trace.builder.output(out._value)
+            if self.in_place is not None:
+                trace.builder.in_place([-1 if i is None else i for i in self.in_place])
             return trace.builder.text(), isinstance(result, Tensor)
 
     def _program_for(self, arrays: tuple) -> "_core.Program":
@@ -300,14 +308,15 @@ class JitFunction(_Callable):
 
 @overload
 def jit(fn: Callable, *, target: Optional[str] = None, check: Optional[bool] = None,
-        tune: bool = False) -> JitFunction: ...
+        tune: bool = False, in_place: Optional[Sequence[Optional[int]]] = None) -> JitFunction: ...
 @overload
 def jit(fn: None = None, *, target: Optional[str] = None, check: Optional[bool] = None,
-        tune: bool = False) -> Callable[[Callable], JitFunction]: ...
+        tune: bool = False,
+        in_place: Optional[Sequence[Optional[int]]] = None) -> Callable[[Callable], JitFunction]: ...
 
 
 def jit(fn: Optional[Callable] = None, *, target: Optional[str] = None, check: Optional[bool] = None,
-        tune: bool = False):
+        tune: bool = False, in_place: Optional[Sequence[Optional[int]]] = None):
     """Compiles a function of tensors with Tessera: ``@ts.jit`` or ``@ts.jit(target="cpu", check=True)``.
 
     The function is traced once per signature (each array's device, dtype and shape) into Graph IR and
@@ -315,10 +324,14 @@ def jit(fn: Optional[Callable] = None, *, target: Optional[str] = None, check: O
     themselves, without copies. ``check=True`` checks every call against the oracle (None: follow
     ``ts.check``). ``tune=True`` lets the arbiter check and time each matmul region's candidates (the
     synthesized kernel, OpenBLAS, cuBLASLt) and use its pick; by default matmuls are Tessera's kernel.
+    ``in_place=(0, 1, None)``: output 0 is written into argument 0's array and output 1 into argument 1's
+    (an optimizer step updating its parameters and state), output 2 is new; the compiler proves each is
+    safe (a pointwise kernel that reads the argument only at the element it writes, and nothing reads it
+    later) or refuses with E221.
     """
     if fn is None:
-        return lambda f: JitFunction(f, target, check, tune)
-    return JitFunction(fn, target, check, tune)
+        return lambda f: JitFunction(f, target, check, tune, in_place)
+    return JitFunction(fn, target, check, tune, in_place)
 
 
 # -- ts.grad -------------------------------------------------------------------------------------------------

@@ -292,6 +292,11 @@ std::vector<Value*> GraphBuilder::call(const Module& m, const std::string& func,
 
 void GraphBuilder::output(Value* v) { outputs_.push_back(v); }
 
+void GraphBuilder::in_place(std::vector<int64_t> into) {
+  if (finished_) fail("E130", "GraphBuilder: module() was already called");
+  func_->attrs["in_place"] = Attr::ints(into);
+}
+
 const Module& GraphBuilder::module() {
   if (!finished_) {
     Builder b(*func_->regions[0]);

@@ -116,8 +116,28 @@ void verify_func_return(const Op& func) {
                " declares " + results[i].str(),
            ret.loc);
   for (auto& [k, v] : func.attrs)
-    if (k != "result_types" && k != "index_guards")
-      fail("E208", "func @" + func.sym + ": unknown attribute '" + echo(k) + "' (a func takes index_guards)", func.loc);
+    if (k != "result_types" && k != "index_guards" && k != "in_place")
+      fail("E208", "func @" + func.sym + ": unknown attribute '" + echo(k) + "' (a func takes index_guards, in_place)",
+           func.loc);
+  if (const Attr* a = func.attr("in_place")) {
+    // per result (leading results; the rest are new buffers): the argument it
+    // is written into, or -1
+    const auto into = a->as_ints();
+    const auto& args = func.regions[0]->args;
+    if (!into || into->size() > results.size())
+      fail("E208", "func @" + func.sym + ": 'in_place' is a list of argument indices (or -1), one per result",
+           func.loc);
+    for (size_t r = 0; r < into->size(); ++r) {
+      const int64_t i = (*into)[r];
+      if (i == -1) continue;
+      if (i < 0 || i >= static_cast<int64_t>(args.size()) || !(args[i]->type == results[r]) ||
+          std::count(into->begin(), into->end(), i) > 1)
+        fail("E208",
+             "func @" + func.sym + ": 'in_place' writes result " + std::to_string(r) +
+                 " into an argument that is out of range, of another type, or written twice",
+             func.loc);
+    }
+  }
   if (const Attr* g = func.attr("index_guards")) {
     const AttrList* list = g->as_list();
     bool ok = list && list->size() <= results.size();

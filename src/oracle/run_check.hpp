@@ -33,8 +33,9 @@ struct RunCheck {
   std::string summary() const;      // the last line: how many passed, or which failed
 };
 
-// `values` holds every value slot of the run (RunResult::values, keep_values),
-// `inputs` the func's inputs; `graph` is the Graph IR the run was lowered from.
+// `values` holds every value slot of the run (RunResult::values, keep_values:
+// the inputs first, as the kernels read them), `inputs` the func's inputs;
+// `graph` is the Graph IR the run was lowered from.
 RunCheck check_run(const ir::Module& graph, const runtime::HostSchedule& h, const std::vector<Tensor>& inputs,
                    const std::vector<Tensor>& values);
 

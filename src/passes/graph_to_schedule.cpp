@@ -11,6 +11,7 @@
 #include "families/reduce/reduce_schedule.hpp"
 #include "families/rowwise/rowwise_schedule.hpp"
 #include "ir/graph_dialect.hpp"
+#include "passes/check_in_place.hpp"
 #include "passes/fusion.hpp"
 
 namespace tessera::passes {
@@ -27,7 +28,8 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
     std::vector<std::pair<std::string, Type>> args;
     for (auto& a : f->regions[0]->args) args.emplace_back(a->name, a->type);
     Op& nf = add_func(*out, f->sym, args, func_result_types(*f));
-    if (const Attr* g = f->attr("index_guards")) nf.attrs["index_guards"] = *g;
+    for (const char* key : {"index_guards", "in_place"})  // the func's own attributes carry on
+      if (const Attr* a = f->attr(key)) nf.attrs[key] = *a;
     Region& body = *nf.regions[0];
     std::unordered_map<const Value*, Value*> map;
     for (size_t i = 0; i < args.size(); ++i) map[f->regions[0]->args[i].get()] = body.args[i].get();
@@ -83,6 +85,22 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
       }
     }
     const Op& ret = *f->regions[0]->ops.back();
+    // A result written in place whose kernel cannot write into its argument
+    // (passes/check_in_place.hpp) is copied into it by a kernel of its own, last.
+    if (const Attr* in_place = f->attr("in_place"))
+      for (size_t r = 0; r < in_place->as_ints()->size(); ++r) {
+        const int64_t a = (*in_place->as_ints())[r];
+        const Value* v = ret.operands[r];
+        Value* arg = body.args[a < 0 ? 0 : a].get();
+        Value* value = map.at(v);
+        if (a < 0 || value == arg) continue;
+        const bool twice = std::count(ret.operands.begin(), ret.operands.end(), v) > 1;
+        if (value->def && !twice && writes_in_place(body, *value->def, arg)) continue;
+        const FusedRegion copy{FusedRegion::Kind::Pointwise,         nullptr, {}, {v}, v,
+                               "written in place into %" + arg->name};
+        map[v] = families::pointwise::emit_schedule(b, copy, map, device, "f" + std::to_string(index++));
+        map[v]->name = v->name + ".in_place";
+      }
     std::vector<Value*> vals;
     for (Value* v : ret.operands) vals.push_back(map.at(v));
     b.create("return", vals).loc = ret.loc;

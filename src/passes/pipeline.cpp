@@ -1,5 +1,6 @@
 #include "passes/pipeline.hpp"
 
+#include "passes/check_in_place.hpp"
 #include "passes/fold_matmul_transposes.hpp"
 #include "passes/graph_to_schedule.hpp"
 #include "passes/index_guards.hpp"
@@ -24,6 +25,7 @@ std::unique_ptr<Module> lower(const Module& in, Layer to, const machine::Descrip
     m = graph_to_schedule(*m, device, candidates);
     at = Layer::Schedule;
   }
+  if (at == Layer::Schedule) check_in_place(*m);
   if (at == Layer::Schedule && to != Layer::Schedule) {
     m = schedule_to_tile(*m);
     at = Layer::Tile;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <exception>
 #include <thread>
 
@@ -93,9 +94,21 @@ RunResult CpuExecutable::run_on(const std::vector<Tensor>& inputs, ThreadPool* o
   check_inputs(inputs);
   std::vector<Tensor> slots(h_.slot_types.size());
   for (size_t i = 0; i < inputs.size(); ++i) slots[i] = inputs[i];
-  for (size_t i = inputs.size(); i < slots.size(); ++i)  // launch results and intermediates
-    slots[i] = Tensor::empty(h_.slot_types[i].dtype, h_.slot_types[i].shape);
+  for (size_t i = inputs.size(); i < slots.size(); ++i) {   // launch results and intermediates
+    const int into = h_.written_into(static_cast<int>(i));  // in place: the input's storage
+    slots[i] = into >= 0 ? inputs[into] : Tensor::empty(h_.slot_types[i].dtype, h_.slot_types[i].shape);
+  }
   RunResult result;
+  // Kept values show each kernel's inputs as it received them: an input a
+  // result overwrites (in place) is kept as it was before the run.
+  std::vector<std::pair<int, Tensor>> before;
+  if (keep_values)
+    for (int into : h_.output_into)
+      if (into >= 0) {
+        Tensor copy = Tensor::empty(inputs[into].dtype(), inputs[into].shape());
+        if (copy.nbytes()) std::memcpy(copy.data(), inputs[into].data(), copy.nbytes());
+        before.emplace_back(into, std::move(copy));
+      }
   ThreadPool& pool = on ? *on : ThreadPool::global();
   for (const HostSchedule::Step& s : h_.steps) {
     const ir::KernelDesc& k = h_.kernels[s.kernel];
@@ -118,7 +131,10 @@ RunResult CpuExecutable::run_on(const std::vector<Tensor>& inputs, ThreadPool* o
   }
   h_.check_guards([&](size_t g) { return static_cast<float>(slots[h_.guard_slots[g]].get(0)); });
   for (int r : h_.result_slots) result.outputs.push_back(slots[r]);
-  if (keep_values) result.values = std::move(slots);
+  if (keep_values) {
+    result.values = std::move(slots);
+    for (auto& [slot, t] : before) result.values[slot] = std::move(t);
+  }
   return result;
 }
 

@@ -66,7 +66,17 @@ HostSchedule HostSchedule::from(const Module& m, const std::string& func, const 
     h.output_names.resize(outputs);
     h.output_types.resize(outputs);
   }
+  h.output_into.assign(h.result_slots.size(), -1);
+  if (const Attr* a = f->attr("in_place"))  // verify_target checked the indices and types
+    for (size_t r = 0; r < a->as_ints()->size() && r < h.output_into.size(); ++r)
+      h.output_into[r] = static_cast<int>((*a->as_ints())[r]);
   return h;
+}
+
+int HostSchedule::written_into(int slot) const {
+  for (size_t r = 0; r < result_slots.size(); ++r)
+    if (result_slots[r] == slot && output_into[r] >= 0) return output_into[r];
+  return -1;
 }
 
 void HostSchedule::check_guards(const std::function<float(size_t guard)>& value) const {

@@ -30,6 +30,12 @@ struct HostSchedule {
   // its axis. A runtime reads them after every run: check_guards.
   std::vector<int> guard_slots;
   std::vector<std::string> guard_messages;
+  // Per output: the input whose buffer receives it (the func's in_place,
+  // which passes/check_in_place.hpp proved safe), or -1. A runtime binds the
+  // result's slot to that input, so the kernels update it in place.
+  std::vector<int> output_into;
+  // The input the value slot `slot` is written into, or -1.
+  int written_into(int slot) const;
 
   // `func` empty = the first func; every kernel must be for `target` (E712).
   static HostSchedule from(const ir::Module& target_ir, const std::string& func, const std::string& target);

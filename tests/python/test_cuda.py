@@ -297,3 +297,28 @@ def test_embedding_and_cross_entropy_on_torch_tensors():
     want.backward()
     torch.testing.assert_close(loss, want.detach(), rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(dz, zr.grad, rtol=1e-4, atol=1e-7)
+
+
+def test_in_place_adamw_on_torch_tensors():
+    @ts.jit(in_place=(0, 1, 2))
+    def adamw(p, m, v, g, c1, c2):
+        m2 = 0.9 * m + 0.1 * g
+        v2 = 0.999 * v + 0.001 * g * g
+        return p - 1e-2 * (m2 * c1 / (ts.sqrt(v2 * c2) + 1e-8) + 0.01 * p), m2, v2
+
+    gen = torch.Generator(device="cuda").manual_seed(4)
+    p = torch.randn(1000, 257, device="cuda", generator=gen)
+    ref = p.clone().requires_grad_()
+    opt = torch.optim.AdamW([ref], lr=1e-2, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
+    m, v = torch.zeros_like(p), torch.zeros_like(p)
+    pointers = [p.data_ptr(), m.data_ptr(), v.data_ptr()]
+    for t in range(1, 4):
+        g = torch.randn(1000, 257, device="cuda", generator=gen)
+        c1 = torch.tensor(1 / (1 - 0.9**t), device="cuda")
+        c2 = torch.tensor(1 / (1 - 0.999**t), device="cuda")
+        out = adamw(p, m, v, g, c1, c2, check=(t == 2))
+        ref.grad = g.clone()
+        opt.step()
+        assert [o.data_ptr() for o in out] == pointers
+    torch.cuda.synchronize()
+    torch.testing.assert_close(p, ref.detach(), rtol=1e-5, atol=1e-6)

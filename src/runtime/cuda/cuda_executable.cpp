@@ -160,6 +160,7 @@ CudaExecutable CudaExecutable::load(const ir::Module& m, const std::string& func
   const size_t inputs = e.h_.input_types.size();
   for (size_t slot = inputs; slot < e.h_.slot_types.size(); ++slot) {
     const bool result = std::count(e.h_.result_slots.begin(), e.h_.result_slots.end(), static_cast<int>(slot)) > 0;
+    if (e.h_.written_into(static_cast<int>(slot)) >= 0) continue;  // each call's input (run_device)
     if (result || !e.device_->as_graph) e.device_->per_call_slots.push_back(static_cast<int>(slot));
   }
   return e;
@@ -192,8 +193,10 @@ std::unique_ptr<Binding> CudaExecutable::bind(const std::vector<Tensor>& inputs)
   DeviceBinding& b = *owned;
   b.slots.resize(h_.slot_types.size());
   for (size_t i = 0; i < inputs.size(); ++i) b.slots[i] = DeviceTensor::upload(inputs[i], stream_);
-  for (size_t i = inputs.size(); i < b.slots.size(); ++i)
-    b.slots[i] = DeviceTensor::empty(h_.slot_types[i].dtype, h_.slot_types[i].shape);
+  for (size_t i = inputs.size(); i < b.slots.size(); ++i) {
+    const int into = h_.written_into(static_cast<int>(i));  // in place: the uploaded input
+    b.slots[i] = into >= 0 ? b.slots[into] : DeviceTensor::empty(h_.slot_types[i].dtype, h_.slot_types[i].shape);
+  }
   for (const DeviceTensor& t : b.slots) b.ptrs.push_back(t.ptr());
   set_params(b);
   const DriverApi& cu = driver();
@@ -346,10 +349,17 @@ std::vector<DeviceTensor> CudaExecutable::run_device(const std::vector<DeviceTen
     b.slots.resize(h_.slot_types.size());
     if (d.as_graph)  // the intermediates, once
       for (size_t s = inputs.size(); s < b.slots.size(); ++s)
-        if (std::find(d.per_call_slots.begin(), d.per_call_slots.end(), static_cast<int>(s)) == d.per_call_slots.end())
+        if (std::find(d.per_call_slots.begin(), d.per_call_slots.end(), static_cast<int>(s)) ==
+                d.per_call_slots.end() &&
+            h_.written_into(static_cast<int>(s)) < 0)
           b.ptrs[s] = (b.slots[s] = DeviceTensor::empty(h_.slot_types[s].dtype, h_.slot_types[s].shape)).ptr();
   }
   for (size_t s = 0; s < inputs.size(); ++s) b.ptrs[s] = inputs[s].ptr();
+  for (size_t s = inputs.size(); s < b.ptrs.size(); ++s)  // in place: the caller's input
+    if (const int into = h_.written_into(static_cast<int>(s)); into >= 0) {
+      fresh[s] = inputs[into];
+      b.ptrs[s] = inputs[into].ptr();
+    }
   for (int s : d.per_call_slots)
     b.ptrs[s] = (fresh[s] = DeviceTensor::empty_on(h_.slot_types[s].dtype, h_.slot_types[s].shape, stream)).ptr();
   const DriverApi& cu = driver();
@@ -400,8 +410,11 @@ RunResult CudaExecutable::run_on(const std::vector<Tensor>& inputs, ThreadPool*,
   RunResult r;
   r.launches = finish(*b);
   r.outputs = outputs(*b);
-  if (keep_values)
+  if (keep_values) {
     for (const DeviceTensor& t : own<DeviceBinding>(*b).slots) r.values.push_back(t.download(stream_));
+    for (int into : h_.output_into)  // an input an in-place result overwrote, as the kernels read it
+      if (into >= 0) r.values[into] = inputs[into];
+  }
   return r;
 }
 
