@@ -55,8 +55,9 @@ void check_in_place(const Module& schedule) {
       const Value* arg = body.args[into[r]].get();
       const Value* v = ret.operands[r];
       auto refuse = [&](const std::string& why) {
-        fail("E221", "func @" + f->sym + ": result " + std::to_string(r) + " (%" + v->name + ") cannot be written into %" +
-                         arg->name + ": " + why,
+        fail("E221",
+             "func @" + f->sym + ": result " + std::to_string(r) + " (%" + v->name + ") cannot be written into %" +
+                 arg->name + ": " + why,
              f->loc);
       };
       if (!v->def && v != arg) refuse("it is another argument, which no kernel writes");
