@@ -107,7 +107,7 @@ nb::tuple call_host(PyProgram& self, const std::vector<BorrowedArray>& in, bool 
   {
     nb::gil_scoped_release released;  // kernels run without the GIL: other Python threads go on
     r = exe.run(inputs, nullptr, check);
-    if (check) self.last_check = oracle::check_run(*self.program.graph(), exe.schedule(), inputs, r.values);
+    if (check) self.last_check = oracle::check_run(*self.program.graph(), exe.schedule(), r.values);
   }
   self.last_launches = std::move(r.launches);
   self.last_device = nullptr;
@@ -137,20 +137,16 @@ CUstream torch_current_stream(int device) {
   return reinterpret_cast<CUstream>(nb::cast<uintptr_t>(handle));
 }
 
-// check=True on CUDA arrays: the inputs are read back and the program runs
-// once more through the path of `tessera run --check --target cuda` (every
+// check=True on CUDA arrays: the inputs, read back before the call, go
+// through the path of `tessera run --check --target cuda` (every
 // value kept); the oracle checks that run, and the results the call returns
 // must equal that run's bit for bit (E881), so what was checked is what the
 // caller gets. The call waits for the caller's stream.
-void check_cuda_run(PyProgram& self, const runtime::cuda::CudaExecutable& exe,
-                    const std::vector<runtime::cuda::DeviceTensor>& inputs,
-                    const std::vector<runtime::cuda::DeviceTensor>& results, CUstream stream,
-                    std::vector<Tensor> host_inputs) {
+void check_cuda_run(PyProgram& self, const runtime::cuda::CudaExecutable& exe, const std::vector<Tensor>& host_inputs,
+                    const std::vector<runtime::cuda::DeviceTensor>& results, CUstream stream) {
   nb::gil_scoped_release released;
-  if (host_inputs.empty())  // (else read before an in-place call)
-    for (const runtime::cuda::DeviceTensor& t : inputs) host_inputs.push_back(t.download(stream));
   const runtime::RunResult checked = exe.run(host_inputs, nullptr, /*keep_values=*/true);
-  self.last_check = oracle::check_run(*self.program.graph(), exe.schedule(), host_inputs, checked.values);
+  self.last_check = oracle::check_run(*self.program.graph(), exe.schedule(), checked.values);
   for (size_t i = 0; i < results.size(); ++i) {
     const Tensor got = results[i].download(stream);
     if (got.nbytes() != checked.outputs[i].nbytes() ||
@@ -187,13 +183,13 @@ nb::tuple call_cuda(PyProgram& self, const std::vector<BorrowedArray>& in, nb::h
   CUstream s = nullptr;
   if (!stream.is_none()) s = reinterpret_cast<CUstream>(nb::cast<uintptr_t>(stream));
   else if (framework == Framework::Torch) s = torch_current_stream(in[0].device_id);
-  // check with in-place results: the inputs as they were, read before the call overwrites them
-  std::vector<Tensor> before;
-  if (check && in_place)
-    for (const runtime::cuda::DeviceTensor& t : inputs) before.push_back(t.download(s));
+  // check: the inputs read before the call (an in-place result overwrites its argument)
+  std::vector<Tensor> host_inputs;
+  if (check)
+    for (const runtime::cuda::DeviceTensor& t : inputs) host_inputs.push_back(t.download(s));
   std::vector<runtime::cuda::DeviceTensor> results = exe->run_device(inputs, s);
   self.last_device = exe;
-  if (check) check_cuda_run(self, *exe, inputs, results, s, before);
+  if (check) check_cuda_run(self, *exe, host_inputs, results, s);
   self.last_inputs.resize(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) self.last_inputs[i] = static_cast<uintptr_t>(inputs[i].ptr());
   self.last_outputs.resize(results.size());

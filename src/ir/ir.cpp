@@ -72,6 +72,11 @@ Op& add_func(Module& m, const std::string& name, const std::vector<std::pair<std
   return *m.ops.back();
 }
 
+void copy_func_attrs(const Op& from, Op& to) {
+  for (const auto& [key, value] : from.attrs)
+    if (key != "result_types") to.attrs[key] = value;
+}
+
 std::vector<Type> func_result_types(const Op& func) {
   std::vector<Type> out;
   if (const Attr* a = func.attr("result_types"))

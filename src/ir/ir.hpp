@@ -72,6 +72,9 @@ class Builder {
 Op& add_func(Module& m, const std::string& name, const std::vector<std::pair<std::string, Type>>& args,
              const std::vector<Type>& results);
 std::vector<Type> func_result_types(const Op& func);
+// Copies a func's own attributes (all but its result types: index_guards,
+// in_place) onto the func a pass builds from it.
+void copy_func_attrs(const Op& from, Op& to);
 
 // Deep copy (values renamed identically), used by passes that keep a layer's
 // structure and rewrite parts of it.

@@ -37,8 +37,7 @@ std::string RunCheck::summary() const {
   return fmt::format("check: {} kernels and {} results within tolerance ({:.2f} s)\n", kernels, results, seconds);
 }
 
-RunCheck check_run(const ir::Module& graph, const runtime::HostSchedule& h, const std::vector<Tensor>& inputs,
-                   const std::vector<Tensor>& values) {
+RunCheck check_run(const ir::Module& graph, const runtime::HostSchedule& h, const std::vector<Tensor>& values) {
   const auto t0 = std::chrono::steady_clock::now();
   RunCheck report;
   auto add = [&](std::string what, int64_t elements, Comparison c, const std::string& failure) {
@@ -63,10 +62,8 @@ RunCheck check_run(const ir::Module& graph, const runtime::HostSchedule& h, cons
         "kernel " + kernel_list(k.kernels) + " (computing %" + k.value + ")");
   std::vector<std::vector<uint8_t>> sample;
   for (const ir::Type& t : h.output_types) sample.push_back(sample_elements(t.shape, kCheckRows, kCheckCols));
-  // The inputs as the run read them: values keeps an input that an in-place
-  // result overwrote as it was before the run.
-  const std::vector<Tensor> as_read(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(inputs.size()));
-  const std::vector<Expected> expected = evaluate(graph, h.func, as_read, &sample);
+  const std::vector<Tensor> inputs(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(h.input_types.size()));
+  const std::vector<Expected> expected = evaluate(graph, h.func, inputs, &sample);
   for (size_t i = 0; i < h.result_slots.size(); ++i) {
     const Tensor& got = values[h.result_slots[i]];
     add("%" + h.output_names[i] + " end to end", got.numel(), compare(expected[i], got),

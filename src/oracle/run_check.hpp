@@ -34,9 +34,8 @@ struct RunCheck {
 };
 
 // `values` holds every value slot of the run (RunResult::values, keep_values:
-// the inputs first, as the kernels read them), `inputs` the func's inputs;
-// `graph` is the Graph IR the run was lowered from.
-RunCheck check_run(const ir::Module& graph, const runtime::HostSchedule& h, const std::vector<Tensor>& inputs,
-                   const std::vector<Tensor>& values);
+// the inputs first, as the kernels read them, even where an in-place result
+// has overwritten one since); `graph` is the Graph IR the run was lowered from.
+RunCheck check_run(const ir::Module& graph, const runtime::HostSchedule& h, const std::vector<Tensor>& values);
 
 }  // namespace tessera::oracle

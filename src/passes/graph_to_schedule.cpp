@@ -28,8 +28,7 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
     std::vector<std::pair<std::string, Type>> args;
     for (auto& a : f->regions[0]->args) args.emplace_back(a->name, a->type);
     Op& nf = add_func(*out, f->sym, args, func_result_types(*f));
-    for (const char* key : {"index_guards", "in_place"})  // the func's own attributes carry on
-      if (const Attr* a = f->attr(key)) nf.attrs[key] = *a;
+    copy_func_attrs(*f, nf);
     Region& body = *nf.regions[0];
     std::unordered_map<const Value*, Value*> map;
     for (size_t i = 0; i < args.size(); ++i) map[f->regions[0]->args[i].get()] = body.args[i].get();
@@ -90,10 +89,11 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
     if (const Attr* in_place = f->attr("in_place"))
       for (size_t r = 0; r < in_place->as_ints()->size(); ++r) {
         const int64_t a = (*in_place->as_ints())[r];
+        if (a < 0) continue;
         const Value* v = ret.operands[r];
-        Value* arg = body.args[a < 0 ? 0 : a].get();
+        Value* arg = body.args[a].get();
         Value* value = map.at(v);
-        if (a < 0 || value == arg) continue;
+        if (value == arg) continue;
         const bool twice = std::count(ret.operands.begin(), ret.operands.end(), v) > 1;
         if (value->def && !twice && writes_in_place(body, *value->def, arg)) continue;
         const FusedRegion copy{FusedRegion::Kind::Pointwise,         nullptr, {}, {v}, v,

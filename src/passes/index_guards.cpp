@@ -1,7 +1,7 @@
 #include "passes/index_guards.hpp"
 
 #include <climits>
-#include <map>
+#include <set>
 
 #include "ir/graph_dialect.hpp"
 
@@ -26,7 +26,7 @@ void add_index_guards(Module& graph) {
     ops.pop_back();
     body.ops = std::move(ops);
     Builder b(body, "index_guard");
-    std::map<std::pair<const Value*, int64_t>, bool> guarded;
+    std::set<std::pair<const Value*, int64_t>> guarded;
     // guards a func already declares stay (they are its trailing results)
     AttrList messages;
     if (const Attr* g = f->attr("index_guards"); g && g->as_list()) messages = *g->as_list();
@@ -39,8 +39,7 @@ void add_index_guards(Module& graph) {
       Value* idx = op.operands[1];
       // (an i32 index cannot leave an axis of 2^31 or more)
       const bool always_in_range = idx->type.dtype == DType::I32 && s.extent > INT32_MAX;
-      if (idx->type.numel() == 0 || always_in_range || !guarded.emplace(std::make_pair(idx, s.extent), true).second)
-        continue;
+      if (idx->type.numel() == 0 || always_in_range || !guarded.emplace(idx, s.extent).second) continue;
       const Type scalar = Type::tensor(idx->type.dtype, {});
       const Type flags = Type::tensor(DType::I1, idx->type.shape);
       Value* lo = b.create1("tessera.constant", {}, scalar, {{"value", Attr(-s.extent)}});

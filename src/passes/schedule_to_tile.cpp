@@ -37,8 +37,7 @@ std::unique_ptr<Module> schedule_to_tile(const Module& schedule) {
     for (auto& a : f->regions[0]->args) args.emplace_back(a->name, a->type);
     Module host;
     Op& nf = add_func(host, f->sym, args, func_result_types(*f));
-    for (const char* key : {"index_guards", "in_place"})  // the func's own attributes carry on
-      if (const Attr* a = f->attr(key)) nf.attrs[key] = *a;
+    copy_func_attrs(*f, nf);
     Region& body = *nf.regions[0];
     std::unordered_map<const Value*, Value*> map;
     for (size_t i = 0; i < args.size(); ++i) map[f->regions[0]->args[i].get()] = body.args[i].get();

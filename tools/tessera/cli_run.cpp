@@ -209,7 +209,7 @@ int run_cmd(const RunOptions& o) {
     }
     outputs = r.outputs;
     if (o.check) {
-      const oracle::RunCheck report = oracle::check_run(*m, h, inputs, values);
+      const oracle::RunCheck report = oracle::check_run(*m, h, values);
       for (const oracle::CheckedValue& v : report.values) fmt::print("{}", v.describe());
       fmt::print("{}", report.summary());
       ok = report.ok;
