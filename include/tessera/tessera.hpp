@@ -80,6 +80,13 @@ class GraphBuilder {
   ir::Value* log_softmax(ir::Value* x, int64_t axis = -1);
   ir::Value* layer_norm(ir::Value* x, ir::Value* w, ir::Value* b, double eps = 1e-5);
   ir::Value* rms_norm(ir::Value* x, ir::Value* w, double eps = 1e-6);
+  // Their gradients (what `tessera grad` writes): softmax_grad and
+  // log_softmax_grad from the forward result y and dy; the norms' from x, w
+  // and dy, returning dx, dw (and db).
+  ir::Value* softmax_grad(ir::Value* y, ir::Value* dy, int64_t axis = -1);
+  ir::Value* log_softmax_grad(ir::Value* y, ir::Value* dy, int64_t axis = -1);
+  std::vector<ir::Value*> layer_norm_grad(ir::Value* x, ir::Value* w, ir::Value* dy, double eps = 1e-5);
+  std::vector<ir::Value*> rms_norm_grad(ir::Value* x, ir::Value* w, ir::Value* dy, double eps = 1e-6);
   // C = op(A) x op(B), batched over leading dims; f32 accumulation, result in `out`.
   ir::Value* matmul(ir::Value* a, ir::Value* b, DType out, bool transpose_a = false, bool transpose_b = false);
   // tessera.attention: softmax(scale * q k^T [causal]) v per (batch, head),
@@ -100,6 +107,9 @@ class GraphBuilder {
   // Appends op `name` with result type `result` and verifies it.
   ir::Value* add(const std::string& name, std::vector<ir::Value*> operands, std::map<std::string, ir::Attr> attrs,
                  const ir::Type& result);
+  // The same with several results.
+  std::vector<ir::Value*> add_n(const std::string& name, std::vector<ir::Value*> operands,
+                                std::map<std::string, ir::Attr> attrs, const std::vector<ir::Type>& results);
   std::unique_ptr<ir::Module> m_;
   ir::Op* func_;
   std::vector<ir::Value*> outputs_;

@@ -74,10 +74,16 @@ Value* GraphBuilder::reduce_all(Value* x, const std::string& kind, bool keepdims
 }
 
 Value* GraphBuilder::add(const std::string& name, std::vector<Value*> operands, AttrDict attrs, const Type& result) {
+  return add_n(name, std::move(operands), std::move(attrs), {result})[0];
+}
+
+std::vector<Value*> GraphBuilder::add_n(const std::string& name, std::vector<Value*> operands, AttrDict attrs,
+                                        const std::vector<Type>& results) {
   if (finished_) fail("E130", "GraphBuilder: module() was already called");
   Builder b(*func_->regions[0]);
   Op& op = b.create(name, std::move(operands), std::move(attrs));
-  Value* v = op.add_result("r" + std::to_string(next_++), result);
+  std::vector<Value*> v;
+  for (const Type& t : results) v.push_back(op.add_result("r" + std::to_string(next_++), t));
   try {
     if (name == "tessera.matmul") matmul_spec(op);
     else if (is_view_op(name)) verify_view_op(op);
@@ -222,6 +228,18 @@ Value* GraphBuilder::layer_norm(Value* x, Value* w, Value* b, double eps) {
 }
 Value* GraphBuilder::rms_norm(Value* x, Value* w, double eps) {
   return add("tessera.rms_norm", {x, w}, {{"eps", Attr(eps)}}, x->type);
+}
+Value* GraphBuilder::softmax_grad(Value* y, Value* dy, int64_t axis) {
+  return add("tessera.softmax_grad", {y, dy}, {{"axis", Attr(axis)}}, y->type);
+}
+Value* GraphBuilder::log_softmax_grad(Value* y, Value* dy, int64_t axis) {
+  return add("tessera.log_softmax_grad", {y, dy}, {{"axis", Attr(axis)}}, y->type);
+}
+std::vector<Value*> GraphBuilder::layer_norm_grad(Value* x, Value* w, Value* dy, double eps) {
+  return add_n("tessera.layer_norm_grad", {x, w, dy}, {{"eps", Attr(eps)}}, {x->type, w->type, w->type});
+}
+std::vector<Value*> GraphBuilder::rms_norm_grad(Value* x, Value* w, Value* dy, double eps) {
+  return add_n("tessera.rms_norm_grad", {x, w, dy}, {{"eps", Attr(eps)}}, {x->type, w->type});
 }
 Value* GraphBuilder::matmul(Value* a, Value* b, DType out, bool transpose_a, bool transpose_b) {
   // The result type follows from the operands; add() verifies everything else.

@@ -47,7 +47,8 @@ bool is_binary_op(const std::string& name);
 bool is_comparison_op(const std::string& name);  // tessera.eq ne lt le gt ge
 // unary, binary, where, iota, concat, gather, take_along, cast, constant
 bool is_pointwise_op(const std::string& name);
-bool is_row_op(const std::string& name);  // tessera.softmax log_softmax layer_norm rms_norm
+// tessera.softmax log_softmax layer_norm rms_norm, and their gradient ops
+bool is_row_op(const std::string& name);
 // The numpy broadcast of two shapes; E210 names both when they do not broadcast.
 std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
                                       const SourceLoc& loc = {});
@@ -67,6 +68,18 @@ int64_t row_op_axis(const Op& op);
 double row_op_eps(const Op& op);
 // Verifies one pointwise or row op (types, attributes); E205/E209-E212, E215.
 void verify_pointwise_or_row_op(const Op& op);
+
+// ---- row gradient ops (graph_row_grad.cpp) ---------------------------------
+//   %dx = tessera.softmax_grad %y, %dy {axis = -1} : (tensor<MxN..>, tensor<MxN..>) -> tensor<MxN..>
+//   %dx = tessera.log_softmax_grad %y, %dy {axis = -1} : (same) -> tensor<MxN..>
+//   %dx, %dw, %db = tessera.layer_norm_grad %x, %w, %dy {eps = 1.0e-05}
+//        : (tensor<MxN..>, tensor<N..>, tensor<MxN..>) -> (tensor<MxN..>, tensor<N..>, tensor<N..>)
+//   %dx, %dw = tessera.rms_norm_grad %x, %w, %dy {eps = 1.0e-06} : (same) -> (tensor<MxN..>, tensor<N..>)
+// Row ops too (is_row_op): each is one row kernel. y is the forward op's
+// result; the norms' statistics are recomputed from x.
+bool is_row_grad_op(const std::string& name);
+bool is_norm_grad_op(const std::string& name);  // layer_norm_grad, rms_norm_grad
+void verify_row_grad_op(const Op& op);
 
 // ---- matmul (graph_matmul.cpp) ---------------------------------------------
 //   %c = tessera.matmul %a, %b {transpose_a = false, transpose_b = false}

@@ -90,7 +90,7 @@ bool is_pointwise_op(const std::string& name) {
 }
 bool is_row_op(const std::string& name) {
   return name == "tessera.softmax" || name == "tessera.log_softmax" || name == "tessera.layer_norm" ||
-         name == "tessera.rms_norm";
+         name == "tessera.rms_norm" || is_row_grad_op(name);
 }
 
 std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
@@ -140,7 +140,7 @@ int64_t iota_axis(const Op& op) {
 
 int64_t row_op_axis(const Op& op) {
   const Type& x = op.operands.at(0)->type;
-  if (op.name == "tessera.layer_norm" || op.name == "tessera.rms_norm") return x.rank() - 1;
+  if (op.name == "tessera.layer_norm" || op.name == "tessera.rms_norm" || is_norm_grad_op(op.name)) return x.rank() - 1;
   int64_t axis = -1;
   if (const Attr* a = op.attr("axis")) {
     if (!a->as_int()) bad(op, "E211", "'axis' must be an integer");
@@ -152,7 +152,8 @@ int64_t row_op_axis(const Op& op) {
 }
 
 double row_op_eps(const Op& op) {
-  double eps = float_attr(op, "eps", op.name == "tessera.rms_norm" ? 1e-6 : 1e-5);
+  const bool rms = op.name == "tessera.rms_norm" || op.name == "tessera.rms_norm_grad";
+  double eps = float_attr(op, "eps", rms ? 1e-6 : 1e-5);
   if (!(eps >= 0) || eps > 1e30) bad(op, "E211", "'eps' must be a finite number >= 0");
   return eps;
 }
@@ -246,6 +247,7 @@ void verify_pointwise_or_row_op(const Op& op) {
     expect_result(op, Type::tensor(result, broadcast_shapes(a.shape, b.shape, op.loc)));
     return;
   }
+  if (is_row_grad_op(op.name)) return verify_row_grad_op(op);
   // row ops
   const bool norm = s == "layer_norm" || s == "rms_norm";
   expect_arity(op, s == "layer_norm" ? 3 : s == "rms_norm" ? 2 : 1);

@@ -28,13 +28,21 @@ class Emitter {
   SourceLoc loc;
 
   Value* op(const std::string& name, std::vector<Value*> operands, AttrDict attrs, Type type) {
+    return op_n(name, std::move(operands), std::move(attrs), {std::move(type)})[0];
+  }
+  std::vector<Value*> op_n(const std::string& name, std::vector<Value*> operands, AttrDict attrs,
+                           const std::vector<Type>& types) {
     Builder b(body_);
     Op& o = b.create(name, std::move(operands), std::move(attrs));
     o.loc = loc;
-    std::string n;
-    do n = "grad" + std::to_string(next_++);
-    while (taken_.count(n));
-    return o.add_result(n, std::move(type));
+    std::vector<Value*> results;
+    for (const Type& t : types) {
+      std::string n;
+      do n = "grad" + std::to_string(next_++);
+      while (taken_.count(n));
+      results.push_back(o.add_result(n, t));
+    }
+    return results;
   }
   Value* constant(double value, DType d) {
     return op("tessera.constant", {}, {{"value", Attr(value)}}, Type::tensor(d, {}));
@@ -339,29 +347,25 @@ class Rules {
     if (needs(b)) add(b, s.transpose_b ? e_.matmul(g, a, true, s.transpose_a) : e_.matmul(a, g, !s.transpose_a, false));
   }
 
+  // The row ops' gradients are ops of their own (graph_row_grad.cpp), each one
+  // row kernel: softmax's and log_softmax's read the saved result y; the
+  // norms' recompute their statistics from x (cheaper than saving them) and
+  // give dx, dw (and db) at once.
   void row(const Op& op) {
-    Value *x = op.operands[0], *y = op.result(), *g = gy(op);
-    const int64_t axis = row_op_axis(op);
-    auto mul = [&](Value* p, Value* q) { return e_.binary("mul", p, q); };
-    auto sub = [&](Value* p, Value* q) { return e_.binary("sub", p, q); };
-    auto row_sum = [&](Value* v) { return e_.reduce(v, "sum", {axis}, true); };
-    auto row_mean = [&](Value* v) { return e_.reduce(v, "mean", {axis}, true); };
-    if (op.name == "tessera.softmax") return add(x, mul(y, sub(g, row_sum(mul(g, y)))));
-    if (op.name == "tessera.log_softmax") return add(x, sub(g, mul(e_.unary("exp", y), row_sum(g))));
-    // The norms, recomputing their statistics from x (cheaper than saving them):
-    // n = (x - mean) * r, r = rsqrt(var + eps) (rms_norm: no mean, var = mean(x^2)).
+    if (is_row_grad_op(op.name)) not_written(op);  // no second derivatives yet
+    Value *x = op.operands[0], *g = gy(op);
+    if (op.name == "tessera.softmax" || op.name == "tessera.log_softmax") {
+      AttrDict attrs{{"axis", Attr(row_op_axis(op))}};
+      return add(x, e_.op(op.name + "_grad", {op.result(), g}, std::move(attrs), x->type));
+    }
     const bool layer = op.name == "tessera.layer_norm";
-    Value* eps = e_.constant(row_op_eps(op), x->type.dtype);
-    Value* xc = layer ? sub(x, row_mean(x)) : x;
-    Value* r = e_.unary("rsqrt", e_.binary("add", row_mean(mul(xc, xc)), eps));
-    Value* n = mul(xc, r);
     Value* w = op.operands[1];
-    if (needs(w)) add(w, mul(g, n));
-    if (layer) add(op.operands[2], g);
-    if (!needs(x)) return;
-    Value* gn = mul(g, w);
-    Value* centered = layer ? sub(gn, row_mean(gn)) : gn;
-    add(x, mul(r, sub(centered, mul(n, row_mean(mul(gn, n))))));
+    std::vector<Type> types = {x->type, w->type};
+    if (layer) types.push_back(w->type);
+    const std::vector<Value*> d = e_.op_n(op.name + "_grad", {x, w, g}, {{"eps", Attr(row_op_eps(op))}}, types);
+    if (needs(x)) add(x, d[0]);
+    if (needs(w)) add(w, d[1]);
+    if (layer && needs(op.operands[2])) add(op.operands[2], d[2]);
   }
 
   Emitter& e_;

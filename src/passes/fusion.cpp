@@ -178,9 +178,11 @@ std::vector<FusedRegion> partition(const Op& func) {
     if (r >= 0 && index_conflict(s.regions[r].ops, *op)) r = -1;
     if (r >= 0) {
       const FusedRegion& reg = s.regions[r];
-      // into a core only as its input x (not a norm's weight or bias); never into
-      // a matmul's operands, which its kernel streams from memory as they are
-      const bool ok_slot = user != reg.core || (reg.kind != FusedRegion::Kind::Matmul && user->operands[0] == v);
+      // into a core only as its input x (or a row gradient's dy; not a norm's
+      // weight or bias); never into a matmul's operands, which its kernel
+      // streams from memory as they are
+      const bool input = user->operands[0] == v || (is_row_grad_op(user->name) && user->operands.back() == v);
+      const bool ok_slot = user != reg.core || (reg.kind != FusedRegion::Kind::Matmul && input);
       s.region_of[op] = r;
       if (ok_slot && leaves_fit(s, reg, *op)) {
         s.regions[r].ops.push_back(op);

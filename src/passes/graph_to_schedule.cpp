@@ -20,6 +20,38 @@ using namespace tessera::ir;
 
 std::string matmul_region_id(const std::string& func, int index) { return func + "#" + std::to_string(index); }
 
+namespace {
+
+// The second stage of a norm gradient's dw or db: its [programs, extent]
+// partial sums (the row kernel's result `partials`) summed over programs by a
+// column reduction, then cast to the weight's dtype where that is narrower.
+// The stage is written as Graph IR (a reduce, a cast) and scheduled by the
+// reduce and pointwise families like any region.
+Value* sum_partials(Builder& b, const Value& grad, Value* partials, const machine::Descriptor& device,
+                    const std::string& prefix, const SourceLoc& loc) {
+  Module stage;
+  const Type& pt = partials->type;
+  const bool cast = pt.dtype != grad.type.dtype;
+  Op& f = add_func(stage, "stage", {{partials->name, pt}}, {grad.type});
+  Value* arg = f.regions[0]->args[0].get();
+  Builder gb(*f.regions[0]);
+  Op& sum = gb.create("tessera.reduce", {arg}, {{"kind", Attr("sum")}, {"axes", Attr::ints({0})}});
+  sum.loc = loc;
+  Value* total = sum.add_result(cast ? grad.name + ".sum" : grad.name, Type::tensor(pt.dtype, grad.type.shape));
+  std::unordered_map<const Value*, Value*> map = {{arg, partials}};
+  const FusedRegion reduce{FusedRegion::Kind::Reduce, &sum, {&sum}, {arg}, total, {}};
+  Value* out = families::reduce::emit_schedule(b, reduce, map, device, prefix);
+  if (!cast) return out;
+  Op& c = gb.create("tessera.cast", {total});
+  c.loc = loc;
+  Value* narrowed = c.add_result(grad.name, grad.type);
+  map[total] = out;
+  const FusedRegion copy{FusedRegion::Kind::Pointwise, nullptr, {&c}, {total}, narrowed, {}};
+  return families::pointwise::emit_schedule(b, copy, map, device, prefix + "c");
+}
+
+}  // namespace
+
 std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::Descriptor& device,
                                           const Candidates& candidates) {
   verify_graph(graph);
@@ -45,7 +77,14 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
         case FusedRegion::Kind::Pointwise:
           map[r.result] = families::pointwise::emit_schedule(b, r, map, device, prefix);
           break;
-        case FusedRegion::Kind::Row: map[r.result] = families::rowwise::emit_schedule(b, r, map, device, prefix); break;
+        case FusedRegion::Kind::Row: {
+          Op& op = families::rowwise::emit_schedule(b, r, map, device, prefix);
+          map[r.result] = op.result(0);
+          for (size_t i = 1; i < op.results.size(); ++i)
+            map[r.core->result(i)] = sum_partials(b, *r.core->result(i), op.result(i), device,
+                                                  prefix + "s" + std::to_string(i), r.core->loc);
+          break;
+        }
         case FusedRegion::Kind::Matmul: {
           const std::string candidate = candidate_for(matmul_region_id(f->sym, matmuls++), r);
           if (families::matmul::is_synthesized(candidate) || r.ops.size() == 1) {

@@ -582,9 +582,89 @@ std::vector<FusionCase> index_cases() {
   return out;
 }
 
+// The row ops' gradients (tessera grad's softmax_grad, log_softmax_grad,
+// layer_norm_grad, rms_norm_grad): rows with a tail, rows that fill tiles,
+// long streamed rows, columns (softmax), several rows a program for the
+// norms' partial sums (a ragged last program), empty extents; a fused dy
+// prologue and dx epilogue.
+std::vector<FusionCase> row_grad_cases() {
+  struct ShapeAxis {
+    std::vector<int64_t> shape;
+    int64_t axis;
+  };
+  const std::vector<ShapeAxis> shapes = {
+      {{37, 129}, -1}, {{16, 4096}, 1}, {{3, 70000}, -1}, {{1000}, 0},  {{3000, 96}, -1},
+      {{64, 100}, 0},  {{3, 5, 7}, 1},  {{6, 0}, -1},     {{0, 6}, -1},
+  };
+  const std::vector<std::string> ops = {"softmax_grad", "log_softmax_grad", "layer_norm_grad", "rms_norm_grad"};
+  std::vector<FusionCase> out;
+  int seed = 9900;
+  for (const auto& sa : shapes)
+    for (const auto& op : ops)
+      for (DType dt : {DType::F32, DType::BF16, DType::F64}) {
+        const bool norm = op == "layer_norm_grad" || op == "rms_norm_grad";
+        const int64_t rank = static_cast<int64_t>(sa.shape.size());
+        if (norm && sa.axis != -1 && sa.axis != rank - 1) continue;
+        for (bool special : {false, true}) {
+          if (special && dt != DType::F32) continue;
+          seed += 3;
+          FusionCase c;
+          c.name = op + "_" + std::string(dtype_name(dt)) + "_" + shape_name(sa.shape) + "_a" +
+                   std::to_string(sa.axis < 0 ? sa.axis + rank : sa.axis) + (special ? "_special" : "_random");
+          // x (norms), else y: probabilities for softmax, log-probabilities for log_softmax
+          const std::string first = op == "softmax_grad"       ? ",lo=0,hi=1"
+                                    : op == "log_softmax_grad" ? ",lo=-12,hi=0"
+                                                               : "";
+          c.inputs.push_back((special ? "special:seed=" : "random:seed=") + std::to_string(seed) +
+                             (special ? ",rate=0.01" : first));
+          if (norm) c.inputs.push_back("random:seed=" + std::to_string(seed + 1) + ",lo=0.5,hi=1.5");
+          c.inputs.push_back("random:seed=" + std::to_string(seed + 2));
+          const std::vector<int64_t> shape = sa.shape;
+          const int64_t axis = sa.axis;
+          const int64_t n = shape.back();
+          c.build = [=](GraphBuilder& g) {
+            ir::Value* x = g.input(norm ? "x" : "y", T(dt, shape));
+            ir::Value* w = norm ? g.input("w", T(dt, {n})) : nullptr;
+            ir::Value* dy = g.input("dy", T(dt, shape));
+            if (op == "softmax_grad") g.output(g.softmax_grad(x, dy, axis));
+            if (op == "log_softmax_grad") g.output(g.log_softmax_grad(x, dy, axis));
+            if (norm)
+              for (ir::Value* r : op == "layer_norm_grad" ? g.layer_norm_grad(x, w, dy) : g.rms_norm_grad(x, w, dy))
+                g.output(r);
+          };
+          out.push_back(std::move(c));
+        }
+      }
+  // dy computed in the kernel (a prologue), dx with a residual gradient added (an epilogue)
+  for (DType dt : {DType::F32, DType::BF16}) {
+    const std::string d(dtype_name(dt));
+    out.push_back({"layer_norm_grad_" + d + "_300x384_fused",
+                   {"random:seed=9990", "random:seed=9991,lo=0.5,hi=1.5", "random:seed=9992", "random:seed=9993",
+                    "random:seed=9994"},
+                   [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {300, 384}));
+                     ir::Value* w = g.input("w", T(dt, {384}));
+                     ir::Value* dy = g.binary("mul", g.input("g", T(dt, {300, 384})), g.input("s", T(dt, {384})));
+                     std::vector<ir::Value*> d = g.layer_norm_grad(x, w, dy);
+                     g.output(g.binary("add", d[0], g.input("r", T(dt, {300, 384}))));
+                     g.output(d[1]);
+                     g.output(d[2]);
+                   }});
+    out.push_back({"softmax_grad_" + d + "_64x1000_fused",
+                   {"random:seed=9995,lo=0,hi=1", "random:seed=9996", "random:seed=9997"},
+                   [=](GraphBuilder& g) {
+                     ir::Value* y = g.input("y", T(dt, {64, 1000}));
+                     ir::Value* dy = g.unary("neg", g.input("g", T(dt, {64, 1000})));
+                     g.output(g.binary("mul", g.softmax_grad(y, dy, -1), g.input("m", T(dt, {64, 1}))));
+                   }});
+  }
+  return out;
+}
+
 inline std::vector<FusionCase> all_fusion_cases() {
   std::vector<FusionCase> out = row_op_cases();
-  for (auto* more : {&pointwise_cases, &fused_cases, &integer_cases, &view_cases, &arg_reduce_cases, &index_cases})
+  for (auto* more :
+       {&pointwise_cases, &fused_cases, &integer_cases, &view_cases, &arg_reduce_cases, &index_cases, &row_grad_cases})
     for (auto& c : more()) out.push_back(std::move(c));
   return out;
 }

@@ -68,7 +68,8 @@ void choose_cpu(Pass& p, const Assumptions& m) {
   } else {
     p.strategy = Strategy::Columns;
     p.accumulator = Accumulator::Scratch;
-    int64_t block = std::min<int64_t>(m.column_block, (p.inner + lanes - 1) / lanes * lanes);
+    // (at least one tile: a pass with no columns has no programs, not a zero block)
+    int64_t block = std::clamp<int64_t>((p.inner + lanes - 1) / lanes * lanes, lanes, std::max(m.column_block, lanes));
     p.columns_per_program = block;
     p.row_unroll = std::clamp<int64_t>(p.chunk_len(), 1, m.row_unroll);
     p.programs = rows * ((p.inner + block - 1) / block);

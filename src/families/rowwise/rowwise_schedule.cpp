@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 
 #include "families/device_attr.hpp"
 #include "families/fused/expr_tile.hpp"
@@ -61,7 +62,7 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
       }
     }
     if (d.has(Cap::Clusters) && d.max_cluster >= 8 && p.strategy == Strategy::Rows && !p.resident && !p.pick &&
-        experimental("rows_cluster")) {
+        !p.grad() && experimental("rows_cluster")) {
       // {threads, unroll, cluster}. 1024 threads: one block an SM at 64
       // registers a thread (__launch_bounds__(1024)), 32 of them lanes at most.
       // Not a default (docs/journal.md): an SM's one block loads, then
@@ -90,7 +91,8 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
     // only this shape is a default.
     // (A picked row is written as one element: it keeps to one block.)
     if (d.has(Cap::Clusters) && d.max_cluster >= 16 && p.strategy == Strategy::Rows && !p.resident && !p.pick &&
-        esize == 4 && storage_bytes == 4 && p.vector_width == 4 && want > 131072 && want <= 512 * 4 * 8 * 16) {
+        !p.grad() && esize == 4 && storage_bytes == 4 && p.vector_width == 4 && want > 131072 &&
+        want <= 512 * 4 * 8 * 16) {
       p.threads = 512, p.unroll = 8, p.cluster = 16, p.resident = true;
     }
     // Rows past one block, read from one leaf, staged (the default where the
@@ -103,8 +105,8 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
     // packet: bench/evidence/cuda/rowops.packet.json).
     // (The experimental rows_cluster, asked for, keeps its own shapes.)
     if (d.has(Cap::Clusters) && d.has(Cap::BulkCopy) && d.max_cluster >= 8 && p.strategy == Strategy::Rows && !p.pick &&
-        (!p.resident || p.cluster > 1) && staged_leaf_bytes > 0 && staged_leaf_bytes * p.vector_width == 16 &&
-        !experimental("rows_cluster")) {
+        !p.grad() && (!p.resident || p.cluster > 1) && staged_leaf_bytes > 0 &&
+        staged_leaf_bytes * p.vector_width == 16 && !experimental("rows_cluster")) {
       const int64_t per_unroll = 512 * p.vector_width * 8;
       const int64_t unroll = want / per_unroll;
       const int64_t share_bytes = want / 8 * staged_leaf_bytes;  // a block's shared memory
@@ -131,6 +133,16 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
   p.online = d.gpu() && p.strategy == Strategy::Rows && !p.resident && p.softmax_like();
   p.stash_exp = !d.gpu() && p.strategy == Strategy::Rows && p.op == RowOp::Softmax && out_dtype == p.compute;
   p.programs = p.strategy == Strategy::Rows ? p.outer : p.outer * p.column_blocks();
+  if (p.norm_grad()) {
+    // Enough programs to fill the machine (as a split reduction aims: a wave
+    // of eight programs a unit on a GPU; 64 on the CPU), each summing its
+    // rows' dw and db terms once: fewer partial rows to write and reduce.
+    const int64_t want = d.gpu() ? static_cast<int64_t>(
+                                       std::bit_floor(static_cast<uint64_t>(std::max<int64_t>(d.compute_units, 1) * 8)))
+                                 : 64;
+    p.rows_per_program = std::max<int64_t>(1, (p.outer + want - 1) / want);
+    p.programs = (p.outer + p.rows_per_program - 1) / p.rows_per_program;
+  }
 }
 
 }  // namespace
@@ -155,13 +167,14 @@ const std::vector<Field<Plan>>& plan_fields() {
       field("prefetch_rows", &Plan::prefetch_rows, When::IfNotDefault),
       field("staged", &Plan::staged, When::IfNotDefault),
       field("pick", &Plan::pick, When::IfNotDefault),
+      field("rows_per_program", &Plan::rows_per_program, When::Always, [](const Plan& p) { return p.norm_grad(); }),
       field("programs", &Plan::programs),
   };
   return fields;
 }
 
-Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unordered_map<const Value*, Value*>& map,
-                     const machine::Descriptor& device, const std::string& prefix) {
+Op& emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unordered_map<const Value*, Value*>& map,
+                  const machine::Descriptor& device, const std::string& prefix) {
   const Op& core = *region.core;
   const Type& x = core.operands[0]->type;
   Plan p;
@@ -197,9 +210,11 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   a["leaf_strides"] = fused::leaf_strides_attr(p.leaf_strides);
   write_fields(plan_fields(), p, a);
   op.loc = core.loc;
-  Value* result = op.add_result(region.result->name, region.result->type);
+  op.add_result(region.result->name, region.result->type);
+  for (size_t r = 1; r <= p.partials(); ++r)
+    op.add_result(core.result(r)->name + ".partials", Type::tensor(p.compute, {p.programs, p.extent}));
   stamp_artifact_hash(op);
-  return result;
+  return op;
 }
 
 Plan read_plan(const Op& op) {
@@ -260,12 +275,25 @@ Plan read_plan(const Op& op) {
     fused::check_leaf_reach({p.outer, p.extent, p.inner}, p.leaf_strides[l], op.operands[l]->type, op);
   if (p.resident && (p.strategy != Strategy::Rows || p.tile_lanes() < p.extent))
     fail("E302", "a resident row must fit in one tile", op.loc);
-  const int64_t want = p.strategy == Strategy::Rows ? p.outer : p.outer * p.column_blocks();
+  if (p.norm_grad() != (op.attr("rows_per_program") != nullptr) || p.rows_per_program < 1 ||
+      (p.norm_grad() && p.strategy != Strategy::Rows))
+    fail("E302", "'rows_per_program' (>= 1) is recorded for the norms' gradients, on rows, only", op.loc);
+  const int64_t want = p.norm_grad()                  ? (p.outer + p.rows_per_program - 1) / p.rows_per_program
+                       : p.strategy == Strategy::Rows ? p.outer
+                                                      : p.outer * p.column_blocks();
   if (p.programs != want)
     fail("E302",
          "schedule.rowwise records " + std::to_string(p.programs) + " programs but its view gives " +
              std::to_string(want),
          op.loc);
+  if (op.results.size() != 1 + p.partials())
+    fail("E302",
+         "schedule.rowwise of " + std::string(enum_name(p.op)) + " has " + std::to_string(1 + p.partials()) +
+             " result(s)",
+         op.loc);
+  for (size_t r = 1; r < op.results.size(); ++r)
+    if (!(op.results[r]->type == Type::tensor(p.compute, {p.programs, p.extent})))
+      fail("E302", "a partial-sums result must be tensor<programs x extent> of the compute type", op.loc);
   return p;
 }
 

@@ -1,6 +1,6 @@
-// The rowwise family: softmax, log_softmax, layer_norm and rms_norm, with a
-// fused pointwise prologue (on the input x) and epilogue (on the result), as
-// one kernel. The op's axis splits x into an [outer, extent, inner] view:
+// The rowwise family: softmax, log_softmax, layer_norm and rms_norm and their
+// gradient ops, with a fused pointwise prologue (on the input x, and on a
+// gradient's dy) and epilogue (on the result), as one kernel. The op's axis splits x into an [outer, extent, inner] view:
 //   rows     (inner == 1): a program normalizes one row; its statistics
 //            (max, sums) are lane reductions. `resident`: the whole row is one
 //            tile, read from memory once (CUDA: rows up to 16K f32 lanes in
@@ -15,6 +15,11 @@
 //            log-probabilities are never stored.
 //   columns  (inner > 1): a program owns a tile of columns of one outer index
 //            and walks down the extent; statistics are per lane.
+// The norms' gradients (rows only) also sum dy * n (and dy) over rows for dw
+// (and db): a program takes `rows_per_program` rows in turn and writes its
+// sums as one row of a [programs, extent] partials result in the compute
+// type; a column reduction of the partials finishes dw and db
+// (graph_to_schedule), so the sums are deterministic.
 // Statistics are computed in the compute type (f32, or f64 for f64) in fixed
 // order: results are bitwise deterministic.
 #pragma once
@@ -29,7 +34,7 @@
 
 namespace tessera::families::rowwise {
 
-enum class RowOp { Softmax, LogSoftmax, LayerNorm, RmsNorm };
+enum class RowOp { Softmax, LogSoftmax, LayerNorm, RmsNorm, SoftmaxGrad, LogSoftmaxGrad, LayerNormGrad, RmsNormGrad };
 enum class Strategy { Rows, Columns };
 
 struct Plan {
@@ -64,10 +69,17 @@ struct Plan {
   // The region ends in a take_along of the log_softmax, one index a row: the
   // output is that element of each row (result [outer]). Recorded only when true.
   bool pick = false;
+  // Norm gradients: consecutive rows a program takes (its dw, db partial sums
+  // cover them). Recorded only for them.
+  int64_t rows_per_program = 1;
   int64_t programs = 0;
 
-  bool norm() const { return op == RowOp::LayerNorm || op == RowOp::RmsNorm; }
+  bool norm_grad() const { return op == RowOp::LayerNormGrad || op == RowOp::RmsNormGrad; }
+  bool grad() const { return norm_grad() || op == RowOp::SoftmaxGrad || op == RowOp::LogSoftmaxGrad; }
+  bool norm() const { return op == RowOp::LayerNorm || op == RowOp::RmsNorm || norm_grad(); }
   bool softmax_like() const { return op == RowOp::Softmax || op == RowOp::LogSoftmax; }
+  // Partial-sum results beside dx: dw (and db for layer_norm).
+  size_t partials() const { return op == RowOp::LayerNormGrad ? 2 : op == RowOp::RmsNormGrad ? 1 : 0; }
   int64_t tile_lanes() const { return threads * vector_width * unroll * cluster; }
   // Leaf l is read a row at a time: it varies by row and is contiguous along
   // the extent (the leaves a prefetch fetches).
@@ -90,9 +102,11 @@ struct Plan {
 // The fields a schedule.rowwise records (plan_fields.hpp).
 const std::vector<Field<Plan>>& plan_fields();
 
-ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
-                         const std::unordered_map<const ir::Value*, ir::Value*>& map, const machine::Descriptor& device,
-                         const std::string& prefix);
+// The schedule.rowwise op: result 0 is the region's result; a norm
+// gradient's partial sums follow (named "<dw>.partials", "<db>.partials").
+ir::Op& emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
+                      const std::unordered_map<const ir::Value*, ir::Value*>& map, const machine::Descriptor& device,
+                      const std::string& prefix);
 
 Plan read_plan(const ir::Op& schedule_op);
 
@@ -101,11 +115,15 @@ Plan read_plan(const ir::Op& schedule_op);
 namespace tessera::families {
 template <>
 struct EnumNames<rowwise::RowOp> {
-  static constexpr std::array<std::pair<rowwise::RowOp, const char*>, 4> names = {
+  static constexpr std::array<std::pair<rowwise::RowOp, const char*>, 8> names = {
       {{rowwise::RowOp::Softmax, "softmax"},
        {rowwise::RowOp::LogSoftmax, "log_softmax"},
        {rowwise::RowOp::LayerNorm, "layer_norm"},
-       {rowwise::RowOp::RmsNorm, "rms_norm"}}};
+       {rowwise::RowOp::RmsNorm, "rms_norm"},
+       {rowwise::RowOp::SoftmaxGrad, "softmax_grad"},
+       {rowwise::RowOp::LogSoftmaxGrad, "log_softmax_grad"},
+       {rowwise::RowOp::LayerNormGrad, "layer_norm_grad"},
+       {rowwise::RowOp::RmsNormGrad, "rms_norm_grad"}}};
 };
 template <>
 struct EnumNames<rowwise::Strategy> {

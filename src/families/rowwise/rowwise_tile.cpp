@@ -24,6 +24,12 @@ struct RowKernel {
   Value *col0 = nullptr, *ncols = nullptr;  // columns: first column and how many are real
   // staged rows: the row leaf's shared-memory stage and this program's row count so far
   Value *stage = nullptr, *iter = nullptr;
+  // norm gradients: the partial-sums outputs, this program's row of them and,
+  // for resident rows, the sums so far (tiles carried from row to row)
+  std::vector<Value*> partials = {}, acc = {};
+  Value* part_base = nullptr;
+  // a norm gradient's partial-sum terms at a position: dy * n (and dy)
+  std::function<std::vector<Value*>(Value*, fused::Env&, Value*, Value*)> partial_terms = nullptr;
 
   // A statistic is a scalar (rows) or a tile of per-column values (columns).
   Value* lift(Value* stat) { return stat->type.kind == TypeKind::Scalar ? tb.splat(stat, lanes_t) : stat; }
@@ -54,19 +60,25 @@ struct RowKernel {
   // combine-reduction over the extent of term(x, env) (rows: to a scalar).
   // Resident rows reuse the one tile env0 holds.
   using Term = std::function<Value*(Value* x, fused::Env& env)>;
-  Value* term_k = nullptr;      // rows, streamed: the position stat() is evaluating a term at
+  Value* term_k = nullptr;      // the position stat() is evaluating a term at
   Value* term_count = nullptr;  // and its lane count (null: a full tile)
+  // A region value at the term's position (a gradient's dy, a norm's weight).
+  Value* term_at(const Value* v, fused::Env& env) { return at(v, term_k, term_count, env); }
   Value* stat(const std::string& kind, const Term& term, fused::Env* env0) {
     const double id = combine_identity(kind);
     if (!rows) {  // per-column statistics: lanes are independent, no masking needed
       return tb.for_loop(tb.index(0), tb.index(p.extent), tb.index(1), {tb.full(id, lanes_t)},
                          [&](Value* k, const std::vector<Value*>& c) -> std::vector<Value*> {
                            fused::Env env;
+                           term_k = k;
+                           term_count = column_count();
                            return {tb.combine(kind, c[0], term(x_at(k, column_count(), env), env))};
                          })[0];
     }
     Value* n = tb.index(p.extent);
     if (env0) {  // a full tile needs no mask
+      term_k = tb.index(0);
+      term_count = resident_count();
       Value* t = term(x_at(tb.index(0), resident_count(), *env0), *env0);
       return tb.reduce_lanes(kind, p.extent == p.tile_lanes() ? t : tb.mask(t, n, id));
     }
@@ -203,6 +215,63 @@ struct RowKernel {
         Value* ls = lift(tb.map("log", {s}));
         output = [&, ls, mt](Value* x, fused::Env&, Value*, Value*) { return sub(sub(x, mt), ls); };
       }
+    } else if (p.op == RowOp::SoftmaxGrad || p.op == RowOp::LogSoftmaxGrad) {
+      // softmax: dx = y (dy - sum(dy y)); log_softmax: dx = dy - exp(y) sum(dy) (x here is y)
+      const Value* dy = core.operands[1];
+      const bool log = p.op == RowOp::LogSoftmaxGrad;
+      Value* s = stat(
+          "sum",
+          [&](Value* y, fused::Env& env) {
+            Value* g = term_at(dy, env);
+            return log ? g : mul(g, y);
+          },
+          res);
+      Value* st = lift(s);
+      output = [&, st, dy, log](Value* y, fused::Env& env, Value* k, Value* count) {
+        Value* g = at(dy, k, count, env);
+        return log ? sub(g, mul(tb.map("exp", {y}), st)) : mul(y, sub(g, st));
+      };
+    } else if (p.norm_grad()) {
+      // n = (x - mean) r (rms_norm: x r), gw = dy w:
+      // dx = r ((gw - mean(gw)) - n mean(gw n)) (rms_norm: no mean(gw)),
+      // and the partial sums of dy n (dw) and dy (db).
+      const bool layer = p.op == RowOp::LayerNormGrad;
+      const Value* dy = core.operands[2];
+      Value* mt = nullptr;
+      if (layer) {
+        Value* sum_x = stat(
+            "sum", [&](Value* x, fused::Env&) { return x; }, res);
+        mt = lift(div(sum_x, constant(static_cast<double>(p.extent), sum_x)));
+      }
+      Value* ss = stat(
+          "sum",
+          [&](Value* x, fused::Env&) {
+            Value* d = layer ? sub(x, mt) : x;
+            return mul(d, d);
+          },
+          res);
+      Value* var = div(ss, constant(static_cast<double>(p.extent), ss));
+      Value* rt = lift(tb.map("rsqrt", {tb.map("add", {var, constant(p.eps, var)})}));
+      auto normed = [&, mt, rt, layer](Value* x) { return mul(layer ? sub(x, mt) : x, rt); };
+      auto gw = [&, dy, w](fused::Env& env, Value* k, Value* count) {
+        return mul(at(dy, k, count, env), at(w, k, count, env));
+      };
+      auto row_mean = [&](const Term& term) {
+        Value* total = stat("sum", term, res);
+        return lift(div(total, constant(static_cast<double>(p.extent), total)));
+      };
+      Value* bt = row_mean([&](Value* x, fused::Env& env) { return mul(gw(env, term_k, term_count), normed(x)); });
+      Value* at_ = layer ? row_mean([&](Value*, fused::Env& env) { return gw(env, term_k, term_count); }) : nullptr;
+      output = [&, gw, normed, rt, bt, at_, layer](Value* x, fused::Env& env, Value* k, Value* count) {
+        Value* g = gw(env, k, count);
+        return mul(rt, sub(layer ? sub(g, at_) : g, mul(normed(x), bt)));
+      };
+      partial_terms = [&, normed, dy, layer](Value* x, fused::Env& env, Value* k, Value* count) {
+        Value* g = at(dy, k, count, env);
+        std::vector<Value*> t = {mul(g, normed(x))};
+        if (layer) t.push_back(g);
+        return t;
+      };
     } else if (p.op == RowOp::LayerNorm) {
       Value* probe = stat(
           "sum", [&](Value* x, fused::Env&) { return x; }, res);
@@ -251,6 +320,24 @@ struct RowKernel {
       env[core.result()] = output(x_at(k, count, env), env, k, count);
       return at(yielded, k, count, env);
     };
+    // A norm gradient's partial sums take this position's terms: resident
+    // rows in the carried tiles, streamed ones in the program's partials row.
+    auto accumulate = [&](Value* k, Value* count, fused::Env& env) {
+      if (!partial_terms) return;
+      std::vector<Value*> t = partial_terms(x_at(k, count, env), env, k, count);
+      for (size_t i = 0; i < t.size(); ++i) {
+        if (resident) {
+          acc[i] = tb.map("add", {acc[i], t[i]});
+          continue;
+        }
+        Value* at_k = tb.add(part_base, k);
+        Value* old = count ? tb.load_masked(partials[i], at_k, count, lanes_t, 0.0)
+                           : tb.load(partials[i], at_k, lanes_t);
+        Value* sum = tb.map("add", {old, t[i]});
+        if (count) tb.store_masked(partials[i], at_k, count, sum);
+        else tb.store(partials[i], at_k, sum);
+      }
+    };
     Value* n = tb.index(p.extent);
     if (!rows) {
       Value* base = tb.add(tb.mul(o, tb.index(p.extent * p.inner)), col0);
@@ -270,6 +357,7 @@ struct RowKernel {
       Value* y = result_at(tb.index(0), resident_count(), env0);
       if (p.extent == p.tile_lanes()) tb.store(out, row_base, y);
       else tb.store_masked(out, row_base, n, y);
+      accumulate(tb.index(0), resident_count(), env0);
       return;
     }
     Value* lanes = tb.index(p.tile_lanes());
@@ -277,11 +365,28 @@ struct RowKernel {
     tb.for_loop(tb.index(0), main_end, lanes, {}, [&](Value* k, const std::vector<Value*>&) -> std::vector<Value*> {
       fused::Env env;
       tb.store(out, tb.add(row_base, k), result_at(k, nullptr, env));
+      accumulate(k, nullptr, env);
       return {};
     });
     fused::Env env;
     Value* count = tb.sub(n, main_end);
     tb.store_masked(out, tb.add(row_base, main_end), count, result_at(main_end, count, env));
+    accumulate(main_end, count, env);
+  }
+
+  // Zeros in this program's row of each partials output (streamed rows add
+  // into it row by row).
+  void clear_partials() {
+    Value* n = tb.index(p.extent);
+    Value* lanes = tb.index(p.tile_lanes());
+    Value* main_end = tb.sub(n, tb.rem(n, lanes));
+    for (Value* part : partials) {
+      tb.for_loop(tb.index(0), main_end, lanes, {}, [&](Value* k, const std::vector<Value*>&) -> std::vector<Value*> {
+        tb.store(part, tb.add(part_base, k), tb.full(0.0, lanes_t));
+        return {};
+      });
+      tb.store_masked(part, tb.add(part_base, main_end), tb.sub(n, main_end), tb.full(0.0, lanes_t));
+    }
   }
 };
 
@@ -303,11 +408,37 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   Region& body = *k->regions[0];
   std::vector<Value*> leaves = fused::add_leaf_args(body, region);
   Value* out = body.add_arg("out", Type::ptr(sop.result()->type.dtype));
+  std::vector<Value*> partials;
+  for (size_t r = 1; r <= p.partials(); ++r)
+    partials.push_back(body.add_arg("partials" + std::to_string(r), Type::ptr(p.compute)));
   TileBuilder tb(body);
   RowKernel kern{
       p,      tb, region, *core, leaves, out, Type::tile(p.compute, {p.tile_lanes()}), p.strategy == Strategy::Rows,
       nullptr};
   Value* pid = tb.program_id();
+  if (p.norm_grad()) {
+    // rows [first, first + rows_per_program) of the view, clipped at the end
+    Value* first = tb.mul(pid, tb.index(p.rows_per_program));
+    Value* count = tb.min(tb.index(p.rows_per_program), tb.sub(tb.index(p.outer), first));
+    kern.partials = partials;
+    kern.part_base = tb.mul(pid, tb.index(p.extent));
+    std::vector<Value*> zeros;
+    if (p.resident) zeros.assign(partials.size(), tb.full(0.0, kern.lanes_t));
+    else kern.clear_partials();
+    std::vector<Value*> sums = tb.for_loop(tb.index(0), count, tb.index(1), zeros,
+                                           [&](Value* i, const std::vector<Value*>& c) {
+                                             kern.o = tb.add(first, i);
+                                             kern.acc = c;
+                                             kern.build();
+                                             return kern.acc;
+                                           });
+    for (size_t i = 0; i < sums.size(); ++i) {
+      if (p.extent == p.tile_lanes()) tb.store(partials[i], kern.part_base, sums[i]);
+      else tb.store_masked(partials[i], kern.part_base, tb.index(p.extent), sums[i]);
+    }
+    m.ops.push_back(std::move(k));
+    return;
+  }
   if (p.staged) {
     // Rows pid, pid + programs, ... (the runtime launches at most p.outer
     // programs, so every program has at least one).
