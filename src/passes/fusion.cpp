@@ -6,6 +6,7 @@
 #include <set>
 
 #include "families/fused/leaf_map.hpp"
+#include "families/fused/region.hpp"
 #include "families/reduce/reduce_schedule.hpp"
 #include "ir/graph_dialect.hpp"
 
@@ -21,6 +22,20 @@ std::vector<int> view_groups(const Op& core) {
   if (core.name == "tessera.reduce") return families::reduce::prologue_groups(core).value_or(std::vector<int>{});
   const int64_t axis = row_op_axis(core), rank = core.operands[0]->type.rank();
   return {static_cast<int>(axis), 1, static_cast<int>(rank - 1 - axis)};
+}
+
+// A row kernel over `core` can read view v from its base's buffer: linear in
+// the [outer, extent, inner] groups, with lanes (along the extent for rows,
+// inner for columns) contiguous or broadcast.
+bool row_reads_view(const Op& core, const Value* v, const std::function<bool(const Value*)>& has_buffer) {
+  const std::vector<int> groups = view_groups(core);
+  const auto read = families::fused::leaf_read(v, core.operands[0]->type.shape, groups, has_buffer);
+  if (!read) return false;
+  const std::vector<int64_t>& shape = core.operands[0]->type.shape;
+  int64_t inner = 1;
+  for (size_t d = shape.size() - groups[2]; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t lane = inner == 1 ? read->strides[1] : read->strides[2];
+  return lane == 0 || lane == 1;
 }
 
 // Ops that read an operand from memory where each element points (concat
@@ -230,6 +245,10 @@ std::vector<FusedRegion> partition(const Op& func) {
       else if (r.kind == FusedRegion::Kind::Reduce && families::reduce::leaf_read(v, *r.core, copied)) continue;
       else if (r.kind == FusedRegion::Kind::Reduce)
         materialize(v, "read by tessera.reduce, whose pass cannot address its layout linearly");
+      // A row kernel reads a view through its layout where that is linear in
+      // its [outer, extent, inner] dims and its lanes stay contiguous (or
+      // broadcast): a transposed row is copied (coalesced) instead.
+      else if (r.kind == FusedRegion::Kind::Row && row_reads_view(*r.core, v, copied)) continue;
       else materialize(v, "read by " + r.core->name + ", which reads its operands contiguous");
     }
   for (const Value* v : s.returned)

@@ -2,9 +2,27 @@
 
 #include <algorithm>
 
+#include "families/fused/leaf_map.hpp"
+#include "ir/graph_dialect.hpp"
+
 namespace tessera::families::fused {
 
 using namespace tessera::ir;
+
+std::optional<LeafRead> leaf_read(const Value* v, const std::vector<int64_t>& space, const std::vector<int>& groups,
+                                  const std::function<bool(const Value*)>& has_buffer) {
+  if (!v->def || !is_view_op(v->def->name) || has_buffer(v)) {  // read as a buffer of its own
+    auto st = group_strides(v->type.shape, space, groups);
+    if (!st) return std::nullopt;
+    return LeafRead{v, 0, *st};
+  }
+  bool unviewable = false;
+  const ViewRead r = read_through_views(v, has_buffer, [&](const Value*) { unviewable = true; });
+  if (unviewable) return std::nullopt;
+  auto st = group_strided(view_space_strides(v->type.shape, r.layout.strides, space), space, groups);
+  if (!st) return std::nullopt;
+  return LeafRead{r.base, r.layout.offset, *st};
+}
 
 Op& create_region_op(Builder& b, const std::string& name, const std::vector<const Value*>& leaves,
                      const std::vector<const Op*>& ops, const Value* yielded,

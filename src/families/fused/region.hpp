@@ -3,6 +3,8 @@
 // region's leaves and whose region holds the fused Graph IR ops, ending in
 // schedule.yield. `--emit schedule` shows exactly what was fused.
 #pragma once
+#include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -27,6 +29,19 @@ struct FusedRegion {
 ir::Op& create_region_op(ir::Builder& b, const std::string& name, const std::vector<const ir::Value*>& leaves,
                          const std::vector<const ir::Op*>& ops, const ir::Value* yielded,
                          const std::unordered_map<const ir::Value*, ir::Value*>& outer, const std::string& prefix);
+
+// Where a kernel iterating `space` in `groups` of dims reads leaf `v`: its
+// base buffer (v itself, or the buffer a chain of view ops reads; has_buffer
+// says which values have one), the element offset there, and its stride per
+// group; nullopt when the leaf (or its view's layout) is not linear in the
+// groups (fusion then copies the view first).
+struct LeafRead {
+  const ir::Value* base;
+  int64_t offset = 0;
+  std::vector<int64_t> strides;
+};
+std::optional<LeafRead> leaf_read(const ir::Value* v, const std::vector<int64_t>& space, const std::vector<int>& groups,
+                                  const std::function<bool(const ir::Value*)>& has_buffer);
 
 // The `leaf_strides` attribute of a fused schedule op: per operand, its stride
 // per iteration group.

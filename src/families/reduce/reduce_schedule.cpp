@@ -58,22 +58,11 @@ std::optional<std::vector<int>> prologue_groups(const Op& core) {
                           static_cast<int>(x.rank() - 1 - last)};
 }
 
-std::optional<LeafRead> leaf_read(const Value* v, const Op& core, const std::function<bool(const Value*)>& has_buffer) {
-  const std::vector<int64_t>& space = core.operands[0]->type.shape;
-  const auto single_pass = prologue_groups(core);
-  if (!single_pass) return std::nullopt;
-  const std::vector<int>& groups = *single_pass;
-  if (!v->def || !is_view_op(v->def->name) || has_buffer(v)) {  // read as a buffer of its own
-    auto st = fused::group_strides(v->type.shape, space, groups);
-    if (!st) return std::nullopt;
-    return LeafRead{v, 0, *st};
-  }
-  bool unviewable = false;
-  const ViewRead r = read_through_views(v, has_buffer, [&](const Value*) { unviewable = true; });
-  if (unviewable) return std::nullopt;
-  auto st = fused::group_strided(fused::view_space_strides(v->type.shape, r.layout.strides, space), space, groups);
-  if (!st) return std::nullopt;
-  return LeafRead{r.base, r.layout.offset, *st};
+std::optional<fused::LeafRead> leaf_read(const Value* v, const Op& core,
+                                         const std::function<bool(const Value*)>& has_buffer) {
+  const auto groups = prologue_groups(core);
+  if (!groups) return std::nullopt;
+  return fused::leaf_read(v, core.operands[0]->type.shape, *groups, has_buffer);
 }
 
 ir::Value* emit_schedule(Builder& b, const fused::FusedRegion& region,

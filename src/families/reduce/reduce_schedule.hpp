@@ -25,18 +25,11 @@ ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
 // nullopt otherwise.
 std::optional<std::vector<int>> prologue_groups(const ir::Op& core);
 
-// Where the first pass reads leaf `v` of a reduction's prologue region: its
-// base buffer (v itself, or the buffer a chain of view ops reads), the
-// element offset there, and its stride per [outer, extent, inner] of the
-// reduction `core`; nullopt when a view's layout is not linear in those
-// groups (the view is then copied first).
-struct LeafRead {
-  const ir::Value* base;
-  int64_t offset = 0;
-  std::vector<int64_t> strides;
-};
-std::optional<LeafRead> leaf_read(const ir::Value* v, const ir::Op& core,
-                                  const std::function<bool(const ir::Value*)>& has_buffer);
+// Where the first pass reads leaf `v` of a reduction's prologue region
+// (fused::leaf_read over the reduction's [outer, extent, inner]); nullopt
+// also when the reduction is not one pass.
+std::optional<fused::LeafRead> leaf_read(const ir::Value* v, const ir::Op& core,
+                                         const std::function<bool(const ir::Value*)>& has_buffer);
 
 // The pass recorded on a schedule.reduce (validated, E302 on a missing or bad attribute).
 Pass read_pass(const ir::Op& schedule_op);

@@ -184,23 +184,30 @@ Op& emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unord
   p.eps = p.norm() ? row_op_eps(core) : 0.0;
   for (int64_t d = 0; d < x.rank(); ++d) (d < axis ? p.outer : d == axis ? p.extent : p.inner) *= x.shape[d];
   const std::vector<int> groups = {static_cast<int>(axis), 1, static_cast<int>(x.rank() - 1 - axis)};
+  // A view is read through its layout from its base's buffer (fusion copies
+  // the ones that are not linear in the row view).
+  std::unordered_map<const Value*, Value*> bases = map;
+  bool views = false;
   for (const Value* leaf : region.leaves) {
-    auto st = fused::group_strides(leaf->type.shape, x.shape, groups);
-    if (!st) fail("E303", "fused region: a leaf is not linear in the row view (a fusion bug)");
-    p.leaf_strides.push_back(*st);
+    const auto read = fused::leaf_read(leaf, x.shape, groups, [&](const Value* u) { return map.count(u) > 0; });
+    if (!read) fail("E303", "fused region: leaf %" + leaf->name + " is not linear in the row view (a fusion bug)");
+    p.leaf_strides.push_back(read->strides);
+    p.leaf_offsets.push_back(read->offset);
+    if (read->base != leaf) bases[leaf] = map.at(read->base), views = true;
   }
   p.strategy = p.inner == 1 ? Strategy::Rows : Strategy::Columns;
   p.pick = is_index_op(region.result->def->name);
-  Op& op = fused::create_region_op(b, "schedule.rowwise", region.leaves, region.ops, region.result, map, prefix);
+  Op& op = fused::create_region_op(b, "schedule.rowwise", region.leaves, region.ops, region.result, bases, prefix);
   p.compute = fused::compute_dtype(*op.regions[0]);
   bool any_row_leaf = false, all_16bit = true;
   for (size_t l = 0; l < region.leaves.size(); ++l)
     if (p.row_leaf(l)) {
+      views = views || p.offset(l) != 0;  // (a staged row starts at the row, not past it)
       any_row_leaf = true;
       all_16bit = all_16bit && dtype_size(region.leaves[l]->type.dtype) == 2;
     }
   const bool rows_16bit = any_row_leaf && all_16bit;
-  const int64_t staged = p.strategy == Strategy::Rows ? p.staged_leaf() : -1;
+  const int64_t staged = p.strategy == Strategy::Rows && !views ? p.staged_leaf() : -1;
   choose(p, device, fused::narrowest_storage_bytes(region), region.result->type.dtype, rows_16bit,
          staged >= 0 ? static_cast<int64_t>(dtype_size(region.leaves[staged]->type.dtype)) : 0);
   AttrDict& a = op.attrs;
@@ -208,6 +215,7 @@ Op& emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unord
   record_device(a, device);
   a["axis"] = axis;
   a["leaf_strides"] = fused::leaf_strides_attr(p.leaf_strides);
+  if (views) a["leaf_offsets"] = Attr::ints(p.leaf_offsets);  // views: leaves read from their bases' buffers
   write_fields(plan_fields(), p, a);
   op.loc = core.loc;
   op.add_result(region.result->name, region.result->type);
@@ -219,12 +227,21 @@ Op& emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unord
 
 Plan read_plan(const Op& op) {
   using machine::Cap;
-  fused::verify_region(op);
+  const bool views = op.attr("leaf_offsets") != nullptr;
+  fused::verify_region(op, views);
   const machine::Descriptor device = read_device(op);
   Plan p;
   read_fields(plan_fields(), op, p);
   if (p.norm() && (!(p.eps >= 0) || p.eps > 1e30)) fail("E302", "'eps' must be a finite number >= 0", op.loc);
   p.leaf_strides = fused::read_leaf_strides(op, 3, p.strategy == Strategy::Rows ? 1 : 2);
+  p.leaf_offsets.assign(op.operands.size(), 0);
+  if (views) {
+    const auto off = op.attr("leaf_offsets")->as_ints();
+    if (!off || off->size() != op.operands.size())
+      fail("E302", "schedule.rowwise: 'leaf_offsets' has one integer per operand", op.loc);
+    p.leaf_offsets = *off;
+    if (p.staged) fail("E302", "'staged' rows read no views ('leaf_offsets')", op.loc);
+  }
   if (p.compute != DType::F32 && p.compute != DType::F64) fail("E302", "'compute' must be f32 or f64", op.loc);
   if (p.online && (p.resident || p.strategy != Strategy::Rows || !p.softmax_like()))
     fail("E302", "'online' applies to streamed softmax rows only", op.loc);
@@ -272,7 +289,8 @@ Plan read_plan(const Op& op) {
       p.outer * (p.pick ? 1 : p.extent) * p.inner != op.result()->type.numel())
     fail("E302", "outer * extent * inner does not match the result", op.loc);
   for (size_t l = 0; l < p.leaf_strides.size(); ++l)
-    fused::check_leaf_reach({p.outer, p.extent, p.inner}, p.leaf_strides[l], op.operands[l]->type, op);
+    fused::check_leaf_reach({p.outer, p.extent, p.inner}, p.leaf_strides[l], op.operands[l]->type, op,
+                            p.leaf_offsets[l]);
   if (p.resident && (p.strategy != Strategy::Rows || p.tile_lanes() < p.extent))
     fail("E302", "a resident row must fit in one tile", op.loc);
   if (p.norm_grad() != (op.attr("rows_per_program") != nullptr) || p.rows_per_program < 1 ||

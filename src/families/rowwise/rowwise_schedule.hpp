@@ -42,6 +42,9 @@ struct Plan {
   double eps = 0;
   int64_t outer = 1, extent = 1, inner = 1;
   std::vector<std::vector<int64_t>> leaf_strides;  // per leaf: [outer, extent, inner]
+  // per leaf: its element offset in the buffer it reads (a view: its base's);
+  // recorded as `leaf_offsets` only when some leaf is a view
+  std::vector<int64_t> leaf_offsets;
   DType compute = DType::F32;
   Strategy strategy = Strategy::Rows;
   bool resident = false;
@@ -86,6 +89,7 @@ struct Plan {
   bool row_leaf(size_t l) const {
     return strategy == Strategy::Rows && leaf_strides[l][0] != 0 && leaf_strides[l][1] == 1;
   }
+  int64_t offset(size_t l) const { return l < leaf_offsets.size() ? leaf_offsets[l] : 0; }
   int64_t column_blocks() const { return (inner + tile_lanes() - 1) / tile_lanes(); }
   // The one leaf a staged row is read from (-1: none, or more than one).
   int64_t staged_leaf() const {

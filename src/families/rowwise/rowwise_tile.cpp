@@ -37,6 +37,9 @@ struct RowKernel {
     return like->type.kind == TypeKind::Scalar ? tb.fconst(v, lanes_t.dtype) : tb.full(v, lanes_t);
   }
 
+  // Leaf l's element `base` within the buffer it reads (a view: its base's).
+  Value* at_offset(Value* base, size_t l) { return p.offset(l) ? tb.add(base, tb.index(p.offset(l))) : base; }
+
   // Tiles of region values at extent position k; lanes at or past `count` are
   // not read (0). Memoized per position in env.
   Value* at(const Value* v, Value* k, Value* count, fused::Env& env) {
@@ -46,6 +49,7 @@ struct RowKernel {
         return tb.load_staged(leaves[l], stage, o, tb.index(p.outer), iter, st[0], lanes_t);
       Value* base = tb.add(tb.mul(o, tb.index(st[0])), tb.mul(k, tb.index(st[1])));
       if (!rows) base = tb.add(base, tb.mul(col0, tb.index(st[2])));
+      base = at_offset(base, l);
       return fused::read_leaf(tb, leaves[l], base, rows ? st[1] : st[2], count, lanes_t);
     });
   }
@@ -308,7 +312,7 @@ struct RowKernel {
       while (region.args[l].get() != indices) ++l;
       const Type it = Type::scalar(indices->type.dtype);
       auto c = [&](int64_t v) { return tb.full(static_cast<double>(v), it); };
-      Value* i = tb.load(leaves[l], tb.mul(o, tb.index(p.leaf_strides[l][0])), it);
+      Value* i = tb.load(leaves[l], at_offset(tb.mul(o, tb.index(p.leaf_strides[l][0])), l), it);
       i = tb.map("select", {tb.map("lt", {i, c(0)}), tb.map("add", {i, c(p.extent)}), i});
       Value* k = tb.to_index(tb.map("min", {tb.map("max", {i, c(0)}), c(p.extent - 1)}));
       fused::Env env;
@@ -463,7 +467,8 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
       // repeated prefetch of a row in L2 costs little).
       Value* ahead = tb.min(tb.add(pid, tb.index(p.prefetch_rows)), tb.index(p.outer - 1));
       for (size_t l = 0; l < leaves.size(); ++l)
-        if (p.row_leaf(l)) tb.prefetch(leaves[l], tb.mul(ahead, tb.index(p.leaf_strides[l][0])), tb.index(p.extent));
+        if (p.row_leaf(l))
+          tb.prefetch(leaves[l], kern.at_offset(tb.mul(ahead, tb.index(p.leaf_strides[l][0])), l), tb.index(p.extent));
     }
   } else {
     const int64_t blocks = p.column_blocks();
