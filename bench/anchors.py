@@ -25,6 +25,16 @@ looped two-pass softmax (online max and sum, then a second pass that
 writes). Before a Triton row is timed its result is compared with torch's;
 a mismatch drops the row with a warning.
 
+The row ops' gradients ("layer_norm_grad", "rms_norm_grad", "softmax_grad",
+"log_softmax_grad"; same fields) time the backward pass alone, on x (or the
+forward result y = softmax(x)), w and an output gradient dy: numpy's f32
+formulas of docs/semantics.md (dx, then dw and db as column sums); torch's
+autograd backward of the forward op (torch.autograd.grad with the graph
+retained, so only the backward kernels run); and this file's Triton
+backward (rows up to 65536: a program takes every P-th row, writes dx and
+keeps dw/db partial sums in registers, then torch.sum finishes the partials;
+checked against torch's dx and dw before it is timed).
+
 A matmul program case carries
     "anchor": {"op": "matmul", "m", "n", "k", "batch": 1, "dtype": "f32" | "f16" | "bf16",
                "out_dtype": (= dtype), "transpose_a": false, "transpose_b": false,
@@ -213,6 +223,51 @@ if triton is not None:
 
 
     @triton.jit
+    def norm_backward_kernel(x_ptr, w_ptr, dy_ptr, dx_ptr, pw_ptr, pb_ptr, rows, n, eps,
+                             BLOCK: tl.constexpr, RMS: tl.constexpr):
+        # rows pid, pid + P, ...: dx per row; dw (and db) partial sums in registers
+        pid = tl.program_id(0)
+        progs = tl.num_programs(0)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < n
+        w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        acc_w = tl.zeros([BLOCK], dtype=tl.float32)
+        acc_b = tl.zeros([BLOCK], dtype=tl.float32)
+        for row in range(pid, rows, progs):
+            x = tl.load(x_ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32)
+            dy = tl.load(dy_ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32)
+            if RMS:
+                xc = x
+            else:
+                xc = tl.where(mask, x - tl.sum(x, axis=0) / n, 0.0)
+            r = 1.0 / tl.sqrt(tl.sum(xc * xc, axis=0) / n + eps)
+            xn = xc * r
+            gw = dy * w
+            proj = xn * (tl.sum(gw * xn, axis=0) / n)
+            if RMS:
+                dx = r * (gw - proj)
+            else:
+                dx = r * (gw - tl.sum(gw, axis=0) / n - proj)
+            tl.store(dx_ptr + row * n + cols, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+            acc_w += dy * xn
+            acc_b += dy
+        tl.store(pw_ptr + pid * n + cols, acc_w, mask=mask)
+        tl.store(pb_ptr + pid * n + cols, acc_b, mask=mask)
+
+    @triton.jit
+    def softmax_backward_kernel(y_ptr, dy_ptr, dx_ptr, n, BLOCK: tl.constexpr, LOG: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < n
+        y = tl.load(y_ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32)
+        dy = tl.load(dy_ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32)
+        if LOG:
+            dx = dy - tl.exp(y) * tl.sum(dy, axis=0)
+        else:
+            dx = y * (dy - tl.sum(dy * y, axis=0))
+        tl.store(dx_ptr + row * n + cols, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+
+    @triton.jit
     def matmul_tile_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K,
                            s_ab, s_am, s_ak, s_bb, s_bk, s_bn, s_cb, s_cm, s_cn,
                            BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, BAND: tl.constexpr,
@@ -310,6 +365,26 @@ def numpy_op(op, x, w, b, axis, eps):
     raise ValueError(f"no numpy anchor for op '{op}'")
 
 
+def numpy_grad_op(op, x, w, dy, axis, eps):
+    """The backward of a row op in numpy, f32 (x is the forward result y for softmax grads)."""
+    import numpy as np
+    if op == "softmax_grad":
+        return x * (dy - np.einsum("ij,ij->i", dy, x)[:, None]) if x.ndim == 2 else \
+            x * (dy - (dy * x).sum(axis=axis, keepdims=True))
+    if op == "log_softmax_grad":
+        return dy - np.exp(x) * dy.sum(axis=axis, keepdims=True)
+    n = np.float32(x.shape[-1])
+    xc = x - x.mean(axis=-1, keepdims=True) if op == "layer_norm_grad" else x
+    r = 1 / np.sqrt(np.einsum("...j,...j->...", xc, xc)[..., None] / n + np.float32(eps))
+    xn = xc * r
+    gw = dy * w
+    proj = xn * (np.einsum("...j,...j->...", gw, xn)[..., None] / n)
+    dx = r * ((gw - gw.mean(axis=-1, keepdims=True) - proj) if op == "layer_norm_grad" else (gw - proj))
+    flat_dy, flat_xn = dy.reshape(-1, dy.shape[-1]), xn.reshape(-1, dy.shape[-1])
+    dw = np.einsum("ij,ij->j", flat_dy, flat_xn)
+    return (dx, dw, flat_dy.sum(axis=0)) if op == "layer_norm_grad" else (dx, dw)
+
+
 def numpy_program_rows(anchor, reps):
     import numpy as np
     op = anchor["op"]
@@ -321,8 +396,14 @@ def numpy_program_rows(anchor, reps):
     w = rng.uniform(0.5, 1.5, shape[-1]).astype(np.float32)
     b = rng.uniform(-1, 1, shape[-1]).astype(np.float32)
     axis, eps = anchor.get("axis", -1), anchor.get("eps", 1e-5)
-    row = measured("numpy", np.__version__, "end_to_end", reps,
-                   lambda: host_median_ns(lambda: numpy_op(op, x, w, b, axis, eps), reps))
+    if op.endswith("_grad"):
+        dy = rng.uniform(-1, 1, shape).astype(np.float32)
+        if op in ("softmax_grad", "log_softmax_grad"):
+            x = numpy_op(op[:-len("_grad")], x, w, b, axis, eps).astype(np.float32)  # the saved result y
+        fn = lambda: numpy_grad_op(op, x, w, dy, axis, eps)  # noqa: E731
+    else:
+        fn = lambda: numpy_op(op, x, w, b, axis, eps)  # noqa: E731
+    row = measured("numpy", np.__version__, "end_to_end", reps, lambda: host_median_ns(fn, reps))
     return [row] if row else []
 
 
@@ -441,6 +522,71 @@ def cuda_program_rows(anchor, reps):
             launch()
             check_against(y, ref_fn(), dtype_name)
             return cuda_event_median_ns(launch, reps)
+        rows.append(measured("triton", triton.__version__, "device_event", reps, time_triton))
+    return [r for r in rows if r]
+
+
+def cuda_grad_rows(anchor, reps):
+    """The backward of a row op: torch's autograd backward and this file's Triton kernels."""
+    import torch
+    import torch.nn.functional as F
+    op = anchor["op"]
+    dtype_name = anchor.get("dtype", "f32")
+    dt = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}[dtype_name]
+    shape = anchor["shape"]
+    axis, eps = anchor.get("axis", -1), float(anchor.get("eps", 1e-5))
+    n = shape[-1]
+    rows_n = 1
+    for d in shape[:-1]:
+        rows_n *= d
+    x = torch.rand(shape, device="cuda", dtype=torch.float32).mul_(2).sub_(1).to(dt).requires_grad_()
+    w = (torch.rand(n, device="cuda", dtype=torch.float32) + 0.5).to(dt).requires_grad_()
+    b = torch.rand(n, device="cuda", dtype=torch.float32).mul_(2).sub_(1).to(dt).requires_grad_()
+    dy = torch.rand(shape, device="cuda", dtype=torch.float32).mul_(2).sub_(1).to(dt)
+    if op == "layer_norm_grad":
+        y, wrt = F.layer_norm(x, (n,), w, b, eps), (x, w, b)
+    elif op == "rms_norm_grad":
+        y, wrt = F.rms_norm(x, (n,), w, eps), (x, w)
+    elif op in ("softmax_grad", "log_softmax_grad"):
+        y, wrt = (torch.softmax if op == "softmax_grad" else torch.log_softmax)(x, dim=axis), (x,)
+    else:
+        raise ValueError(f"no torch anchor for op '{op}'")
+    backward = lambda: torch.autograd.grad(y, wrt, dy, retain_graph=True)  # noqa: E731
+    rows = [measured("torch", torch.__version__, "device_event", reps, lambda: cuda_event_median_ns(backward, reps))]
+
+    def time_triton():
+        if n > TRITON_ONE_ROW_MAX or axis not in (-1, len(shape) - 1):
+            raise NotImplementedError(f"no Triton kernel here for {op} {shape} axis {axis}")
+        block = triton.next_power_of_2(n)
+        ref = backward()
+        dx = torch.empty_like(dy)
+        if op in ("softmax_grad", "log_softmax_grad"):
+            saved = y.detach()
+            log = op == "log_softmax_grad"
+            launch = lambda: softmax_backward_kernel[(rows_n,)](saved, dy, dx, n, BLOCK=block, LOG=log,  # noqa: E731
+                                                                num_warps=row_warps(block))
+            launch()
+            check_against(dx, ref[0], dtype_name)
+            return cuda_event_median_ns(launch, reps)
+        progs = min(rows_n, 4 * torch.cuda.get_device_properties(0).multi_processor_count)
+        pw = torch.empty(progs, n, device="cuda", dtype=torch.float32)
+        pb = torch.empty_like(pw)
+        xd, wd = x.detach(), w.detach()
+        rms = op == "rms_norm_grad"
+
+        def launch():
+            norm_backward_kernel[(progs,)](xd, wd, dy, dx, pw, pb, rows_n, n, eps, BLOCK=block, RMS=rms,
+                                           num_warps=row_warps(block))
+            dw = pw.sum(0).to(dt)
+            return dw if rms else (dw, pb.sum(0).to(dt))
+        out = launch()
+        check_against(dx, ref[0], dtype_name)
+        check_against(out if rms else out[0], ref[1], dtype_name)
+        return cuda_event_median_ns(launch, reps)
+
+    if triton is None:
+        warn("triton is not importable: no triton row")
+    else:
         rows.append(measured("triton", triton.__version__, "device_event", reps, time_triton))
     return [r for r in rows if r]
 
@@ -685,6 +831,8 @@ def case_rows(case, target, reps):
                 cuda_attention_rows(case["anchor"], reps)
         if case["anchor"].get("op") == "matmul":
             return numpy_matmul_rows(case["anchor"], reps) if target == "cpu" else cuda_matmul_rows(case["anchor"], reps)
+        if case["anchor"].get("op", "").endswith("_grad") and target == "cuda":
+            return cuda_grad_rows(case["anchor"], reps)
         return numpy_program_rows(case["anchor"], reps) if target == "cpu" else cuda_program_rows(case["anchor"], reps)
     return numpy_reduce_rows(case, reps) if target == "cpu" else cuda_reduce_rows(case, reps)
 
