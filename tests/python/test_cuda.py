@@ -257,6 +257,32 @@ def test_grad_on_torch_tensors_matches_autograd():
     torch.testing.assert_close(got, wr.grad, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_norm_gradients_on_torch_tensors_match_autograd(dtype):
+    # one row kernel each (dx in one pass; dw, db from per-program partial sums), resident rows of 4096
+    dt = getattr(torch, dtype)
+
+    def loss(x, w, b, v, t):
+        h = ts.layer_norm(x, w, b)
+        return ts.sum(ts.cast(ts.rms_norm(h, v), "f32") * t)
+
+    gen = torch.Generator(device="cuda").manual_seed(9)
+    x = torch.randn(2048, 4096, device="cuda", generator=gen).to(dt)
+    w, v = [(torch.rand(4096, device="cuda", generator=gen) + 0.5).to(dt) for _ in range(2)]
+    b = torch.randn(4096, device="cuda", generator=gen).to(dt)
+    t = torch.randn(2048, 4096, device="cuda", generator=gen)
+    got = ts.grad(loss, argnums=(0, 1, 2, 3))(x, w, b, v, t)
+    torch.cuda.synchronize()
+    leaves = [a.clone().requires_grad_() for a in (x, w, b, v)]
+    h = torch.nn.functional.layer_norm(leaves[0], (4096,), leaves[1], leaves[2], 1e-5)
+    (torch.nn.functional.rms_norm(h, (4096,), leaves[3], 1e-6).float() * t).sum().backward()
+    tol = dict(rtol=2e-2, atol=2e-2) if dtype == "bfloat16" else dict(rtol=1e-3, atol=1e-3)
+    for g, leaf in zip(got, leaves):
+        assert g.is_cuda and g.dtype == dt
+        scale = leaf.grad.float().abs().max().item()
+        torch.testing.assert_close(g.float() / scale, leaf.grad.float() / scale, **tol)
+
+
 def test_training_example_on_the_gpu_follows_numpy():
     import os
     import sys

@@ -75,3 +75,48 @@ def test_refusals(data):
     with pytest.raises(ts.VerifyError) as e:  # argmax carries no gradient
         ts.grad(lambda x: ts.sum(ts.argmax(x, axis=1).astype(ts.float32) * ts.sum(x, axis=1)))(data[3])
     assert e.value.code == "E262"
+
+
+def norm_block_loss(x, w, b, v, t):
+    h = ts.layer_norm(x, w, b)
+    p = ts.softmax(ts.rms_norm(ts.tanh(h), v), axis=-1)
+    return ts.sum(p * t)
+
+
+def numpy_norm_block_grads(x, w, b, v, t, eps_ln=1e-5, eps_rms=1e-6):
+    mu = x.mean(-1, keepdims=True)
+    r1 = 1 / np.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + eps_ln)
+    n1 = (x - mu) * r1
+    y = np.tanh(n1 * w + b)
+    r2 = 1 / np.sqrt((y * y).mean(-1, keepdims=True) + eps_rms)
+    n2 = y * r2
+    z = n2 * v
+    p = np.exp(z - z.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    dz = p * (t - (t * p).sum(-1, keepdims=True))
+    dv = (dz * n2).sum(0)
+    g2 = dz * v
+    dy = r2 * (g2 - n2 * (g2 * n2).mean(-1, keepdims=True))
+    dh = dy * (1 - y * y)
+    dw, db = (dh * n1).sum(0), dh.sum(0)
+    g1 = dh * w
+    dx = r1 * (g1 - g1.mean(-1, keepdims=True) - n1 * (g1 * n1).mean(-1, keepdims=True))
+    return dx, dw, db, dv
+
+
+def test_norm_and_softmax_gradients_are_row_kernels():
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((300, 96))
+    w, v = rng.uniform(0.5, 1.5, 96), rng.uniform(0.5, 1.5, 96)
+    b, t = rng.standard_normal(96), rng.standard_normal((300, 96))
+    args = [a.astype(np.float32) for a in (x, w, b, v, t)]
+    grads = ts.grad(norm_block_loss, argnums=(0, 1, 2, 3), check=True)
+    got = grads(*args)
+    for g, want in zip(got, numpy_norm_block_grads(x, w, b, v, t)):
+        np.testing.assert_allclose(g, want, rtol=2e-4, atol=2e-5)
+    schedule = ts.jit(lambda *a: grads(*a)).lower("schedule", *args)
+    for op in ("layer_norm_grad", "rms_norm_grad", "softmax_grad"):
+        assert f'op = "{op}"' in schedule
+    # dw, db (layer_norm) and dv (rms_norm): partial sums beside dx, then one column reduction each
+    assert schedule.count(".partials = schedule.rowwise") == 2 and schedule.count(".partials {") == 3
+
