@@ -73,6 +73,9 @@ class GraphBuilder {
   // (numpy take_along_axis) of x by i32/i64 indices along `axis`.
   ir::Value* gather(ir::Value* x, ir::Value* indices, int64_t axis);
   ir::Value* take_along(ir::Value* x, ir::Value* indices, int64_t axis);
+  // tessera.scatter_add, gather's transpose (np.add.at into zeros of `result`):
+  // the slices of g summed where the indices point along `axis`.
+  ir::Value* scatter_add(ir::Value* g, ir::Value* indices, int64_t axis, const ir::Type& result);
   ir::Value* cast(ir::Value* x, DType to);
   ir::Value* constant(double value, const ir::Type& type);
   // Row ops: softmax/log_softmax over `axis`; the norms over the last axis.

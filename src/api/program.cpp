@@ -87,6 +87,7 @@ std::vector<Value*> GraphBuilder::add_n(const std::string& name, std::vector<Val
   try {
     if (name == "tessera.matmul") matmul_spec(op);
     else if (is_view_op(name)) verify_view_op(op);
+    else if (is_scatter_op(name)) scatter_spec(op);
     else verify_pointwise_or_row_op(op);
   } catch (...) {
     func_->regions[0]->ops.pop_back();  // leave the func as it was
@@ -197,6 +198,9 @@ Value* GraphBuilder::gather(Value* x, Value* indices, int64_t axis) {
 Value* GraphBuilder::take_along(Value* x, Value* indices, int64_t axis) {
   const auto [name, a] = index_op(true, x, indices, axis);
   return add(name, {x, indices}, {{"axis", Attr(axis)}}, index_result_type(true, x->type, indices->type, a));
+}
+Value* GraphBuilder::scatter_add(Value* g, Value* indices, int64_t axis, const Type& result) {
+  return add("tessera.scatter_add", {g, indices}, {{"axis", Attr(axis)}}, result);
 }
 
 Value* GraphBuilder::iota(const Type& type, int64_t axis) {

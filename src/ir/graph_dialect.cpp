@@ -184,11 +184,15 @@ void verify_graph(const Module& m) {
         arg_reduce_spec(op);
         continue;
       }
+      if (is_scatter_op(op.name)) {
+        scatter_spec(op);
+        continue;
+      }
       if (op.name != "tessera.reduce")
         fail("E201",
              "unknown Graph IR op '" + echo(op.name) +
                  "' (this build knows tessera.reduce, argmax, argmin, softmax, log_softmax, layer_norm, rms_norm, "
-                 "matmul, attention, gather, take_along, "
+                 "matmul, attention, gather, take_along, scatter_add, "
                  "cast, constant, where, iota, the views (reshape, transpose, slice, broadcast_to, split) and the "
                  "pointwise ops in docs/semantics.md)",
              op.loc);

@@ -144,6 +144,16 @@ struct IndexSpec {
 IndexSpec index_spec(const Op& op);
 // The result type of a gather (along = false) or take_along of x by idx.
 Type index_result_type(bool along, const Type& x, const Type& idx, int64_t axis, const SourceLoc& loc = {});
+//   %d = tessera.scatter_add %g, %ids {axis = 0} : (tensor<BxSxDxf32>, tensor<BxSxi64>) -> tensor<VxDxf32>
+// gather's transpose (numpy's np.add.at into zeros): the result's slice at
+// each index along the axis sums the slices of g that index picked; g has
+// the shape a gather of the result by the indices would have. Indices as for
+// gather (E615 outside [-n, n)). The sums run in index order, so they are
+// deterministic.
+bool is_scatter_op(const std::string& name);  // tessera.scatter_add
+// Validates a scatter_add (E203, E205, E207, E211, E212, E215, E219) and
+// reads it: `axis` of the result, `extent` the result's extent there.
+IndexSpec scatter_spec(const Op& op);
 
 // ---- views (graph_views.cpp) -----------------------------------------------
 //   %r = tessera.reshape %x : tensor<4x6xf32> -> tensor<2x12xf32>

@@ -1,5 +1,5 @@
-// Graph IR's indexing ops, tessera.gather and tessera.take_along
-// (graph_dialect.hpp states them).
+// Graph IR's indexing ops, tessera.gather and tessera.take_along, and
+// gather's transpose tessera.scatter_add (graph_dialect.hpp states them).
 #include <algorithm>
 
 #include "ir/graph_dialect.hpp"
@@ -66,6 +66,37 @@ IndexSpec index_spec(const Op& op) {
   // no index is in range, so the op could only fail.
   if (s.extent == 0 && want.numel() > 0)
     bad(op, "E219", "axis " + std::to_string(s.axis) + " of " + x.str() + " is empty, so no index can be in range");
+  return s;
+}
+
+bool is_scatter_op(const std::string& name) { return name == "tessera.scatter_add"; }
+
+IndexSpec scatter_spec(const Op& op) {
+  if (op.operands.size() != 2 || op.results.size() != 1)
+    bad(op, "E205", "takes the gathered values and indices, one result");
+  for (auto& [k, _] : op.attrs)
+    if (k != "axis") bad(op, "E205", "unknown attribute '" + k + "'");
+  const Type &g = op.operands[0]->type, &idx = op.operands[1]->type, &r = op.result()->type;
+  if (!g.is_tensor() || !idx.is_tensor() || !r.is_tensor()) bad(op, "E207", "operands and result must be tensors");
+  if (idx.dtype != DType::I32 && idx.dtype != DType::I64)
+    bad(op, "E215", "indices must be i32 or i64, got " + idx.str() + " (insert a tessera.cast)");
+  if (!is_float(g.dtype)) bad(op, "E215", "sums floats, got " + g.str());
+  if (r.rank() == 0) bad(op, "E212", "writes a tensor of rank 1 or more, got " + r.str());
+  const Attr* a = op.attr("axis");
+  if (!a || !a->as_int()) bad(op, "E211", "needs an integer attribute 'axis'");
+  IndexSpec s;
+  s.axis = *a->as_int();
+  if (s.axis < -r.rank() || s.axis >= r.rank())
+    bad(op, "E203", "axis " + std::to_string(s.axis) + " is out of range for " + r.str());
+  if (s.axis < 0) s.axis += r.rank();
+  s.extent = r.shape[s.axis];
+  const Type want = index_result_type(false, r, idx, s.axis, op.loc);
+  if (!(g == want))
+    bad(op, "E205",
+        "the values are " + g.str() + " but a gather of " + r.str() + " by " + idx.str() + " along axis " +
+            std::to_string(s.axis) + " is " + want.str());
+  if (s.extent == 0 && idx.numel() > 0)
+    bad(op, "E219", "axis " + std::to_string(s.axis) + " of " + r.str() + " is empty, so no index can be in range");
   return s;
 }
 

@@ -1,7 +1,11 @@
 // The oracle's tessera.gather (numpy take) and tessera.take_along (numpy
 // take_along_axis), from numpy's definitions with the oracle's own index
-// arithmetic: an index outside [-n, n) is an error (E615), as numpy raises.
+// arithmetic: an index outside [-n, n) is an error (E615), as numpy raises;
+// and tessera.scatter_add (numpy's np.add.at into zeros), each element a sum
+// with the reduction policy's tolerance.
 #include <cmath>
+
+#include "oracle/tolerance.hpp"
 
 #include "oracle/ops.hpp"
 
@@ -59,12 +63,66 @@ struct IndexOp {
   }
 };
 
+// Index i of an axis of n, wrapped; E615 outside [-n, n).
+int64_t wrapped(const ir::Op& op, double i, int64_t n) {
+  if (!(i >= static_cast<double>(-n) && i < static_cast<double>(n)))
+    fail("E615",
+         "oracle: " + op.name + " index " + std::to_string(static_cast<int64_t>(i)) + " is outside [-" +
+             std::to_string(n) + ", " + std::to_string(n) + ")",
+         op.loc);
+  return static_cast<int64_t>(i) + (i < 0 ? n : 0);
+}
+
+// scatter_add: the result as [pre, n, post], the values as [pre, count, post].
+void evaluate_scatter(const ir::Op& op, const std::vector<Source>& in, Expected& e) {
+  only_attrs(op, {"axis"});
+  if (in.size() != 2 || op.results.size() != 1) bad_op(op, "takes the values and indices, one result");
+  const std::vector<int64_t>& r = op.results[0]->type.shape;
+  const int64_t rank = static_cast<int64_t>(r.size());
+  const double a = float_attr(op, "axis", std::nan(""));
+  if (!(a >= -rank && a < rank) || a != std::trunc(a)) bad_op(op, "needs an integer 'axis' within the rank");
+  const int64_t axis = static_cast<int64_t>(a) + (a < 0 ? rank : 0);
+  int64_t pre = 1, post = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d < axis) pre *= r[d];
+    if (d > axis) post *= r[d];
+  }
+  const int64_t n = r[axis], count = product(in[1].shape());
+  if (product(in[0].shape()) != pre * count * post || in[0].dtype() != op.results[0]->type.dtype)
+    bad_op(op, "the values must have the shape and dtype of a gather of the result by the indices");
+  if (in[1].dtype() != DType::I32 && in[1].dtype() != DType::I64) bad_op(op, "indices must be i32 or i64");
+  e = result_like(op);
+  const auto size = static_cast<size_t>(pre * n * post);
+  std::vector<double> abs_in(size, 0.0), carried(size, 0.0);
+  std::vector<int64_t> terms(size, 0);
+  for (int64_t c = 0; c < count; ++c) {
+    const int64_t j = wrapped(op, in[1].at(c), n);
+    for (int64_t o = 0; o < pre; ++o)
+      for (int64_t t = 0; t < post; ++t) {
+        const int64_t at = (o * n + j) * post + t, from = (o * count + c) * post + t;
+        const double v = in[0].at(from), tol = in[0].tol(from);
+        e.value[at] += v;
+        abs_in[at] += std::fabs(v) + tol;
+        carried[at] += tol;
+        ++terms[at];
+      }
+  }
+  for (size_t k = 0; k < size; ++k)
+    e.tolerance[k] = sum_tolerance(terms[k], abs_in[k], carried[k], e.value[k], in[0].dtype(), e.dtype);
+}
+
 }  // namespace
 
-bool is_index(const ir::Op& op) { return op.name == "tessera.gather" || op.name == "tessera.take_along"; }
+bool is_index(const ir::Op& op) {
+  return op.name == "tessera.gather" || op.name == "tessera.take_along" || op.name == "tessera.scatter_add";
+}
 
 bool evaluate_index(const ir::Op& op, const std::vector<Source>& in, Need need, Expected& e) {
   if (!is_index(op)) return false;
+  if (op.name == "tessera.scatter_add") {  // every element may take any value: all of them
+    evaluate_scatter(op, in, e);
+    return true;
+  }
   const IndexOp ix(op);
   if (in.size() != 2 || in[0].dtype() != op.results[0]->type.dtype) bad_op(op, "the result has the operand's dtype");
   if (in[1].dtype() != DType::I32 && in[1].dtype() != DType::I64) bad_op(op, "indices must be i32 or i64");
@@ -74,13 +132,7 @@ bool evaluate_index(const ir::Op& op, const std::vector<Source>& in, Need need, 
     if (!needed(need, k)) continue;
     int64_t at_idx = 0, at_x = 0;
     ix.locate(k, at_idx, at_x);
-    const double i = in[1].at(at_idx);
-    if (!(i >= static_cast<double>(-ix.n) && i < static_cast<double>(ix.n)))
-      fail("E615",
-           "oracle: " + op.name + " index " + std::to_string(static_cast<int64_t>(i)) + " is outside [-" +
-               std::to_string(ix.n) + ", " + std::to_string(ix.n) + ")",
-           op.loc);
-    const int64_t j = static_cast<int64_t>(i) + (i < 0 ? ix.n : 0);
+    const int64_t j = wrapped(op, in[1].at(at_idx), ix.n);
     e.value[k] = in[0].at(at_x + j * stride);
     e.tolerance[k] = in[0].tol(at_x + j * stride);
   }
@@ -89,6 +141,10 @@ bool evaluate_index(const ir::Op& op, const std::vector<Source>& in, Need need, 
 
 bool demand_index(const ir::Op& op, const uint8_t* need, std::vector<std::vector<uint8_t>>& in_need) {
   if (!is_index(op)) return false;
+  if (op.name == "tessera.scatter_add") {  // any element of the values may land anywhere
+    for (auto& flags : in_need) flags.assign(flags.size(), 1);
+    return true;
+  }
   const IndexOp ix(op);
   bool any = false;
   const int64_t n = product(ix.out);

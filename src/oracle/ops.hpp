@@ -72,7 +72,7 @@ bool demand_arg_reduce(const ir::Op& op, const std::vector<std::vector<int64_t>>
 bool evaluate_concat(const ir::Op& op, const std::vector<Source>& in, Need need, Expected& out);
 bool demand_concat(const ir::Op& op, const uint8_t* need, std::vector<std::vector<uint8_t>>& in_need);
 
-// tessera.gather, take_along (indexing.cpp); false if `op` is neither. An
+// tessera.gather, take_along, scatter_add (indexing.cpp); false if `op` is none. An
 // index outside its axis is E615.
 bool is_index(const ir::Op& op);
 bool evaluate_index(const ir::Op& op, const std::vector<Source>& in, Need need, Expected& out);

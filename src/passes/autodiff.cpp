@@ -182,7 +182,7 @@ class Rules {
       }
       return;
     }
-    if (is_index_op(op.name)) return indexed(op);
+    if (is_index_op(op.name) || is_scatter_op(op.name)) return indexed(op);
     if (op.name == "tessera.split") {
       std::vector<Value*> parts;
       for (const auto& r : op.results) parts.push_back(adj_.count(r.get()) ? adj_.at(r.get()) : e_.zeros(r->type));
@@ -210,13 +210,20 @@ class Rules {
   }
 
   // gather / take_along: each element of g goes back to where its index
-  // points. With a new axis J of x's extent n beside the index dims K,
-  // dx = sum over K of where(index == iota along J, g, 0): dense, so it costs
-  // the result's size times n (a scatter-add is not written yet).
+  // points. gather's is its transpose, scatter_add (one pass over g); and
+  // scatter_add's is a gather. take_along's (a label's logit: one index a
+  // row) is dense: with a new axis J of x's extent n beside the index dims K,
+  // dx = sum over K of where(index == iota along J, g, 0), which costs the
+  // result's size times n.
   void indexed(const Op& op) {
     Value *x = op.operands[0], *idx = op.operands[1];
     if (!needs(x)) return;
+    if (is_scatter_op(op.name)) {
+      const IndexSpec s = scatter_spec(op);
+      return add(x, e_.op("tessera.gather", {gy(op), idx}, {{"axis", Attr(s.axis)}}, x->type));
+    }
     const IndexSpec s = index_spec(op);
+    if (!s.along) return add(x, e_.op("tessera.scatter_add", {gy(op), idx}, {{"axis", Attr(s.axis)}}, x->type));
     const int64_t q = s.along ? 1 : idx->type.rank();  // the index dims K in the result: [axis, axis + q)
     const int64_t j = s.axis + q;                      // where J goes
     auto with_j = [&](std::vector<int64_t> shape, int64_t extent) {

@@ -70,6 +70,7 @@ bool leaves_fit(const State& s, const FusedRegion& r, const Op& op) {
   if (r.kind == FusedRegion::Kind::Pointwise) return true;   // pointwise kernels address any broadcast
   if (r.kind == FusedRegion::Kind::Attention) return false;  // its block reads q, k and v from memory
   if (r.kind == FusedRegion::Kind::ArgReduce) return false;  // it reads its operand from memory
+  if (r.kind == FusedRegion::Kind::Scatter) return false;    // it reads its values from memory
   // Reduce, row and matmul kernels compute on float tiles and know no
   // element positions: integer and boolean values and iota stay outside.
   if (op.name == "tessera.iota" || reads_memory(op) || !is_float(op.result()->type.dtype)) return false;
@@ -146,6 +147,7 @@ std::vector<FusedRegion> partition(const Op& func) {
                : op->name == "tessera.matmul"    ? FusedRegion::Kind::Matmul
                : op->name == "tessera.attention" ? FusedRegion::Kind::Attention
                : is_arg_reduce_op(op->name)      ? FusedRegion::Kind::ArgReduce
+               : is_scatter_op(op->name)         ? FusedRegion::Kind::Scatter
                                                  : FusedRegion::Kind::Reduce);
 
   // Epilogues, in program order: a pointwise op joins the row or matmul region

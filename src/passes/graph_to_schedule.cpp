@@ -10,6 +10,7 @@
 #include "families/pointwise/pointwise_schedule.hpp"
 #include "families/reduce/reduce_schedule.hpp"
 #include "families/rowwise/rowwise_schedule.hpp"
+#include "families/scatter/scatter_schedule.hpp"
 #include "ir/graph_dialect.hpp"
 #include "passes/check_in_place.hpp"
 #include "passes/fusion.hpp"
@@ -21,6 +22,20 @@ using namespace tessera::ir;
 std::string matmul_region_id(const std::string& func, int index) { return func + "#" + std::to_string(index); }
 
 namespace {
+
+// `wide` (a schedule value in a wider float type) cast to `result`'s type by
+// a pointwise kernel that defines `result`'s name.
+Value* cast_to(Builder& b, const Value& result, Value* wide, const machine::Descriptor& device,
+               const std::string& prefix, const SourceLoc& loc) {
+  Module stage;
+  Op& f = add_func(stage, "cast", {{wide->name, wide->type}}, {result.type});
+  Value* arg = f.regions[0]->args[0].get();
+  Op& c = Builder(*f.regions[0]).create("tessera.cast", {arg});
+  c.loc = loc;
+  Value* narrowed = c.add_result(result.name, result.type);
+  const FusedRegion copy{FusedRegion::Kind::Pointwise, nullptr, {&c}, {arg}, narrowed, {}};
+  return families::pointwise::emit_schedule(b, copy, {{arg, wide}}, device, prefix);
+}
 
 // The second stage of a norm gradient's dw or db: its [programs, extent]
 // partial sums (the row kernel's result `partials`) summed over programs by a
@@ -41,13 +56,7 @@ Value* sum_partials(Builder& b, const Value& grad, Value* partials, const machin
   std::unordered_map<const Value*, Value*> map = {{arg, partials}};
   const FusedRegion reduce{FusedRegion::Kind::Reduce, &sum, {&sum}, {arg}, total, {}};
   Value* out = families::reduce::emit_schedule(b, reduce, map, device, prefix);
-  if (!cast) return out;
-  Op& c = gb.create("tessera.cast", {total});
-  c.loc = loc;
-  Value* narrowed = c.add_result(grad.name, grad.type);
-  map[total] = out;
-  const FusedRegion copy{FusedRegion::Kind::Pointwise, nullptr, {&c}, {total}, narrowed, {}};
-  return families::pointwise::emit_schedule(b, copy, map, device, prefix + "c");
+  return cast ? cast_to(b, grad, out, device, prefix + "c", loc) : out;
 }
 
 }  // namespace
@@ -117,6 +126,14 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
         case FusedRegion::Kind::Reduce:
           map[r.result] = families::reduce::emit_schedule(b, r, map, device, prefix);
           break;
+        case FusedRegion::Kind::Scatter: {
+          // The sums in the compute type, cast to a narrower result after.
+          Value* sums = families::scatter::emit_schedule(b, r, map, device, prefix);
+          map[r.result] = sums->type.dtype == r.result->type.dtype
+                              ? sums
+                              : cast_to(b, *r.result, sums, device, prefix + "c", r.core->loc);
+          break;
+        }
         case FusedRegion::Kind::ArgReduce:
           map[r.result] = families::arg_reduce::emit_schedule(b, r, map, device, prefix);
           break;

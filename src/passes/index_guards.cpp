@@ -34,8 +34,9 @@ void add_index_guards(Module& graph) {
     std::vector<Type> results = func_result_types(*f);
     for (size_t i = 0, n = body.ops.size(); i < n; ++i) {
       const Op& op = *body.ops[i];
-      if (!is_index_op(op.name)) continue;
-      const IndexSpec s = index_spec(op);
+      if (!is_index_op(op.name) && !is_scatter_op(op.name)) continue;
+      const IndexSpec s = is_scatter_op(op.name) ? scatter_spec(op) : index_spec(op);
+      const Type& indexed = is_scatter_op(op.name) ? op.result()->type : op.operands[0]->type;
       Value* idx = op.operands[1];
       // (an i32 index cannot leave an axis of 2^31 or more)
       const bool always_in_range = idx->type.dtype == DType::I32 && s.extent > INT32_MAX;
@@ -57,7 +58,7 @@ void add_index_guards(Module& graph) {
       results.push_back(guard->type);
       messages.emplace_back(op.name + " %" + op.result()->name + where(op) + ": an index is outside [-" +
                             std::to_string(s.extent) + ", " + std::to_string(s.extent) + ") for axis " +
-                            std::to_string(s.axis) + " of " + op.operands[0]->type.str());
+                            std::to_string(s.axis) + " of " + indexed.str());
     }
     body.ops.push_back(std::move(ret));
     if (messages.size() == declared) continue;

@@ -10,6 +10,7 @@
 #include "families/reduce/reduce_schedule.hpp"
 #include "families/reduce/reduce_tile.hpp"
 #include "families/rowwise/rowwise_tile.hpp"
+#include "families/scatter/scatter_tile.hpp"
 #include "families/transpose/transpose_tile.hpp"
 #include "ir/ir_hash.hpp"
 #include "ir/schedule_dialect.hpp"
@@ -64,6 +65,8 @@ std::unique_ptr<Module> schedule_to_tile(const Module& schedule) {
         families::rowwise::build_kernel(*out, sym, families::rowwise::read_plan(*op), *op);
       } else if (op->name == "schedule.arg_reduce") {
         families::arg_reduce::build_kernel(*out, sym, families::arg_reduce::read_plan(*op), *op);
+      } else if (op->name == "schedule.scatter") {
+        families::scatter::build_kernel(*out, sym, families::scatter::read_plan(*op), *op);
       } else if (op->name == "schedule.attention") {
         families::attention::build_kernel(*out, sym, families::attention::read_plan(*op), *op);
       } else if (op->name == "schedule.transpose") {

@@ -579,6 +579,29 @@ std::vector<FusionCase> index_cases() {
   pick("pick_f32_3x70000_long_rows_special", DType::F32, {3, 70000}, {3, 1}, "special:seed=9820,rate=0.001", 9821);
   pick("take_along_f64_4x5x50_unpicked_broadcast_index", DType::F64, {4, 5, 50}, {1, 5, 1}, "random:seed=9822", 9823);
   pick("pick_f16_0x30_no_rows", DType::F16, {0, 30}, {0, 1}, "random:seed=9824", 9825);
+  // scatter_add, gather's transpose: repeated and negative indices, slices
+  // wider than a tile, a rank-0 index, no indices, NaN and inf in the values
+  auto scatter = [&](const std::string& name, DType dt, std::vector<int64_t> result, int64_t axis, DType it,
+                     std::vector<int64_t> ids, const std::string& g_spec, int seed) {
+    const std::string n = std::to_string(result[axis]);
+    out.push_back(
+        {name, {g_spec, "random:seed=" + std::to_string(seed) + ",lo=-" + n + ",hi=" + n}, [=](GraphBuilder& g) {
+           std::vector<int64_t> gs(result.begin(), result.begin() + axis);
+           gs.insert(gs.end(), ids.begin(), ids.end());
+           gs.insert(gs.end(), result.begin() + axis + 1, result.end());
+           ir::Value* v = g.input("g", T(dt, gs));
+           g.output(g.scatter_add(v, g.input("ids", T(it, ids)), axis, T(dt, result)));
+         }});
+  };
+  scatter("scatter_add_f32_1000x96_embedding_grad", DType::F32, {1000, 96}, 0, DType::I64, {7, 33}, "random:seed=9826",
+          9827);
+  scatter("scatter_add_bf16_4x3x6_a1_repeated", DType::BF16, {4, 3, 6}, 1, DType::I32, {5, 4}, "random:seed=9828",
+          9829);
+  scatter("scatter_add_f64_50x8_rank0_index", DType::F64, {50, 8}, 0, DType::I64, {}, "random:seed=9830", 9831);
+  scatter("scatter_add_f32_3x5000_a0_wide", DType::F32, {3, 5000}, 0, DType::I32, {9}, "random:seed=9832", 9833);
+  scatter("scatter_add_f16_10x3_no_ids", DType::F16, {10, 3}, 0, DType::I64, {0, 2}, "random:seed=9834", 9835);
+  scatter("scatter_add_f32_20x7_special", DType::F32, {20, 7}, 0, DType::I64, {40}, "special:seed=9836,rate=0.05",
+          9837);
   return out;
 }
 

@@ -14,10 +14,11 @@
 namespace tessera::families::fused {
 
 struct FusedRegion {
-  enum class Kind { Pointwise, Reduce, Row, Matmul, Attention, ArgReduce };
+  enum class Kind { Pointwise, Reduce, Row, Matmul, Attention, ArgReduce, Scatter };
   Kind kind = Kind::Pointwise;
-  const ir::Op* core = nullptr;    // the tessera.reduce, row op, matmul, attention or argmax/argmin; null for pointwise
-  std::vector<const ir::Op*> ops;  // every op of the region, in program order (core included)
+  const ir::Op* core =
+      nullptr;  // the reduce, row op, matmul, attention, argmax/argmin or scatter_add; null for pointwise
+  std::vector<const ir::Op*> ops;        // every op of the region, in program order (core included)
   std::vector<const ir::Value*> leaves;  // values read from memory, in first-use order
   const ir::Value* result = nullptr;     // the value the region writes (attention: o; lse beside it)
   std::string copies_because;            // a region with no ops copies a view into a buffer: why

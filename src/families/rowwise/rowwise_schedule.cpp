@@ -127,19 +127,22 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
     // wider leaf (bench/evidence/cuda/raw/rows-l2-prefetch-variants-h200-65f9fd9.txt).
     // Fewer than 512 rows still prefetch (the last row, clamped): cheap, and
     // it keeps the path under the GPU tests' small shapes.
-    if (d.has(Cap::L2Prefetch) && p.strategy == Strategy::Rows && p.resident && p.cluster == 1 && rows_16bit)
+    // (A norm gradient's program walks its own rows: no prefetch a fixed distance ahead.)
+    if (d.has(Cap::L2Prefetch) && p.strategy == Strategy::Rows && p.resident && p.cluster == 1 && rows_16bit &&
+        !p.norm_grad())
       p.prefetch_rows = 512;
   }
   p.online = d.gpu() && p.strategy == Strategy::Rows && !p.resident && p.softmax_like();
   p.stash_exp = !d.gpu() && p.strategy == Strategy::Rows && p.op == RowOp::Softmax && out_dtype == p.compute;
   p.programs = p.strategy == Strategy::Rows ? p.outer : p.outer * p.column_blocks();
   if (p.norm_grad()) {
-    // Enough programs to fill the machine (as a split reduction aims: a wave
-    // of eight programs a unit on a GPU; 64 on the CPU), each summing its
-    // rows' dw and db terms once: fewer partial rows to write and reduce.
-    const int64_t want = d.gpu() ? static_cast<int64_t>(
-                                       std::bit_floor(static_cast<uint64_t>(std::max<int64_t>(d.compute_units, 1) * 8)))
-                                 : 64;
+    // Programs enough to fill the machine and no more: each writes a row of
+    // partial sums per weight, which the second stage reads again. A resident
+    // gradient row holds x, dy, w and two accumulators a thread, so few blocks
+    // fit a GPU unit: four programs a unit; 64 on the CPU (its thread pool
+    // splits them).
+    const int64_t units = std::max<int64_t>(d.compute_units, 1);
+    const int64_t want = d.gpu() ? static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(units * 4))) : 64;
     p.rows_per_program = std::max<int64_t>(1, (p.outer + want - 1) / want);
     p.programs = (p.outer + p.rows_per_program - 1) / p.rows_per_program;
   }
@@ -259,8 +262,8 @@ Plan read_plan(const Op& op) {
     fail("E302", "'cluster' applies to resident rows on a device with clusters that large", op.loc);
   if (op.attr("prefetch_rows") && (p.prefetch_rows < 1 || p.prefetch_rows >= (int64_t{1} << 31)))
     fail("E302", "'prefetch_rows' must be an integer in [1, 2^31) (absent: none)", op.loc);
-  if (p.prefetch_rows > 0 && (!device.has(Cap::L2Prefetch) || p.strategy != Strategy::Rows))
-    fail("E302", "'prefetch_rows' applies to rows on a device with an L2 prefetch", op.loc);
+  if (p.prefetch_rows > 0 && (!device.has(Cap::L2Prefetch) || p.strategy != Strategy::Rows || p.norm_grad()))
+    fail("E302", "'prefetch_rows' applies to rows on a device with an L2 prefetch (not a norm gradient's)", op.loc);
   if (p.staged) {
     // What tsr::load_staged needs: a cluster's row, whole 16-byte vectors of
     // one row leaf, parts and row starts 16-byte aligned, a share that fits
