@@ -6,6 +6,7 @@
 #include <set>
 
 #include "ir/graph_dialect.hpp"
+#include "passes/simplify.hpp"
 
 namespace tessera::passes {
 
@@ -456,6 +457,7 @@ std::unique_ptr<Module> differentiate(const Module& graph, const std::string& fu
   for (Value* v : outs) results.emplace_back(v->type);
   f->attrs["result_types"] = Attr(std::move(results));
   f->sym += "_grad";
+  simplify(*m);  // the seed's broadcast 1 and what it multiplies
   verify_graph(*m);
   return m;
 }

@@ -5,6 +5,7 @@
 #include "passes/graph_to_schedule.hpp"
 #include "passes/index_guards.hpp"
 #include "passes/schedule_to_tile.hpp"
+#include "passes/simplify.hpp"
 #include "passes/tile_to_target.hpp"
 
 namespace tessera::passes {
@@ -20,6 +21,7 @@ std::unique_ptr<Module> lower(const Module& in, Layer to, const machine::Descrip
     fail("E111", std::string("cannot raise ") + layer_name(at) + " IR to " + layer_name(to) + " IR");
   std::unique_ptr<Module> m = clone(in);
   if (at == Layer::Graph && to != Layer::Graph) {
+    simplify(*m);
     fold_matmul_transposes(*m);
     add_index_guards(*m);
     m = graph_to_schedule(*m, device, candidates);

@@ -36,7 +36,8 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
     // Zeros in this program's rows.
     tb.for_loop(j0, j1, idx(1), {}, [&](Value* j, const std::vector<Value*>&) -> std::vector<Value*> {
       Value* row = tb.mul(tb.add(rows_base, j), idx(p.post));
-      over_slice(idx(p.post), [&](Value* t) { tb.store_masked(out, tb.add(row, t), slice_lanes(t), tb.full(0.0, tile_t)); });
+      over_slice(idx(p.post),
+                 [&](Value* t) { tb.store_masked(out, tb.add(row, t), slice_lanes(t), tb.full(0.0, tile_t)); });
       return {};
     });
     // Each index in order: its slice of g added to row j where j is this
@@ -54,8 +55,8 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
       over_slice(tb.mul(idx(p.post), hit), [&](Value* t) {
         Value* c = slice_lanes(t);
         Value* at = tb.add(row, t);
-        Value* sum = tb.map("add", {tb.load_masked(out, at, c, tile_t, 0.0),
-                                    tb.load_masked(g, tb.add(src, t), c, tile_t, 0.0)});
+        Value* sum = tb.map(
+            "add", {tb.load_masked(out, at, c, tile_t, 0.0), tb.load_masked(g, tb.add(src, t), c, tile_t, 0.0)});
         tb.store_masked(out, at, c, sum);
       });
       return {};

@@ -1,0 +1,80 @@
+#include "passes/simplify.hpp"
+
+#include <cmath>
+#include <set>
+#include <unordered_map>
+
+#include "ir/graph_dialect.hpp"
+
+namespace tessera::passes {
+
+using namespace tessera::ir;
+
+namespace {
+
+// v is a tessera.constant of value c (+0 and -0 told apart).
+bool is_constant(const Value* v, double c) {
+  if (!v->def || v->def->name != "tessera.constant") return false;
+  const Attr* a = v->def->attr("value");
+  std::optional<double> x;
+  if (a && a->as_float()) x = *a->as_float();
+  else if (a && a->as_int()) x = static_cast<double>(*a->as_int());
+  return x && *x == c && std::signbit(*x) == std::signbit(c);
+}
+
+// The operand `op` passes through unchanged, or null.
+Value* identity_operand(const Op& op) {
+  if (op.operands.size() != 2 || op.results.size() != 1) return nullptr;
+  Value *a = op.operands[0], *b = op.operands[1];
+  const Type& r = op.result()->type;
+  if (op.name == "tessera.mul") {
+    if (is_constant(b, 1) && a->type == r) return a;
+    if (is_constant(a, 1) && b->type == r) return b;
+  }
+  if (op.name == "tessera.div" && is_constant(b, 1) && a->type == r) return a;
+  if (op.name == "tessera.sub" && is_constant(b, 0) && a->type == r) return a;
+  return nullptr;
+}
+
+}  // namespace
+
+void simplify(Module& graph) {
+  for (Op* f : graph.funcs()) {
+    Region& body = *f->regions[0];
+    // A returned value stays an op's result where it would become an
+    // argument: a func's results are buffers of their own.
+    std::set<const Value*> returned;
+    for (Value* v : body.ops.back()->operands) returned.insert(v);
+    std::unordered_map<const Value*, Value*> became;
+    for (auto& op : body.ops) {
+      for (Value*& v : op->operands)
+        for (auto it = became.find(v); it != became.end(); it = became.find(v)) v = it->second;
+      if (op->name == "return") continue;
+      if (is_view_op(op->name) && op->results.size() == 1 && op->operands.size() == 1 &&
+          op->operands[0]->def && op->operands[0]->def->name == "tessera.constant") {
+        const Attr value = *op->operands[0]->def->attr("value");
+        op->name = "tessera.constant";
+        op->operands.clear();
+        op->attrs = {{"value", value}};
+        continue;
+      }
+      Value* x = identity_operand(*op);
+      if (x && (x->def || !returned.count(op->result()))) became[op->result()] = x;
+    }
+    // Dead ops, last first (a dropped op may leave its operands' producers unread).
+    std::unordered_map<const Value*, int> uses;
+    for (auto& op : body.ops)
+      for (Value* v : op->operands) ++uses[v];
+    for (size_t i = body.ops.size(); i-- > 0;) {
+      Op& op = *body.ops[i];
+      if (op.name == "return") continue;
+      bool read = false;
+      for (auto& r : op.results) read = read || uses[r.get()] > 0;
+      if (read) continue;
+      for (Value* v : op.operands) --uses[v];
+      body.ops.erase(body.ops.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+}
+
+}  // namespace tessera::passes

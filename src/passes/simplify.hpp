@@ -1,0 +1,18 @@
+// Graph IR -> Graph IR: exact simplifications, the kind `tessera grad` leaves
+// behind (the loss's seed 1 broadcast and multiplied in):
+//   - a view (reshape, broadcast_to, transpose, slice) of a tessera.constant
+//     is a constant of the view's type (so it fuses where it is read instead
+//     of needing a buffer);
+//   - x * 1, 1 * x, x / 1 and x - (+0) are x where the result has x's type
+//     (exact in IEEE arithmetic, NaN, infinities and -0 included; x + 0 is
+//     not: -0 + 0 is +0), unless x is an argument and the result is
+//     returned (a result is a buffer of its own);
+//   - ops whose results nothing reads are dropped.
+#pragma once
+#include "ir/ir.hpp"
+
+namespace tessera::passes {
+
+void simplify(ir::Module& graph);
+
+}  // namespace tessera::passes
