@@ -50,8 +50,8 @@ void simplify(Module& graph) {
       for (Value*& v : op->operands)
         for (auto it = became.find(v); it != became.end(); it = became.find(v)) v = it->second;
       if (op->name == "return") continue;
-      if (is_view_op(op->name) && op->results.size() == 1 && op->operands.size() == 1 &&
-          op->operands[0]->def && op->operands[0]->def->name == "tessera.constant") {
+      if (is_view_op(op->name) && op->results.size() == 1 && op->operands.size() == 1 && op->operands[0]->def &&
+          op->operands[0]->def->name == "tessera.constant") {
         const Attr value = *op->operands[0]->def->attr("value");
         op->name = "tessera.constant";
         op->operands.clear();
