@@ -36,6 +36,16 @@ Value* identity_operand(const Op& op) {
   return nullptr;
 }
 
+// A reduction over axes of extent 1 only: each result element is its one
+// input element (a sum, mean, max, min or product of one value is it).
+bool reduces_unit_axes(const Op& op) {
+  if (op.name != "tessera.reduce" || op.operands.size() != 1) return false;
+  const ReduceSpec s = reduce_spec(op);
+  for (int64_t a : s.axes)
+    if (op.operands[0]->type.shape[a] != 1) return false;
+  return true;
+}
+
 }  // namespace
 
 void simplify(Module& graph) {
@@ -56,6 +66,15 @@ void simplify(Module& graph) {
         op->name = "tessera.constant";
         op->operands.clear();
         op->attrs = {{"value", value}};
+        continue;
+      }
+      if (reduces_unit_axes(*op)) {
+        if (op->operands[0]->type == op->result()->type) {
+          if (op->operands[0]->def || !returned.count(op->result())) became[op->result()] = op->operands[0];
+        } else {
+          op->name = "tessera.reshape";
+          op->attrs.clear();
+        }
         continue;
       }
       Value* x = identity_operand(*op);

@@ -7,6 +7,8 @@
 //     (exact in IEEE arithmetic, NaN, infinities and -0 included; x + 0 is
 //     not: -0 + 0 is +0), unless x is an argument and the result is
 //     returned (a result is a buffer of its own);
+//   - a reduction over axes of extent 1 only is a reshape of its input (or
+//     the input itself, with keepdims);
 //   - ops whose results nothing reads are dropped.
 #pragma once
 #include "ir/ir.hpp"

@@ -7,7 +7,7 @@
 namespace tessera::runtime {
 
 ThreadPool::ThreadPool(int threads) {
-  for (int i = 1; i < std::max(threads, 1); ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  for (int i = 1; i < std::max(threads, 1); ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -35,6 +35,10 @@ static void run_part(const std::function<void(int64_t, int64_t)>& fn, int64_t n,
   if (begin < end) fn(begin, end);
 }
 
+void ThreadPool::run_parts(const std::function<void(int64_t, int64_t)>& fn, int64_t n, int parts) {
+  for (int i = next_part_.fetch_add(1); i < parts; i = next_part_.fetch_add(1)) run_part(fn, n, parts, i);
+}
+
 void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   const int parts = static_cast<int>(std::min<int64_t>(size(), n));
@@ -42,22 +46,25 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     fn(0, n);
     return;
   }
+  std::lock_guard<std::mutex> turn(turn_);
   {
     std::lock_guard<std::mutex> lock(mu_);
     job_ = &fn;
     job_n_ = n;
     parts_ = parts;
-    pending_ = parts - 1;
+    next_part_.store(0);
     ++generation_;
   }
   wake_.notify_all();
-  run_part(fn, n, parts, 0);
+  run_parts(fn, n, parts);
+  // Every part is claimed; the ones workers claimed are done when no worker
+  // is active. Then no worker holds `fn` any more.
   std::unique_lock<std::mutex> lock(mu_);
-  done_.wait(lock, [&] { return pending_ == 0; });
+  done_.wait(lock, [&] { return active_ == 0; });
   job_ = nullptr;
 }
 
-void ThreadPool::worker_loop(int index) {
+void ThreadPool::worker_loop() {
   uint64_t seen = 0;
   while (true) {
     const std::function<void(int64_t, int64_t)>* job;
@@ -68,15 +75,16 @@ void ThreadPool::worker_loop(int index) {
       wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
       seen = generation_;
+      // (finished, or every part already claimed: nothing to join)
+      if (!job_ || next_part_.load() >= parts_) continue;
       job = job_;
       n = job_n_;
       parts = parts_;
+      ++active_;
     }
-    if (index < parts) {
-      run_part(*job, n, parts, index);
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) done_.notify_one();
-    }
+    run_parts(*job, n, parts);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--active_ == 0) done_.notify_one();
   }
 }
 
