@@ -51,6 +51,12 @@ std::string duration(double ns) {
   return three_figures(ns / 1e3) + " us";
 }
 
+double primary_median_ns(const json& c) {
+  const std::string domain = c.value("primary_domain", "");
+  if (!c.contains("domains") || !c["domains"].contains(domain)) return 0;
+  return c["domains"][domain].value("median_ns", 0.0);
+}
+
 struct LoadedPacket {
   std::string path, relative;  // relative: to the report's directory
   json body;
@@ -83,6 +89,7 @@ std::vector<LoadedPacket> load_packets(const std::string& dir) {
 int write_report(const std::string& dir, const std::string& root) {
   std::vector<Row> rows;
   std::string overhead_rows;  // call-overhead cases (bench/python_overhead.py) have a table of their own
+  std::string step_rows;      // and training steps (bench/train_step.py)
   const std::vector<LoadedPacket> loaded = load_packets(dir);
   const int packets = static_cast<int>(loaded.size());
   for (const LoadedPacket& lp : loaded) {
@@ -93,6 +100,16 @@ int write_report(const std::string& dir, const std::string& root) {
     const bool gpu = on_gpu(p.value("target", std::string()));
     std::string device = gpu ? env["gpu"].value("name", "?") : env["cpu"].value("model", "?");
     for (const json& c : p["cases"]) {
+      if (p.value("kind", "") == "train_step") {
+        std::string anchors;
+        for (const json& a : c["anchors"])
+          anchors += fmt::format("{}{}: {} ({:.2f}x)", anchors.empty() ? "" : ", ", a.value("anchor", "?"),
+                                 duration(a.value("median_ns", 0.0)), a.value("ratio_anchor_over_tessera", 0.0));
+        step_rows += fmt::format("| {} | {} | {} | {} | {} | {} |\n", lp.relative, device, c.value("name", "?"),
+                                 duration(primary_median_ns(c)), anchors.empty() ? "-" : anchors,
+                                 verdict_name(v.verdict));
+        continue;
+      }
       if (c.contains("overhead_ns")) {
         const json d = c.value("domains", json::object());
         auto median = [&](const std::string& domain) {
@@ -172,6 +189,11 @@ int write_report(const std::string& dir, const std::string& root) {
           "call), medians of the same run:\n\n| packet | device | case | Python call | C++ call | overhead | "
           "target | status |\n|---|---|---|---|---|---|---|---|\n"
        << overhead_rows;
+  if (!step_rows.empty())
+    md << "\n## Training step\n\nOne optimizer step (loss, gradients and update) of the same model, from "
+          "Python, medians of the same run; an anchor's ratio is its time over Tessera's:\n\n| packet | device | "
+          "case | Tessera a step | anchors | status |\n|---|---|---|---|---|---|\n"
+       << step_rows;
   md << "\n![achieved bandwidth against the ceiling](report.svg)\n";
   write_file_atomic((fs::path(dir) / "report.md").string(), md.str());
 
@@ -209,12 +231,6 @@ int write_report(const std::string& dir, const std::string& root) {
 }
 
 namespace {
-
-double primary_median_ns(const json& c) {
-  const std::string domain = c.value("primary_domain", "");
-  if (!c.contains("domains") || !c["domains"].contains(domain)) return 0;
-  return c["domains"][domain].value("median_ns", 0.0);
-}
 
 // Matmul programs by TFLOP/s, everything else by bytes read and written once; then the time.
 std::string tessera_cell(const json& c) {
