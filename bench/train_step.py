@@ -19,18 +19,19 @@ a larger one (8192 points, 1024 -> 4096 -> 1024), where the kernels, not the lau
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(here, "..", "examples"), here]
 import train_mlp as ex  # noqa: E402
+from python_overhead import COHORTS, ROUNDS, STABILITY_PCT  # noqa: E402
+from python_overhead import domain as stats  # noqa: E402
 
 from tessera import _core  # noqa: E402
 
-ROUNDS, COHORTS, STABILITY_PCT = 15, 3, 10.0
 SIZES = {"example": dict(n=256, features=16, hidden=32, classes=4),
          "wide": dict(n=8192, features=1024, hidden=4096, classes=1024)}
 
@@ -88,16 +89,6 @@ def torch_path(x, labels, params, compiled):
         return loss.detach()
     fn = torch.compile(train_step) if compiled else train_step
     return (lambda t: fn()), lambda v: float(v)
-
-
-def stats(samples):
-    s = sorted(samples)
-    size = len(samples) // COHORTS
-    cohorts = [statistics.median(samples[i * size:(i + 1) * size]) for i in range(COHORTS)]
-    spread = (max(cohorts) - min(cohorts)) / min(cohorts) * 100
-    return {"median_ns": statistics.median(s), "min_ns": s[0], "max_ns": s[-1],
-            "p90_ns": s[min(len(s) - 1, int(0.9 * len(s)))], "cohort_medians_ns": cohorts, "spread_pct": spread,
-            "stable": spread <= STABILITY_PCT}
 
 
 def main():

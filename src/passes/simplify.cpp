@@ -1,7 +1,6 @@
 #include "passes/simplify.hpp"
 
 #include <cmath>
-#include <set>
 #include <unordered_map>
 
 #include "ir/graph_dialect.hpp"
@@ -51,15 +50,12 @@ bool reduces_unit_axes(const Op& op) {
 void simplify(Module& graph) {
   for (Op* f : graph.funcs()) {
     Region& body = *f->regions[0];
-    // A returned value stays an op's result where it would become an
-    // argument: a func's results are buffers of their own.
-    std::set<const Value*> returned;
-    for (Value* v : body.ops.back()->operands) returned.insert(v);
     std::unordered_map<const Value*, Value*> became;
     for (auto& op : body.ops) {
+      // (the return keeps its values: a func's results are named by them)
+      if (op->name == "return") continue;
       for (Value*& v : op->operands)
         for (auto it = became.find(v); it != became.end(); it = became.find(v)) v = it->second;
-      if (op->name == "return") continue;
       if (is_view_op(op->name) && op->results.size() == 1 && op->operands.size() == 1 && op->operands[0]->def &&
           op->operands[0]->def->name == "tessera.constant") {
         const Attr value = *op->operands[0]->def->attr("value");
@@ -70,7 +66,7 @@ void simplify(Module& graph) {
       }
       if (reduces_unit_axes(*op)) {
         if (op->operands[0]->type == op->result()->type) {
-          if (op->operands[0]->def || !returned.count(op->result())) became[op->result()] = op->operands[0];
+          became[op->result()] = op->operands[0];
         } else {
           op->name = "tessera.reshape";
           op->attrs.clear();
@@ -78,7 +74,7 @@ void simplify(Module& graph) {
         continue;
       }
       Value* x = identity_operand(*op);
-      if (x && (x->def || !returned.count(op->result()))) became[op->result()] = x;
+      if (x) became[op->result()] = x;
     }
     // Dead ops, last first (a dropped op may leave its operands' producers unread).
     std::unordered_map<const Value*, int> uses;

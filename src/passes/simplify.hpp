@@ -5,8 +5,7 @@
 //     of needing a buffer);
 //   - x * 1, 1 * x, x / 1 and x - (+0) are x where the result has x's type
 //     (exact in IEEE arithmetic, NaN, infinities and -0 included; x + 0 is
-//     not: -0 + 0 is +0), unless x is an argument and the result is
-//     returned (a result is a buffer of its own);
+//     not: -0 + 0 is +0), except in the return: results keep their names;
 //   - a reduction over axes of extent 1 only is a reshape of its input (or
 //     the input itself, with keepdims);
 //   - ops whose results nothing reads are dropped.
