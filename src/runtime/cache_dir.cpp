@@ -254,7 +254,9 @@ uint64_t prune_locked(const std::string& root, uint64_t max_bytes, const std::st
     // build on another host that shares this directory.
     if (std::find(doomed.begin(), doomed.end(), dir) != doomed.end()) continue;
     if (parsed && process_alive(pid)) continue;
-    if (now - mtime_of(dir) < stale_after_s) continue;
+    // (no grace, as for a cache clear: any age, even a file time a second
+    // ahead of this clock)
+    if (stale_after_s > 0 && now - mtime_of(dir) < stale_after_s) continue;
     const fs::path to = trash / temp_name("");
     if (!in_trash) {
       fs::create_directories(trash, ec);
