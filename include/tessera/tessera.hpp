@@ -96,6 +96,10 @@ class GraphBuilder {
   // q [B, H, Sq, D], k and v [B, Hkv, Sk, D]; scale NaN: 1/sqrt(D). With
   // `lse`, the second value is each row's log-sum-exp [B, H, Sq].
   std::vector<ir::Value*> attention(ir::Value* q, ir::Value* k, ir::Value* v, bool causal, double scale, bool lse);
+  // tessera.attention_grad: {dq, dk, dv} from the forward's q, k, v, o, its
+  // lse, and do (the gradient of o); causal and scale as the forward's.
+  std::vector<ir::Value*> attention_grad(ir::Value* q, ir::Value* k, ir::Value* v, ir::Value* o, ir::Value* dout,
+                                         ir::Value* lse, bool causal, double scale);
   // Appends the ops of func `func` (empty: the first) of Graph IR module `m`
   // on `args` (its arguments' types, in order); returns the values it returns.
   std::vector<ir::Value*> call(const ir::Module& m, const std::string& func, std::vector<ir::Value*> args);

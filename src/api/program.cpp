@@ -282,6 +282,25 @@ std::vector<Value*> GraphBuilder::attention(Value* q, Value* k, Value* v, bool c
   return out;
 }
 
+std::vector<Value*> GraphBuilder::attention_grad(Value* q, Value* k, Value* v, Value* o, Value* dout, Value* lse,
+                                                 bool causal, double scale) {
+  if (finished_) fail("E130", "GraphBuilder: module() was already called");
+  AttrDict attrs;
+  if (causal) attrs["causal"] = true;
+  if (!std::isnan(scale)) attrs["scale"] = Attr(scale);
+  Builder b(*func_->regions[0]);
+  Op& op = b.create("tessera.attention_grad", {q, k, v, o, dout, lse}, attrs);
+  std::vector<Value*> out;
+  for (Value* like : {q, k, k}) out.push_back(op.add_result("r" + std::to_string(next_++), like->type));
+  try {
+    attention_grad_spec(op);
+  } catch (...) {
+    func_->regions[0]->ops.pop_back();  // leave the func as it was
+    throw;
+  }
+  return out;
+}
+
 std::vector<Value*> GraphBuilder::call(const Module& m, const std::string& func, std::vector<Value*> args) {
   if (finished_) fail("E130", "GraphBuilder: module() was already called");
   verify_graph(m);

@@ -27,6 +27,11 @@ ProgramFlops program_flops(const ir::Module& graph) {
         const ir::AttentionSpec s = ir::attention_spec(*op);
         w.flops += 4 * double(s.batch) * double(s.heads) * double(s.d) * attention_pairs(s.sq, s.sk, s.causal);
         w.counted = true;
+      } else if (op->name == "tessera.attention_grad") {
+        // the field's convention: the backward's five products, 2.5 times the forward's two
+        const ir::AttentionSpec s = ir::attention_grad_spec(*op);
+        w.flops += 10 * double(s.batch) * double(s.heads) * double(s.d) * attention_pairs(s.sq, s.sk, s.causal);
+        w.counted = true;
       }
     }
   return w;

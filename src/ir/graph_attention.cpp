@@ -3,6 +3,7 @@
 //   %o = tessera.attention %q, %k, %v {causal = true, scale = 0.088388}
 //        : (tensor<BxHxSqxDxbf16>, tensor<BxHkvxSkxDxbf16>, tensor<BxHkvxSkxDxbf16>) -> tensor<BxHxSqxDxbf16>
 //   %o, %lse = tessera.attention ... -> (tensor<BxHxSqxDxbf16>, tensor<BxHxSqxf32>)
+//   %dq, %dk, %dv = tessera.attention_grad %q, %k, %v, %o, %do, %lse {causal, scale}
 // Query head h reads key/value head h / (H / Hkv). Causal: key j is visible
 // to query i when j <= i + (Sk - Sq) (aligned to the end). The optional second
 // result is the natural-log log-sum-exp of each row's scaled visible scores
@@ -16,15 +17,12 @@ namespace tessera::ir {
 
 namespace {
 [[noreturn]] void bad(const Op& op, const char* code, const std::string& msg) {
-  fail(code, "tessera.attention: " + msg, op.loc);
+  fail(code, op.name + ": " + msg, op.loc);
 }
-}  // namespace
 
-DType attention_lse_dtype(DType operand) { return operand == DType::F64 ? DType::F64 : DType::F32; }
-
-AttentionSpec attention_spec(const Op& op) {
-  if (op.operands.size() != 3 || op.results.empty() || op.results.size() > 2)
-    bad(op, "E205", "takes three operands (q, k, v) and has one or two results (o, and optionally lse)");
+// q, k and v (the first three operands) and the attributes, shared by the
+// forward op and its gradient.
+AttentionSpec qkv_spec(const Op& op) {
   for (auto& [k, _] : op.attrs)
     if (k != "causal" && k != "scale") bad(op, "E205", "unknown attribute '" + k + "'");
   for (Value* v : op.operands)
@@ -64,6 +62,18 @@ AttentionSpec attention_spec(const Op& op) {
     const double most = q.dtype == DType::F64 ? std::numeric_limits<double>::max() : std::numeric_limits<float>::max();
     if (!(std::fabs(s.scale) <= most)) bad(op, "E211", "'scale' must be finite in the compute type");
   }
+  return s;
+}
+
+}  // namespace
+
+DType attention_lse_dtype(DType operand) { return operand == DType::F64 ? DType::F64 : DType::F32; }
+
+AttentionSpec attention_spec(const Op& op) {
+  if (op.operands.size() != 3 || op.results.empty() || op.results.size() > 2)
+    bad(op, "E205", "takes three operands (q, k, v) and has one or two results (o, and optionally lse)");
+  AttentionSpec s = qkv_spec(op);
+  const Type& q = op.operands[0]->type;
   if (!(op.results[0]->type == q))
     bad(op, "E205", "the result o is " + op.results[0]->type.str() + " but " + q.str() + " follows from q");
   s.lse = op.results.size() == 2;
@@ -72,6 +82,27 @@ AttentionSpec attention_spec(const Op& op) {
     if (!(op.results[1]->type == want))
       bad(op, "E205", "the result lse is " + op.results[1]->type.str() + " but " + want.str() + " follows from q");
   }
+  return s;
+}
+
+AttentionSpec attention_grad_spec(const Op& op) {
+  if (op.operands.size() != 6 || op.results.size() != 3)
+    bad(op, "E205", "takes six operands (q, k, v, o, do, lse) and has three results (dq, dk, dv)");
+  const AttentionSpec s = qkv_spec(op);
+  const Type &q = op.operands[0]->type, &k = op.operands[1]->type;
+  const char* names[] = {"q", "k", "v", "o", "do", "lse"};
+  for (int i : {3, 4})
+    if (!(op.operands[i]->type == q))
+      bad(op, "E217", std::string(names[i]) + " must have q's type " + q.str() + ", got " + op.operands[i]->type.str());
+  const Type lse = Type::tensor(attention_lse_dtype(q.dtype), {s.batch, s.heads, s.sq});
+  if (!(op.operands[5]->type == lse))
+    bad(op, "E217", "lse must be " + lse.str() + " (the forward's log-sum-exp), got " + op.operands[5]->type.str());
+  const Type want[] = {q, k, k};
+  for (int i = 0; i < 3; ++i)
+    if (!(op.results[i]->type == want[i]))
+      bad(op, "E205",
+          std::string("the result d") + names[i] + " is " + op.results[i]->type.str() + " but " + want[i].str() +
+              " follows from " + names[i]);
   return s;
 }
 

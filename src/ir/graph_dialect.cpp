@@ -180,6 +180,10 @@ void verify_graph(const Module& m) {
         attention_spec(op);
         continue;
       }
+      if (op.name == "tessera.attention_grad") {
+        attention_grad_spec(op);
+        continue;
+      }
       if (is_arg_reduce_op(op.name)) {
         arg_reduce_spec(op);
         continue;
@@ -192,7 +196,7 @@ void verify_graph(const Module& m) {
         fail("E201",
              "unknown Graph IR op '" + echo(op.name) +
                  "' (this build knows tessera.reduce, argmax, argmin, softmax, log_softmax, layer_norm, rms_norm, "
-                 "matmul, attention, gather, take_along, scatter_add, "
+                 "matmul, attention, attention_grad, gather, take_along, scatter_add, "
                  "cast, constant, where, iota, the views (reshape, transpose, slice, broadcast_to, split) and the "
                  "pointwise ops in docs/semantics.md)",
              op.loc);

@@ -106,6 +106,14 @@ struct AttentionSpec {
 };
 // Validates a tessera.attention (E205, E207, E209, E211, E215, E217) and reads it.
 AttentionSpec attention_spec(const Op& op);
+//   %dq, %dk, %dv = tessera.attention_grad %q, %k, %v, %o, %do, %lse {causal, scale}
+// The gradient of attention's o (lse as the forward wrote it; o and do of
+// q's type; dq of q's, dk and dv of k's). Validates it likewise (lse = false).
+AttentionSpec attention_grad_spec(const Op& op);
+// tessera.attention or tessera.attention_grad (the attention family's ops).
+inline bool is_attention_op(const std::string& name) {
+  return name == "tessera.attention" || name == "tessera.attention_grad";
+}
 // The lse result's dtype: f32, or f64 for f64 operands.
 DType attention_lse_dtype(DType operand);
 

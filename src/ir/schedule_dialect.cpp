@@ -66,13 +66,14 @@ void verify_schedule(const Module& m) {
       if (op->name == "return") continue;
       if (op->dialect() != "schedule") fail("E303", "'" + echo(op->name) + "' is not a Schedule IR op", op->loc);
       // each op becomes one kernel launch with one result (schedule_to_tile);
-      // an attention kernel may also write each row's log-sum-exp, a norm
-      // gradient's row kernel its dw and db partial sums
-      const size_t most = op->name == "schedule.attention" ? 2 : op->name == "schedule.rowwise" ? 3 : 1;
+      // an attention kernel may also write each row's log-sum-exp (its
+      // gradient's: dq, dk and dv), a norm gradient's row kernel its dw and
+      // db partial sums
+      const size_t most = op->name == "schedule.attention" || op->name == "schedule.rowwise" ? 3 : 1;
       if (op->results.empty() || op->results.size() > most)
         fail("E303",
              "'" + echo(op->name) + "' must define exactly one result" +
-                 (op->name == "schedule.attention" ? " (or two: o and lse)"
+                 (op->name == "schedule.attention" ? " (or o and lse, or dq, dk and dv)"
                   : most > 1                       ? " (or, for a norm gradient, its partial sums beside it)"
                                                    : ""),
              op->loc);

@@ -138,6 +138,10 @@ void TileBuilder::attention(std::vector<Value*> operands, AttrDict attrs) {
   create("tile.attention", std::move(operands), std::move(attrs));
 }
 
+void TileBuilder::attention_grad(std::vector<Value*> operands, AttrDict attrs) {
+  create("tile.attention_grad", std::move(operands), std::move(attrs));
+}
+
 void TileBuilder::store2d(Value* ptr, Value* base, Value* rows, Value* cols, Value* v, int64_t row_stride,
                           bool aligned) {
   create("tile.store2d", {ptr, base, rows, cols, v}, {{"row_stride", Attr(row_stride)}, {"aligned", Attr(aligned)}});

@@ -69,6 +69,8 @@ class TileBuilder {
   void matmul(std::vector<Value*> operands, AttrDict attrs);
   // tile.attention: likewise.
   void attention(std::vector<Value*> operands, AttrDict attrs);
+  // tile.attention_grad: likewise.
+  void attention_grad(std::vector<Value*> operands, AttrDict attrs);
   void transpose(Value* in, Value* out, Value* in_base, Value* out_base, Value* r0, Value* c0, int64_t rows,
                  int64_t cols, int64_t block_rows, int64_t block_cols);
 

@@ -92,6 +92,22 @@ void check_map(const Op& op) {
     bad(op, "yields " + std::get<Type>(t).str() + ", not " + op.result()->type.str());
 }
 
+void check_attention_grad(const Op& op) {
+  const DType t = op.operands[0]->type.dtype;
+  for (int i : {0, 1, 2, 3, 4, 6, 7, 8})
+    if (op.operands[i]->type.dtype != t || !is_float(t))
+      bad(op, "q, k, v, o, do, dq, dk and dv are pointers of one float dtype");
+  if (!is_float(op.operands[5]->type.dtype)) bad(op, "lse is a float pointer");
+  for (int64_t v : tile_ints(op, "block"))
+    if (v < 1 || v > 1024) bad(op, "'block' sizes must be in [1, 1024]");
+  const int64_t d = tile_int(op, "head_dim"), heads = tile_int(op, "heads"), kv = tile_int(op, "kv_heads");
+  if (d < 1 || d > 256) bad(op, "'head_dim' must be in [1, 256]");
+  if (tile_int(op, "batch") < 0 || heads < 0 || kv < 0 || (kv == 0 ? heads != 0 : heads % kv != 0))
+    bad(op, "'heads' must be a multiple of 'kv_heads' (both >= 0), 'batch' >= 0");
+  const int64_t sq = tile_int(op, "sq"), sk = tile_int(op, "sk");
+  if (sq < 0 || sk < 0 || sq > (int64_t{1} << 40) || sk > (int64_t{1} << 40)) bad(op, "'sq' and 'sk' out of range");
+}
+
 void check_iota(const Op& op) {
   if (op.result()->type.dtype != DType::I64) bad(op, "yields an i64 tile");
   if (tile_int(op, "inner") < 1 || tile_int(op, "extent") < 1) bad(op, "needs 'inner' and 'extent' >= 1");
@@ -385,6 +401,26 @@ const std::vector<TileOpSpec>& table() {
        "[BM, BN]); with lse, each row's natural-log log-sum-exp to lse[bh * sq + row]; with tma, q, k and v come "
        "from the kernel's tensor maps 0, 1 and 2 and the last operand is the block's shared memory",
        check_attention},
+      {"tile.attention_grad",
+       "PPPPPPPPPI",
+       "",
+       "(ptr q, ptr k, ptr v, ptr o, ptr do, ptr lse, ptr dq, ptr dk, ptr dv, index program)",
+       {{"head_dim", K::Int, kRequired},
+        {"block", K::Ints, kRequired, 2},
+        {"batch", K::Int, kRequired},
+        {"heads", K::Int, kRequired},
+        {"kv_heads", K::Int, kRequired},
+        {"sq", K::Int, kRequired},
+        {"sk", K::Int, kRequired},
+        {"causal", K::Bool, kRequired},
+        {"scale", K::Number, kRequired}},
+       0,
+       "one program of attention's backward pass (block = [BM, BN]; q, o, do: [batch * heads, sq, head_dim], k, "
+       "v: [batch * kv_heads, sk, head_dim], lse: [batch * heads, sq]): programs below batch * kv_heads * "
+       "ceil(sk / BN) write dk and dv of BN keys of one kv head (kv plane program / ceil(sk / BN), block "
+       "program % ceil(sk / BN)) over every query row of its heads that sees them; the rest, in order of (query "
+       "plane, block of BM rows), write dq of BM rows",
+       check_attention_grad},
       {"tile.load2d",
        "PIII",
        "T",

@@ -98,6 +98,14 @@ std::vector<Expected> evaluate_attention(const ir::Op& op, const std::vector<Sou
 void demand_attention(const ir::Op& op, const std::vector<const uint8_t*>& need,
                       std::vector<std::vector<uint8_t>>& in_need);
 
+// tessera.attention_grad (attention_grad.cpp; results dq, dk, dv): as attention,
+// in_need sized to its six operands.
+bool is_attention_grad(const ir::Op& op);
+std::vector<Expected> evaluate_attention_grad(const ir::Op& op, const std::vector<Source>& in,
+                                              const std::vector<Need>& need);
+void demand_attention_grad(const ir::Op& op, const std::vector<const uint8_t*>& need,
+                           std::vector<std::vector<uint8_t>>& in_need);
+
 // tessera.softmax_grad, log_softmax_grad, layer_norm_grad, rms_norm_grad
 // (row_grads.cpp; the norms' have several results): as attention.
 bool is_row_grad(const ir::Op& op);

@@ -298,18 +298,22 @@ std::unordered_map<const ir::Value*, std::vector<uint8_t>> demand(const std::vec
   }
   for (size_t k = ops.size(); k-- > 0;) {
     const ir::Op& op = *ops[k];
-    // Ops with several results (views, attention, row gradients): flags per result.
-    if (detail::is_view(op) || detail::is_attention(op) || detail::is_row_grad(op)) {
+    // Ops with several results (views, attention and its gradient, row gradients): flags per result.
+    if (detail::is_view(op) || detail::is_attention(op) || detail::is_attention_grad(op) || detail::is_row_grad(op)) {
       std::vector<const uint8_t*> flags;
       for (auto& r : op.results) flags.push_back(need.count(r.get()) ? need.at(r.get()).data() : nullptr);
       if (std::all_of(flags.begin(), flags.end(), [](const uint8_t* f) { return f == nullptr; })) continue;
       const size_t grad_operands = op.name == "tessera.softmax_grad" || op.name == "tessera.log_softmax_grad" ? 2u : 3u;
-      const size_t operands = detail::is_view(op) ? 1u : detail::is_attention(op) ? 3u : grad_operands;
+      const size_t operands = detail::is_view(op)             ? 1u
+                              : detail::is_attention(op)      ? 3u
+                              : detail::is_attention_grad(op) ? 6u
+                                                              : grad_operands;
       if (op.operands.size() != operands) continue;  // evaluation refuses it with E802
       std::vector<std::vector<uint8_t>> in_need;
       for (const ir::Value* v : op.operands) in_need.emplace_back(static_cast<size_t>(product(v->type.shape)), 0);
       if (detail::is_view(op)) detail::demand_view(op, flags, in_need[0]);
       else if (detail::is_attention(op)) detail::demand_attention(op, flags, in_need);
+      else if (detail::is_attention_grad(op)) detail::demand_attention_grad(op, flags, in_need);
       else detail::demand_row_grad(op, flags, in_need);
       for (size_t o = 0; o < op.operands.size(); ++o) {
         std::vector<uint8_t>& f = flags_of(op.operands[o]);
@@ -415,8 +419,9 @@ std::vector<Expected> evaluate_ops(const std::vector<const ir::Op*>& ops,
   for (const ir::Value* r : results) last_use[r] = ops.size();
   for (size_t k = 0; k < ops.size(); ++k) {
     const ir::Op* op = ops[k];
-    // Ops with several results (views, attention, row gradients): what is wanted of each.
-    if (detail::is_view(*op) || detail::is_attention(*op) || detail::is_row_grad(*op)) {
+    // Ops with several results (views, attention and its gradient, row gradients): what is wanted of each.
+    if (detail::is_view(*op) || detail::is_attention(*op) || detail::is_attention_grad(*op) ||
+        detail::is_row_grad(*op)) {
       std::vector<Need> wanted;
       for (auto& r : op->results) {
         auto it = need.find(r.get());
@@ -429,7 +434,9 @@ std::vector<Expected> evaluate_ops(const std::vector<const ir::Op*>& ops,
       for (const ir::Value* v : op->operands) in.push_back(source(v, op->loc));
       std::vector<Expected> results = detail::is_view(*op)        ? detail::evaluate_view(*op, in[0], wanted)
                                       : detail::is_attention(*op) ? detail::evaluate_attention(*op, in, wanted)
-                                                                  : detail::evaluate_row_grad(*op, in, wanted);
+                                      : detail::is_attention_grad(*op)
+                                          ? detail::evaluate_attention_grad(*op, in, wanted)
+                                          : detail::evaluate_row_grad(*op, in, wanted);
       for (const ir::Value* v : op->operands)
         if (last_use[v] == k) computed.erase(v);
       for (size_t r = 0; r < results.size(); ++r) computed[op->results[r].get()] = std::move(results[r]);

@@ -1,54 +1,16 @@
 // The oracle's row gradient ops (softmax_grad, log_softmax_grad,
 // layer_norm_grad, rms_norm_grad): each row evaluated in double with the
-// formulas of docs/semantics.md ("Gradients"), op by op, each step's
-// tolerance from the pointwise and reduction policy of tolerance.hpp, so the
-// bound of the fused gradient is the bound its ops would have one by one.
-// Intermediates are rounded to the accumulation type (what the one kernel
-// keeps them in); only the results round to their declared dtype.
+// formulas of docs/semantics.md ("Gradients"), step by step with
+// tolerances (steps.hpp); only the results round to their declared dtype.
 #include <algorithm>
 #include <cmath>
 
 #include "oracle/ops.hpp"
-#include "oracle/tolerance.hpp"
+#include "oracle/steps.hpp"
 
 namespace tessera::oracle::detail {
 
 namespace {
-
-// A value with its tolerance.
-struct Bound {
-  double v = 0, t = 0;
-};
-
-// The steps of a formula, each with its tolerance: intermediates in the
-// accumulation type, a step `to` another dtype for results.
-struct Steps {
-  DType in, acc;
-  Bound bin(Pointwise op, Bound a, Bound b, double v, DType out) const {
-    return {v, binary_tolerance(op, a.v, a.t, b.v, b.t, v, in, out)};
-  }
-  Bound add(Bound a, Bound b, DType out) const { return bin(Pointwise::Add, a, b, a.v + b.v, out); }
-  Bound add(Bound a, Bound b) const { return add(a, b, acc); }
-  Bound sub(Bound a, Bound b, DType out) const { return bin(Pointwise::Sub, a, b, a.v - b.v, out); }
-  Bound sub(Bound a, Bound b) const { return sub(a, b, acc); }
-  Bound mul(Bound a, Bound b, DType out) const { return bin(Pointwise::Mul, a, b, a.v * b.v, out); }
-  Bound mul(Bound a, Bound b) const { return mul(a, b, acc); }
-  Bound un(Pointwise op, Bound x, double v) const { return {v, unary_tolerance(op, x.v, x.t, v, in, acc)}; }
-  Bound constant(double v) const { return {v, constant_tolerance(v, acc)}; }
-  // The sum (or mean) of n values; out: the result's dtype.
-  Bound total(const std::vector<Bound>& xs, bool mean, DType out) const {
-    double s = 0, abs_in = 0, carried = 0;
-    for (const Bound& x : xs) {
-      s += x.v;
-      abs_in += std::fabs(x.v) + x.t;
-      carried += x.t;
-    }
-    const auto n = static_cast<int64_t>(xs.size());
-    if (!mean) return {s, sum_tolerance(n, abs_in, carried, s, in, out)};
-    const double nd = n ? static_cast<double>(n) : 1.0;
-    return {s / nd, mean_tolerance(n, abs_in, carried / nd, s / nd, in, out)};
-  }
-};
 
 struct Layout {
   int64_t outer = 1, n = 0, inner = 1;

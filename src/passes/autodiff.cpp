@@ -37,14 +37,11 @@ class Emitter {
     Op& o = b.create(name, std::move(operands), std::move(attrs));
     o.loc = loc;
     std::vector<Value*> results;
-    for (const Type& t : types) {
-      std::string n;
-      do n = "grad" + std::to_string(next_++);
-      while (taken_.count(n));
-      results.push_back(o.add_result(n, t));
-    }
+    for (const Type& t : types) results.push_back(o.add_result(fresh_name(), t));
     return results;
   }
+  // A result added to a forward op (a value the backward needs saved).
+  Value* add_result(Op& o, Type t) { return o.add_result(fresh_name(), std::move(t)); }
   Value* constant(double value, DType d) {
     return op("tessera.constant", {}, {{"value", Attr(value)}}, Type::tensor(d, {}));
   }
@@ -132,6 +129,13 @@ class Emitter {
   }
 
  private:
+  std::string fresh_name() {
+    std::string n;
+    do n = "grad" + std::to_string(next_++);
+    while (taken_.count(n));
+    return n;
+  }
+
   Region& body_;
   std::set<std::string> taken_;
   int next_ = 0;
@@ -144,7 +148,7 @@ class Rules {
   Rules(Emitter& e, std::map<const Value*, Value*>& adj, const std::set<const Value*>& depends)
       : e_(e), adj_(adj), depends_(depends) {}
 
-  void apply(const Op& op) {
+  void apply(Op& op) {
     const std::string fn = op.name.substr(op.name.find('.') + 1);
     for (Value* v : op.operands)
       if (depends_.count(v) && !is_float(v->type.dtype) && !(op.name == "tessera.where" && v == op.operands[0]))
@@ -164,6 +168,7 @@ class Rules {
     if (op.name == "tessera.reduce") return reduce(op);
     if (op.name == "tessera.matmul") return matmul(op);
     if (is_row_op(op.name)) return row(op);
+    if (op.name == "tessera.attention") return attention(op);
     if (op.name == "tessera.reshape") return add(op.operands[0], e_.reshape(gy(op), op.operands[0]->type.shape));
     if (op.name == "tessera.broadcast_to") return add(op.operands[0], gy(op));
     if (op.name == "tessera.transpose") {
@@ -376,6 +381,25 @@ class Rules {
     if (layer && needs(op.operands[2])) add(op.operands[2], d[2]);
   }
 
+  // Attention's gradient is one op, attention_grad, which reads the forward's
+  // o and the log-sum-exp of its rows: the forward is made to save that (a
+  // second result of the same op) rather than run again.
+  void attention(Op& op) {
+    if (op.results.size() == 2 && adj_.count(op.result(1)))
+      fail("E263", "tessera grad: no gradient rule through attention's lse result yet (only through o)", op.loc);
+    Value *q = op.operands[0], *k = op.operands[1], *v = op.operands[2];
+    Value* lse = op.results.size() == 2
+                     ? op.result(1)
+                     : e_.add_result(op, Type::tensor(attention_lse_dtype(q->type.dtype),
+                                                      {q->type.shape[0], q->type.shape[1], q->type.shape[2]}));
+    const std::vector<Value*> d = e_.op_n("tessera.attention_grad",
+                                          {q, k, v, op.result(), e_.cast(gy(op), q->type.dtype), lse}, op.attrs,
+                                          {q->type, k->type, k->type});
+    add(q, d[0]);
+    add(k, d[1]);
+    add(v, d[2]);
+  }
+
   Emitter& e_;
   std::map<const Value*, Value*>& adj_;
   const std::set<const Value*>& depends_;
@@ -426,7 +450,7 @@ std::unique_ptr<Module> differentiate(const Module& graph, const std::string& fu
   std::set<const Value*> depends(params.begin(), params.end());
   std::set<std::string> names;
   for (const auto& a : body.args) names.insert(a->name);
-  std::vector<const Op*> forward;
+  std::vector<Op*> forward;
   for (const auto& op : body.ops) {
     forward.push_back(op.get());
     const bool reached = std::any_of(op->operands.begin(), op->operands.end(),
@@ -443,7 +467,7 @@ std::unique_ptr<Module> differentiate(const Module& graph, const std::string& fu
   if (depends.count(loss)) adj[loss] = e.constant(1, loss->type.dtype);
   Rules rules(e, adj, depends);
   for (auto it = forward.rbegin(); it != forward.rend(); ++it) {
-    const Op& op = **it;
+    Op& op = **it;
     if (std::none_of(op.results.begin(), op.results.end(), [&](const auto& r) { return adj.count(r.get()); })) continue;
     e.loc = op.loc;
     rules.apply(op);

@@ -143,12 +143,12 @@ std::vector<FusedRegion> partition(const Op& func) {
   };
   for (const Op* op : ops)
     if (!is_pointwise_op(op->name) && !is_view_op(op->name))
-      open(op, is_row_op(op->name)               ? FusedRegion::Kind::Row
-               : op->name == "tessera.matmul"    ? FusedRegion::Kind::Matmul
-               : op->name == "tessera.attention" ? FusedRegion::Kind::Attention
-               : is_arg_reduce_op(op->name)      ? FusedRegion::Kind::ArgReduce
-               : is_scatter_op(op->name)         ? FusedRegion::Kind::Scatter
-                                                 : FusedRegion::Kind::Reduce);
+      open(op, is_row_op(op->name)            ? FusedRegion::Kind::Row
+               : op->name == "tessera.matmul" ? FusedRegion::Kind::Matmul
+               : is_attention_op(op->name)    ? FusedRegion::Kind::Attention
+               : is_arg_reduce_op(op->name)   ? FusedRegion::Kind::ArgReduce
+               : is_scatter_op(op->name)      ? FusedRegion::Kind::Scatter
+                                              : FusedRegion::Kind::Reduce);
 
   // Epilogues, in program order: a pointwise op joins the row or matmul region
   // whose result it consumes, if that result has no other use and keeps its shape.

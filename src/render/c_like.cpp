@@ -87,6 +87,9 @@ bool CLikeRenderer::is_written(const Op& kernel, const Value* ptr) const {
       // o, and lse when it has one
       if (op->name == "tile.attention" && (op->operands[3] == ptr || (tile_bool(*op, "lse") && op->operands[7] == ptr)))
         written = true;
+      if (op->name == "tile.attention_grad" &&
+          (op->operands[6] == ptr || op->operands[7] == ptr || op->operands[8] == ptr))  // dq, dk, dv
+        written = true;
       for (auto& inner : op->regions) walk(*inner);
     }
   };
@@ -97,7 +100,9 @@ bool CLikeRenderer::is_written(const Op& kernel, const Value* ptr) const {
 std::string CLikeRenderer::render_kernel(const Op& kernel) {
   names_.clear();
   out_ = prelude() + (contains(kernel, "tile.matmul") ? matmul_library(kernel) : "") +
-         (contains(kernel, "tile.attention") ? attention_library(kernel) : "") + "\n" + kernel_open(kernel);
+         (contains(kernel, "tile.attention") || contains(kernel, "tile.attention_grad") ? attention_library(kernel)
+                                                                                        : "") +
+         "\n" + kernel_open(kernel);
   render_ops(*kernel.regions[0], 4);
   out_ += kernel_close(kernel);
   return out_;
@@ -231,6 +236,7 @@ struct CLikeRenderer::OpEmitter {
   }
   void matmul();
   void attention();
+  void attention_grad();
   void transpose() {
     if (!r.has_transpose_block())
       fail("E502", "this target's tile library has no transpose block (tile.transpose)", op.loc);
@@ -319,6 +325,17 @@ void CLikeRenderer::OpEmitter::attention() {
   statement("tsr::attention_block<" + t + ">(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ", " + arg(3) + tail);
 }
 
+void CLikeRenderer::OpEmitter::attention_grad() {
+  const auto blk = tile_ints(op, "block");
+  std::string call = "tsr::attention_grad_program<" + r.storage(op.operands[0]->type.dtype) + ", " +
+                     std::to_string(tile_int(op, "head_dim")) + ", " + std::to_string(blk[0]) + ", " +
+                     std::to_string(blk[1]) + (tile_bool(op, "causal") ? ", true>(" : ", false>(");
+  for (int i = 0; i < 10; ++i) call += arg(i) + ", ";
+  for (const char* n : {"batch", "heads", "kv_heads", "sq", "sk"})
+    call += std::to_string(tile_int(op, n)) + r.i64_suffix() + ", ";
+  statement(call + format_double(tile_number(op, "scale")) + ")");
+}
+
 void CLikeRenderer::OpEmitter::for_loop() {
   const std::string p = pad();
   const Region& body = *op.regions[0];
@@ -375,6 +392,7 @@ const std::unordered_map<std::string_view, CLikeRenderer::OpEmitter::Fn>& CLikeR
       {"tile.mask", &OpEmitter::mask},
       {"tile.matmul", &OpEmitter::matmul},
       {"tile.attention", &OpEmitter::attention},
+      {"tile.attention_grad", &OpEmitter::attention_grad},
       {"tile.load2d", &OpEmitter::load2d},
       {"tile.store2d", &OpEmitter::store2d},
       {"tile.for", &OpEmitter::for_loop},

@@ -19,6 +19,9 @@ const char* kMatmulLibrary =
 const char* kAttentionLibrary =
 #include "cpu_attention_library.inc"
     ;
+const char* kAttentionGradLibrary =
+#include "cpu_attention_grad_library.inc"
+    ;
 
 class CppRenderer : public CLikeRenderer {
   const Spelling& spelling() const override {
@@ -51,7 +54,10 @@ class CppRenderer : public CLikeRenderer {
   std::string kernel_close(const Op&) override { return "  }\n}\n"; }
   std::string program_id_expr() const override { return "tsr_pid"; }
   std::string matmul_library(const Op&) const override { return kMatmulLibrary; }
-  std::string attention_library(const Op&) const override { return kAttentionLibrary; }
+  // The backward's blocks build on the forward's vector pieces.
+  std::string attention_library(const Op& k) const override {
+    return std::string(kAttentionLibrary) + (contains(k, "tile.attention_grad") ? kAttentionGradLibrary : "");
+  }
   std::string alloca_decl(const std::string& n, const std::string& elem, int64_t size) const override {
     return "alignas(64) " + elem + " " + n + "[" + std::to_string(size) + "];\n";
   }

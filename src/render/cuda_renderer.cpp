@@ -153,6 +153,9 @@ class CudaRenderer : public CLikeRenderer {
     if (hip_) fail("E502", "the HIP lane has no attention block library yet (tile.attention)");
     std::function<void(const Region&)> check = [&](const Region& r) {
       for (auto& op : r.ops)
+        if (op->name == "tile.attention_grad")
+          fail("E502", "the CUDA lane has no attention backward block yet (tile.attention_grad)", op->loc);
+      for (auto& op : r.ops)
         if (op->name == "tile.attention" && !(op->attr("tma") && tile_bool(*op, "tma")))
           fail("E502", "the CUDA attention block takes q, k and v as tensor maps (tile.attention needs tma = true)",
                op->loc);

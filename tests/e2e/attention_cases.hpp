@@ -2,7 +2,8 @@
 // GPU suite (tests/gpu/test_cuda.cpp): sequence lengths around the tile
 // sizes (1, 17, 127, 128, 129), Sq != Sk both ways (decode, chunked prefill,
 // causal rows that see no key), grouped-query ratios 1, 4, 8 and 32, head
-// dims, dtypes, the log-sum-exp result, NaN/inf in q and k.
+// dims, dtypes, the log-sum-exp result, NaN/inf in q and k. Then the same
+// ground for the backward pass (attention_grad_cases: the CPU's).
 #pragma once
 #include <cmath>
 #include <string>
@@ -68,6 +69,53 @@ inline std::vector<FusionCase> attention_cases(bool gpu) {
       cases.push_back(attention_case(dt, {0, 2, 1, 5, 5, 64}, true, true, uniform));   // empty batch
       cases.push_back(attention_case(dt, {1, 2, 1, 0, 5, 64}, false, true, uniform));  // no queries
     }
+  return cases;
+}
+
+// One backward case: o and lse from the forward, then dq, dk and dv of do
+// (inputs: q, k, v, do); the program returns them.
+inline FusionCase attention_grad_case(DType dt, AttentionShape s, bool causal, std::vector<std::string> inputs,
+                                      const std::string& tag = "") {
+  return {"grad_" + attention_name(dt, s, causal, false, tag), std::move(inputs), [=](GraphBuilder& g) {
+            ir::Value* q = g.input("q", T(dt, {s.b, s.h, s.sq, s.d}));
+            ir::Value* k = g.input("k", T(dt, {s.b, s.hkv, s.sk, s.d}));
+            ir::Value* v = g.input("v", T(dt, {s.b, s.hkv, s.sk, s.d}));
+            ir::Value* dout = g.input("dout", T(dt, {s.b, s.h, s.sq, s.d}));
+            auto fwd = g.attention(q, k, v, causal, std::nan(""), true);
+            for (ir::Value* d : g.attention_grad(q, k, v, fwd[0], dout, fwd[1], causal, std::nan(""))) g.output(d);
+          }};
+}
+
+// Smaller than the forward's (the oracle walks every pair of a sampled
+// row or key, step by step with tolerances).
+inline std::vector<FusionCase> attention_grad_cases() {
+  const std::vector<std::string> uniform = {"random:seed=11,lo=-1,hi=1", "random:seed=12,lo=-1,hi=1",
+                                            "random:seed=13,lo=-1,hi=1", "random:seed=14,lo=-1,hi=1"};
+  const std::vector<std::string> peaked = {"random:seed=15,lo=-3,hi=3", "random:seed=16,lo=-3,hi=3",
+                                           "random:seed=17,lo=-1,hi=1", "random:seed=18,lo=-1,hi=1"};
+  const std::vector<std::string> special = {"special:seed=19,rate=0.004", "special:seed=20,rate=0.004",
+                                            "random:seed=21,lo=-1,hi=1", "random:seed=22,lo=-1,hi=1"};
+  std::vector<FusionCase> cases;
+  for (DType dt : {DType::F32, DType::BF16, DType::F64, DType::F16})
+    for (int64_t d : {int64_t{64}, int64_t{128}}) {
+      if (d == 128 && (dt == DType::F64 || dt == DType::F16)) continue;
+      for (bool causal : {false, true}) {
+        for (int64_t s : {1, 17, 127, 128, 129})
+          cases.push_back(attention_grad_case(dt, {1, 2, 1, s, s, d}, causal, uniform));
+        cases.push_back(attention_grad_case(dt, {2, 8, 2, 100, 100, d}, causal, peaked));  // GQA 4
+        cases.push_back(attention_grad_case(dt, {1, 4, 1, 1, 300, d}, causal, uniform));   // decode, MQA
+        cases.push_back(attention_grad_case(dt, {1, 2, 2, 40, 200, d}, causal, uniform));  // chunked prefill
+        cases.push_back(attention_grad_case(dt, {1, 4, 1, 150, 50, d}, causal, uniform));  // rows with no key
+        cases.push_back(attention_grad_case(dt, {1, 32, 1, 9, 70, d}, causal, peaked));    // GQA 32
+        cases.push_back(attention_grad_case(dt, {1, 2, 1, 70, 70, d}, causal, special, "special"));
+      }
+    }
+  for (DType dt : {DType::F32, DType::F64, DType::BF16}) {
+    for (int64_t d : {1, 3, 100, 256}) cases.push_back(attention_grad_case(dt, {1, 2, 2, 30, 40, d}, true, peaked));
+    cases.push_back(attention_grad_case(dt, {1, 2, 1, 5, 0, 64}, false, uniform));  // no keys
+    cases.push_back(attention_grad_case(dt, {0, 2, 1, 5, 5, 64}, true, uniform));   // empty batch
+    cases.push_back(attention_grad_case(dt, {1, 2, 1, 0, 5, 64}, false, uniform));  // no queries
+  }
   return cases;
 }
 

@@ -280,6 +280,33 @@ INSTANTIATE_TEST_SUITE_P(
              "l")),
     [](const auto& info) { return std::string(info.param.name); });
 
+// Attention through tessera.attention_grad: grouped-query heads with causal
+// aligned to the end (Sq != Sk), full attention with its own scale, and one
+// tensor as q, k and v (its three gradients add up).
+#define ATTN_TYPES(Q, KV) "(tensor<" Q "xf32>, tensor<" KV "xf32>, tensor<" KV "xf32>) -> tensor<" Q "xf32>\n"
+#define WEIGHTED_O(Q)                                                               \
+  "  %w = tessera.mul %o, %t : (tensor<" Q "xf32>, tensor<" Q "xf32>) -> tensor<" Q \
+  "xf32>\n"                                                                         \
+  "  %l = tessera.reduce %w {kind = \"sum\", axes = [0, 1, 2, 3]} : tensor<" Q "xf32> -> tensor<f32>\n"
+INSTANTIATE_TEST_SUITE_P(
+    Attention, Gradients,
+    ::testing::Values(
+        LOSS("attention_causal_gqa",
+             "%q: tensor<1x4x3x2xf32>, %k: tensor<1x2x5x2xf32>, %v: tensor<1x2x5x2xf32>, %t: tensor<1x4x3x2xf32>",
+             "  %o = tessera.attention %q, %k, %v {causal = true} : " ATTN_TYPES("1x4x3x2", "1x2x5x2")
+                 WEIGHTED_O("1x4x3x2"),
+             "l"),
+        LOSS("attention_full_scaled",
+             "%q: tensor<2x2x4x3xf32>, %k: tensor<2x1x3x3xf32>, %v: tensor<2x1x3x3xf32>, %t: tensor<2x2x4x3xf32>",
+             "  %o = tessera.attention %q, %k, %v {scale = 0.7} : " ATTN_TYPES("2x2x4x3", "2x1x3x3")
+                 WEIGHTED_O("2x2x4x3"),
+             "l"),
+        LOSS("attention_self", "%x: tensor<1x1x4x2xf32>, %t: tensor<1x1x4x2xf32>",
+             "  %o = tessera.attention %x, %x, %x {causal = true} : " ATTN_TYPES("1x1x4x2", "1x1x4x2")
+                 WEIGHTED_O("1x1x4x2"),
+             "l")),
+    [](const auto& info) { return std::string(info.param.name); });
+
 TEST(Gradients, AnArgumentTheLossDoesNotReadHasAZeroGradient) {
   auto m = ir::parse(
       "func @f(%x: tensor<3xf32>, %u: tensor<2x2xf32>) -> tensor<f32> {\n"
@@ -323,6 +350,14 @@ TEST(GradErrors, RefusalsAreStableCodes) {
                         "tensor<1xf32>\n"
                         "  %y = tessera.mul %x, %r : (tensor<3xf32>, tensor<1xf32>) -> tensor<3xf32>\n"),
                  {"x"}),
+            "E263");
+  // Through attention's o, not (yet) its lse.
+  EXPECT_EQ(diff("func @f(%q: tensor<1x1x2x2xf32>) -> tensor<f32> {\n"
+                 "  %o, %s = tessera.attention %q, %q, %q : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>, "
+                 "tensor<1x1x2x2xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2xf32>)\n"
+                 "  %l = tessera.reduce %s {kind = \"sum\", axes = [0, 1, 2]} : tensor<1x1x2xf32> -> tensor<f32>\n"
+                 "  return %l : tensor<f32>\n}\n",
+                 {"q"}),
             "E263");
   // A comparison that only picks a branch of where is no gradient path.
   EXPECT_EQ(diff(summed("tensor<3xf32>",

@@ -13,19 +13,25 @@ using namespace tessera::ir;
 
 namespace {
 
-// The facts of the region's attention op; `leaves` are the region's
-// arguments (q, k and v may be one tensor, one argument).
+// The facts of the region's attention (or attention_grad) op; `leaves` are
+// the region's arguments (q, k and v may be one tensor, one argument).
 Plan facts(const Op& core, const std::vector<const Value*>& leaves) {
-  const AttentionSpec s = attention_spec(core);
   Plan p;
+  p.grad = core.name == "tessera.attention_grad";
+  const AttentionSpec s = p.grad ? attention_grad_spec(core) : attention_spec(core);
   auto leaf_of = [&](const Value* v) {
     auto it = std::find(leaves.begin(), leaves.end(), v);
-    if (it == leaves.end()) fail("E302", "schedule.attention: q, k and v must be region arguments", core.loc);
+    if (it == leaves.end()) fail("E302", "schedule.attention: the op's operands must be region arguments", core.loc);
     return static_cast<int64_t>(it - leaves.begin());
   };
   p.q_leaf = leaf_of(core.operands[0]);
   p.k_leaf = leaf_of(core.operands[1]);
   p.v_leaf = leaf_of(core.operands[2]);
+  if (p.grad) {
+    p.o_leaf = leaf_of(core.operands[3]);
+    p.do_leaf = leaf_of(core.operands[4]);
+    p.lse_leaf = leaf_of(core.operands[5]);
+  }
   p.batch = s.batch, p.heads = s.heads, p.kv_heads = s.kv_heads;
   p.sq = s.sq, p.sk = s.sk, p.d = s.d;
   p.causal = s.causal, p.lse = s.lse, p.scale = s.scale;
@@ -48,9 +54,19 @@ std::string wgmma_unsupported(const Plan& p, const machine::Descriptor& d) {
 }
 
 void choose(Plan& p, const machine::Descriptor& d) {
-  if (!d.gpu()) {
+  const std::string op = p.grad ? "tessera.attention_grad" : "tessera.attention";
+  if (!d.gpu() && p.grad) {
     if (p.d < 1 || p.d > 256)
-      fail("E506", "tessera.attention on device " + d.name + " takes head dims 1 to 256, got " + std::to_string(p.d));
+      fail("E506", op + " on device " + d.name + " takes head dims 1 to 256, got " + std::to_string(p.d));
+    // Blocks of 64 rows and 64 keys (32 past head dim 128, or in f64): the
+    // key block's k^T and v^T, the row block's q and do, P and dS, and the
+    // accumulated rows stay in L2 (device/cpu/tessera_attention_grad.hpp).
+    p.strategy = Strategy::Tiled;
+    p.bm = p.bn = p.d <= 128 && p.dtype != DType::F64 ? 64 : 32;
+    p.stages = 1, p.threads = 1, p.scratch = 0;
+  } else if (!d.gpu()) {
+    if (p.d < 1 || p.d > 256)
+      fail("E506", op + " on device " + d.name + " takes head dims 1 to 256, got " + std::to_string(p.d));
     // One program a (batch, head, block of query rows): the block keeps its
     // q rows, scores and output rows in registers and L1 against tiles of 64
     // keys (32 past head dim 128); f64 rows take twice the space, so half
@@ -59,9 +75,13 @@ void choose(Plan& p, const machine::Descriptor& d) {
     p.bm = p.dtype == DType::F64 ? 24 : 48;
     p.bn = p.d <= 128 ? 64 : 32;
     p.stages = 1, p.threads = 1, p.scratch = 0;
+  } else if (p.grad) {
+    fail("E506", op + " on device " + d.name + " (target " + d.target() +
+                     "): this device has no attention backward "
+                     "block yet (the CPU has one)");
   } else {
     const std::string why = wgmma_unsupported(p, d);
-    if (!why.empty()) fail("E506", "tessera.attention on device " + d.name + " (target " + d.target() + ") " + why);
+    if (!why.empty()) fail("E506", op + " on device " + d.name + " (target " + d.target() + ") " + why);
     // Consumer warpgroups of 64 query rows (two; three at head dim 64, where
     // the exponentials, not the tensor cores, bound the block and three
     // warpgroups of 160 registers and the producer's 32 fill an SM's 64K),
@@ -73,12 +93,12 @@ void choose(Plan& p, const machine::Descriptor& d) {
     p.threads = p.bm / 64 * 128;
     p.scratch = wgmma_smem_bytes(p.d, p.bm, p.bn, p.stages);
   }
-  p.programs = p.batch * p.heads * p.m_blocks();
+  p.programs = p.program_count();
 }
 
 const Op* core_of(const Region& region) {
   for (auto& op : region.ops)
-    if (op->name == "tessera.attention") return op.get();
+    if (is_attention_op(op->name)) return op.get();
   return nullptr;
 }
 
@@ -132,7 +152,8 @@ Plan read_plan(const Op& op) {
   const Region& region = *op.regions[0];
   const Op* core = core_of(region);
   if (!core || region.ops.size() != 2)
-    fail("E302", "schedule.attention: the region holds one tessera.attention of its arguments (q, k, v)", op.loc);
+    fail("E302", "schedule.attention: the region holds one tessera.attention (or attention_grad) of its arguments",
+         op.loc);
   std::vector<const Value*> leaves;
   for (auto& a : region.args) leaves.push_back(a.get());
   Plan p = facts(*core, leaves);
@@ -170,10 +191,10 @@ Plan read_plan(const Op& op) {
   } else if (p.threads != 1 || p.scratch != 0) {
     fail("E302", "schedule.attention: a tiled program is one thread with no scratch", op.loc);
   }
-  if (p.programs != p.batch * p.heads * p.m_blocks())
+  if (p.programs != p.program_count())
     fail("E302",
          "schedule.attention records " + std::to_string(p.programs) + " programs but its blocks give " +
-             std::to_string(p.batch * p.heads * p.m_blocks()),
+             std::to_string(p.program_count()),
          op.loc);
   check_threads(op, device, p.threads + (p.strategy == Strategy::Wgmma ? Plan::kProducerThreads : 0));
   return p;

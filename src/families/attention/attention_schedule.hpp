@@ -9,6 +9,13 @@
 //         producer warpgroup; consumer warpgroups of 64 rows run q k^T and
 //         p v on warpgroup MMA with the softmax in registers
 //         (device/gpu/tessera_attention.cuh, device/gpu/ATTENTION_CONTRACT.md).
+// Its gradient (tessera.attention_grad: dq, dk and dv from q, k, v, o, do
+// and lse) is the same family with `grad`: key programs (a block of `bn`
+// keys of a kv head: its dk and dv) then query programs (a block of `bm`
+// rows: their dq), each recomputing its probabilities from lse, nothing
+// accumulated across programs (device/cpu/tessera_attention_grad.hpp).
+//   cpu:  strategy "tiled" as above.
+//   cuda: no block yet (E506).
 // Other devices and configurations are refused (E506), never run elsewhere.
 #pragma once
 #include <string>
@@ -26,11 +33,12 @@ enum class Strategy { Tiled, Wgmma };
 struct Plan {
   // facts (from the tessera.attention op)
   int64_t batch = 0, heads = 0, kv_heads = 0, sq = 0, sk = 0, d = 0;
-  bool causal = false, lse = false;
+  bool causal = false, lse = false, grad = false;
   double scale = 1;
   DType dtype = DType::F32;
-  // Region arguments that are q, k and v (one tensor may be several of them).
-  int64_t q_leaf = 0, k_leaf = 1, v_leaf = 2;
+  // Region arguments that are q, k and v, and the gradient's o, do and lse
+  // (one tensor may be several of them).
+  int64_t q_leaf = 0, k_leaf = 1, v_leaf = 2, o_leaf = 3, do_leaf = 4, lse_leaf = 5;
   // decisions
   Strategy strategy = Strategy::Tiled;
   int64_t bm = 0, bn = 0, stages = 1, threads = 1, programs = 0;
@@ -38,6 +46,10 @@ struct Plan {
   static constexpr int64_t kProducerThreads = 128;
 
   int64_t m_blocks() const { return bm > 0 ? (sq + bm - 1) / bm : 0; }
+  int64_t n_blocks() const { return bn > 0 ? (sk + bn - 1) / bn : 0; }
+  // The gradient's key programs, which come before its query programs.
+  int64_t key_programs() const { return grad ? batch * kv_heads * n_blocks() : 0; }
+  int64_t program_count() const { return key_programs() + batch * heads * m_blocks(); }
   int64_t group() const { return kv_heads ? heads / kv_heads : 1; }
 };
 
@@ -45,9 +57,9 @@ struct Plan {
 // (device/gpu/ATTENTION_CONTRACT.md), which the kernel static_asserts.
 int64_t wgmma_smem_bytes(int64_t d, int64_t bm, int64_t bn, int64_t stages);
 
-// The schedule.attention op of the region (the attention op alone): its
-// results are the op's (o, and lse when it has it). E506 where the device
-// has no attention block for the configuration.
+// The schedule.attention op of the region (the attention or attention_grad
+// op alone): its results are the op's (o, and lse when it has it; dq, dk,
+// dv). E506 where the device has no block for the configuration.
 ir::Op& emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
                       const std::unordered_map<const ir::Value*, ir::Value*>& map, const machine::Descriptor& device,
                       const std::string& prefix);

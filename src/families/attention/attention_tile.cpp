@@ -26,9 +26,38 @@ TensorMapDesc operand_map(const Plan& p, const Value* buffer, int64_t rows, int6
   return t;
 }
 
+// The gradient: one tile.attention_grad whose program decides what it
+// computes (key programs, then query programs: the op's documentation).
+void build_grad_kernel(Module& m, const std::string& sym, const Plan& p, const Op& sop) {
+  auto k = new_tile_kernel(sym, p.programs, p.threads, 16, string_attr(sop, "artifact_hash"));
+  Region& body = *k->regions[0];
+  const std::vector<std::string> names = {"q", "k", "v", "o", "dout", "lse"};
+  std::vector<Value*> leaves;
+  for (size_t i = 0; i < sop.regions[0]->args.size(); ++i)
+    leaves.push_back(body.add_arg(i < names.size() ? names[i] : "in" + std::to_string(i),
+                                  Type::ptr(sop.regions[0]->args[i]->type.dtype)));
+  std::vector<Value*> operands;
+  for (int64_t leaf : {p.q_leaf, p.k_leaf, p.v_leaf, p.o_leaf, p.do_leaf, p.lse_leaf})
+    operands.push_back(leaves.at(leaf));
+  for (const char* name : {"dq", "dk", "dv"}) operands.push_back(body.add_arg(name, Type::ptr(p.dtype)));
+  TileBuilder tb(body);
+  operands.push_back(tb.program_id());
+  tb.attention_grad(operands, {{"head_dim", Attr(p.d)},
+                               {"block", Attr::ints({p.bm, p.bn})},
+                               {"batch", Attr(p.batch)},
+                               {"heads", Attr(p.heads)},
+                               {"kv_heads", Attr(p.kv_heads)},
+                               {"sq", Attr(p.sq)},
+                               {"sk", Attr(p.sk)},
+                               {"causal", Attr(p.causal)},
+                               {"scale", Attr(p.scale)}});
+  m.ops.push_back(std::move(k));
+}
+
 }  // namespace
 
 void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& sop) {
+  if (p.grad) return build_grad_kernel(m, sym, p, sop);
   const bool wgmma = p.strategy == Strategy::Wgmma;
   // (the vector width is the tile library's; the attention blocks choose their own loads)
   auto k = new_tile_kernel(sym, p.programs, p.threads, wgmma ? 8 : 16, string_attr(sop, "artifact_hash"));
