@@ -60,6 +60,9 @@ events): torch.nn.functional.scaled_dot_product_attention restricted to one
 backend at a time with torch.nn.attention.sdpa_kernel: FLASH_ATTENTION
 (FlashAttention-2) and CUDNN_ATTENTION, each checked against a float32 torch
 reference before it is timed; a backend that refuses the case is a warning.
+An "attention_grad" anchor (same fields) times the backward alone from q, k, v,
+o, do and lse: on the CPU numpy in f32 (p recomputed from lse, the five
+products, GQA sums by reshape); on CUDA no anchor yet (no CUDA kernel).
 
 A Llama layer program case carries "anchor": {"op": "llama_layer", "size":
 "cpu"}: examples/llama_layer.py's numpy reference of the layer in float32 at
@@ -766,6 +769,39 @@ def numpy_attention_rows(anchor, reps):
                  "max-subtracted softmax, p @ v (bundled OpenBLAS, every core)")] if row else []
 
 
+def numpy_attention_grad_rows(anchor, reps):
+    import numpy as np
+    b, h, hkv, sq, sk, d, causal, dtype_name = attention_fields(anchor)
+    if dtype_name != "f32":
+        return []
+    rng = np.random.default_rng(7)
+    q, o, do = (rng.standard_normal((b, h, sq, d), dtype=np.float32) for _ in range(3))
+    k, v = (rng.standard_normal((b, hkv, sk, d), dtype=np.float32) for _ in range(2))
+    lse = rng.uniform(7, 9, (b, h, sq, 1)).astype(np.float32)
+    group = h // hkv
+    visible = np.arange(sk)[None, :] <= np.arange(sq)[:, None] + (sk - sq)
+    scale = np.float32(1 / np.sqrt(d))
+
+    def fn():
+        kk = np.repeat(k, group, axis=1) if group > 1 else k
+        vv = np.repeat(v, group, axis=1) if group > 1 else v
+        p = np.exp((q @ np.swapaxes(kk, -1, -2)) * scale - lse)
+        if causal:
+            p = np.where(visible, p, np.float32(0))
+        dv = np.swapaxes(p, -1, -2) @ do
+        ds = p * (do @ np.swapaxes(vv, -1, -2) - (do * o).sum(-1, keepdims=True))
+        dq = (ds @ kk) * scale
+        dk = (np.swapaxes(ds, -1, -2) @ q) * scale
+        if group > 1:
+            dk = dk.reshape(b, hkv, group, sk, d).sum(2)
+            dv = dv.reshape(b, hkv, group, sk, d).sum(2)
+        return dq, dk, dv
+    row = measured("numpy", np.__version__, "end_to_end", reps, lambda: host_median_ns(fn, reps))
+    return [dict(row, note="numpy f32: p = exp(q @ k^T * scale - lse)" + (" masked by np.where" if causal else "") +
+                 ", dv = p^T @ do, ds = p * (do @ v^T - rowsum(do * o)), dq = ds @ k * scale, "
+                 "dk = ds^T @ q * scale (bundled OpenBLAS, every core)")] if row else []
+
+
 def cuda_attention_rows(anchor, reps):
     import torch
     import torch.nn.functional as F
@@ -829,6 +865,8 @@ def case_rows(case, target, reps):
         if case["anchor"].get("op") == "attention":
             return numpy_attention_rows(case["anchor"], reps) if target == "cpu" else \
                 cuda_attention_rows(case["anchor"], reps)
+        if case["anchor"].get("op") == "attention_grad":
+            return numpy_attention_grad_rows(case["anchor"], reps) if target == "cpu" else []
         if case["anchor"].get("op") == "matmul":
             return numpy_matmul_rows(case["anchor"], reps) if target == "cpu" else cuda_matmul_rows(case["anchor"], reps)
         if case["anchor"].get("op", "").endswith("_grad") and target == "cuda":
