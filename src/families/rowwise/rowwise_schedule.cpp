@@ -127,10 +127,12 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
     // wider leaf (bench/evidence/cuda/raw/rows-l2-prefetch-variants-h200-65f9fd9.txt).
     // Fewer than 512 rows still prefetch (the last row, clamped): cheap, and
     // it keeps the path under the GPU tests' small shapes.
-    // (A norm gradient's program walks its own rows: no prefetch a fixed distance ahead.)
-    if (d.has(Cap::L2Prefetch) && p.strategy == Strategy::Rows && p.resident && p.cluster == 1 && rows_16bit &&
-        !p.norm_grad())
-      p.prefetch_rows = 512;
+    // A norm gradient's program walks its own consecutive rows: it asks for
+    // the row after the one it works on (on the H100 bf16 rows ran faster
+    // with it, two rows ahead gained less and f32 rows lost:
+    // bench/evidence/cuda/raw/norm-grad-prefetch-h100-a1e39e9.log).
+    if (d.has(Cap::L2Prefetch) && p.strategy == Strategy::Rows && p.resident && p.cluster == 1 && rows_16bit)
+      p.prefetch_rows = p.norm_grad() ? 1 : 512;
   }
   p.online = d.gpu() && p.strategy == Strategy::Rows && !p.resident && p.softmax_like();
   p.stash_exp = !d.gpu() && p.strategy == Strategy::Rows && p.op == RowOp::Softmax && out_dtype == p.compute;
@@ -262,8 +264,8 @@ Plan read_plan(const Op& op) {
     fail("E302", "'cluster' applies to resident rows on a device with clusters that large", op.loc);
   if (op.attr("prefetch_rows") && (p.prefetch_rows < 1 || p.prefetch_rows >= (int64_t{1} << 31)))
     fail("E302", "'prefetch_rows' must be an integer in [1, 2^31) (absent: none)", op.loc);
-  if (p.prefetch_rows > 0 && (!device.has(Cap::L2Prefetch) || p.strategy != Strategy::Rows || p.norm_grad()))
-    fail("E302", "'prefetch_rows' applies to rows on a device with an L2 prefetch (not a norm gradient's)", op.loc);
+  if (p.prefetch_rows > 0 && (!device.has(Cap::L2Prefetch) || p.strategy != Strategy::Rows))
+    fail("E302", "'prefetch_rows' applies to rows on a device with an L2 prefetch", op.loc);
   if (p.staged) {
     // What tsr::load_staged needs: a cluster's row, whole 16-byte vectors of
     // one row leaf, parts and row starts 16-byte aligned, a share that fits

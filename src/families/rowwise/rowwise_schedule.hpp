@@ -60,9 +60,10 @@ struct Plan {
   // CUDA resident rows: blocks in a program's thread-block cluster (1: none).
   // Recorded in the schedule only when > 1.
   int64_t cluster = 1;
-  // CUDA rows: each program asks for the row `prefetch_rows` programs ahead
-  // of each leaf it reads a row at a time to be copied into L2
-  // (tile.prefetch). Recorded only when > 0.
+  // CUDA rows: each program asks for the row `prefetch_rows` rows ahead of
+  // the one it works on (a program a row: the row of a later program; a
+  // norm gradient's: its own next rows) of each leaf it reads a row at a
+  // time to be copied into L2 (tile.prefetch). Recorded only when > 0.
   int64_t prefetch_rows = 0;
   // CUDA resident rows in a cluster: persistent programs (as many as fit the
   // device, each taking rows a stride apart), the row leaf's block share

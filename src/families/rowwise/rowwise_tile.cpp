@@ -40,6 +40,17 @@ struct RowKernel {
   // Leaf l's element `base` within the buffer it reads (a view: its base's).
   Value* at_offset(Value* base, size_t l) { return p.offset(l) ? tb.add(base, tb.index(p.offset(l))) : base; }
 
+  // The row `prefetch_rows` after row o of each leaf read a row at a time,
+  // the last row standing in past the end (a hint: no branch needed, and a
+  // repeated prefetch of a row in L2 costs little).
+  void prefetch_ahead() {
+    if (p.prefetch_rows <= 0 || p.outer <= 0) return;
+    Value* ahead = tb.min(tb.add(o, tb.index(p.prefetch_rows)), tb.index(p.outer - 1));
+    for (size_t l = 0; l < leaves.size(); ++l)
+      if (p.row_leaf(l))
+        tb.prefetch(leaves[l], at_offset(tb.mul(ahead, tb.index(p.leaf_strides[l][0])), l), tb.index(p.extent));
+  }
+
   // Tiles of region values at extent position k; lanes at or past `count` are
   // not read (0). Memoized per position in env.
   Value* at(const Value* v, Value* k, Value* count, fused::Env& env) {
@@ -432,6 +443,7 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
     std::vector<Value*> sums = tb.for_loop(tb.index(0), count, tb.index(1), zeros,
                                            [&](Value* i, const std::vector<Value*>& c) {
                                              kern.o = tb.add(first, i);
+                                             kern.prefetch_ahead();
                                              kern.acc = c;
                                              kern.build();
                                              return kern.acc;
@@ -461,15 +473,7 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   }
   if (kern.rows) {
     kern.o = pid;
-    if (p.prefetch_rows > 0 && p.outer > 0) {
-      // The row of each leaf read a row at a time, a fixed distance ahead, the
-      // last row standing in past the end (a hint: no branch needed, and a
-      // repeated prefetch of a row in L2 costs little).
-      Value* ahead = tb.min(tb.add(pid, tb.index(p.prefetch_rows)), tb.index(p.outer - 1));
-      for (size_t l = 0; l < leaves.size(); ++l)
-        if (p.row_leaf(l))
-          tb.prefetch(leaves[l], kern.at_offset(tb.mul(ahead, tb.index(p.leaf_strides[l][0])), l), tb.index(p.extent));
-    }
+    kern.prefetch_ahead();
   } else {
     const int64_t blocks = p.column_blocks();
     kern.o = tb.div(pid, tb.index(blocks));
