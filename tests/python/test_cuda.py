@@ -348,3 +348,11 @@ def test_in_place_adamw_on_torch_tensors():
         assert [o.data_ptr() for o in out] == pointers
     torch.cuda.synchronize()
     torch.testing.assert_close(p, ref.detach(), rtol=1e-5, atol=1e-6)
+
+
+def test_attention_gradient_is_refused_on_the_gpu_until_it_has_a_block():
+    # attention's backward has a CPU block only: on CUDA a stable refusal, never a silent CPU run
+    q = torch.randn(1, 2, 64, 64, device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(ts.Error) as e:
+        ts.grad(lambda q: ts.sum(ts.cast(ts.attention(q, q, q, causal=True), "f32")))(q)
+    assert e.value.code == "E506"

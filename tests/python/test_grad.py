@@ -120,3 +120,35 @@ def test_norm_and_softmax_gradients_are_row_kernels():
     # dw, db (layer_norm) and dv (rms_norm): partial sums beside dx, then one column reduction each
     assert schedule.count(".partials = schedule.rowwise") == 2 and schedule.count(".partials {") == 3
 
+
+
+def attention_loss(q, k, v, t):
+    return ts.sum(ts.attention(q, k, v, causal=True) * t)
+
+
+def numpy_attention_grads(q, k, v, t):
+    """Autograd by hand in float64: softmax rows with the causal mask aligned to the end, grouped heads."""
+    b, h, sq, d = q.shape
+    group, sk = h // k.shape[1], k.shape[2]
+    kk, vv = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    s = q @ np.swapaxes(kk, -1, -2) / np.sqrt(d)
+    s = np.where(np.arange(sk)[None, :] <= np.arange(sq)[:, None] + sk - sq, s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    dp = t @ np.swapaxes(vv, -1, -2)
+    ds = p * (dp - (dp * p).sum(-1, keepdims=True)) / np.sqrt(d)
+    fold = lambda x: x.reshape(b, k.shape[1], group, sk, d).sum(2)  # noqa: E731
+    return ds @ kk, fold(np.swapaxes(ds, -1, -2) @ q), fold(np.swapaxes(p, -1, -2) @ t)
+
+
+def test_attention_gradient_is_one_backward_kernel():
+    rng = np.random.default_rng(12)
+    q, t = rng.standard_normal((1, 4, 37, 16)), rng.standard_normal((1, 4, 37, 16))
+    k, v = rng.standard_normal((1, 2, 45, 16)), rng.standard_normal((1, 2, 45, 16))
+    args = [a.astype(np.float32) for a in (q, k, v, t)]
+    grads = ts.grad(attention_loss, argnums=(0, 1, 2), check=True)
+    for g, want in zip(grads(*args), numpy_attention_grads(q, k, v, t)):
+        np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-5)
+    schedule = ts.jit(lambda *a: grads(*a)).lower("schedule", *args)
+    # the forward (with its saved log-sum-exp) and the backward: two attention kernels, no scores in memory
+    assert schedule.count("schedule.attention") == 2 and "schedule.matmul" not in schedule
