@@ -15,6 +15,11 @@
 // Both recompute the probabilities from lse (FlashAttention-2's backward).
 // Program p < key_programs is a key program, the rest query programs, in the
 // order tile.attention_grad's documentation states.
+// ONE_PASS instead gives a program a whole kv head (batch, kv head): its key
+// blocks in order, each against every row of the group's heads, adding dq
+// into the program's own buffer: five products a pair instead of seven, q
+// and do packed once, k and v once. The choice is the schedule's (enough kv
+// heads to keep the threads busy, and the buffer small).
 //
 // Masking: row i sees keys j < lim(i) = min(sk, i + 1 + sk - sq) (causal) or
 // sk. A pair a row cannot see is never read: the products over keys or rows
@@ -139,6 +144,10 @@ inline typename simd<A>::v exp2_any(typename simd<A>::v x) {
 
 template <class T, int D, int BM, int BN, bool CAUSAL>
 struct grad_block {
+  // Rows of the block being worked on: packed q and do, delta, lse (log2 units).
+  struct RowsView {
+    const typename grad_config<T, D, BM, BN>::A *q, *g, *delta, *lse2;
+  };
   using C = grad_config<T, D, BM, BN>;
   using A = typename C::A;
   using S = simd<A>;
@@ -173,38 +182,43 @@ struct grad_block {
     }
   }
 
-  // Rows [m0, m0 + rows) of one query plane: q, do, delta = do.o (d
-  // ascending) and lse in log2 units.
-  void load_rows(const T* q, const T* o, const T* g, const A* lse, i64 m0, int rows) {
+  // Rows [m0, m0 + rows) of one query plane packed into qp, gp (DP apart),
+  // delta = do.o (d ascending) and lse in log2 units.
+  static void pack_rows(const T* q, const T* o, const T* g, const A* lse, i64 m0, i64 rows, A* qp, A* gp, A* delta,
+                        A* lse2) {
     A ov[DP];
-    for (int r = 0; r < rows; ++r) {
-      for (int d = D; d < DP; ++d) s.q[r * DP + d] = s.g[r * DP + d] = 0;
-      widen_n(s.q + r * DP, q + (m0 + r) * D, D);
-      widen_n(s.g + r * DP, g + (m0 + r) * D, D);
+    for (i64 r = 0; r < rows; ++r) {
+      for (int d = D; d < DP; ++d) qp[r * DP + d] = gp[r * DP + d] = 0;
+      widen_n(qp + r * DP, q + (m0 + r) * D, D);
+      widen_n(gp + r * DP, g + (m0 + r) * D, D);
       widen_n(ov, o + (m0 + r) * D, D);
       A acc = 0;
       for (int d = 0; d < D; ++d)
-        acc = sizeof(A) == 4 ? __builtin_fmaf(s.g[r * DP + d], ov[d], acc) : __builtin_fma(s.g[r * DP + d], ov[d], acc);
-      s.delta[r] = acc;
-      s.lse2[r] = A(double(lse[m0 + r]) * 0x1.71547652b82fep+0);
+        acc = sizeof(A) == 4 ? __builtin_fmaf(gp[r * DP + d], ov[d], acc) : __builtin_fma(gp[r * DP + d], ov[d], acc);
+      delta[r] = acc;
+      lse2[r] = A(double(lse[m0 + r]) * 0x1.71547652b82fep+0);
     }
+  }
+  RowsView load_rows(const T* q, const T* o, const T* g, const A* lse, i64 m0, int rows) {
+    pack_rows(q, o, g, lse, m0, rows, s.q, s.g, s.delta, s.lse2);
+    return {s.q, s.g, s.delta, s.lse2};
   }
 
   // P and dS of rows [m0, m0 + rows) against the loaded keys [n0, n0 + nb);
   // both are 0 past each row's visible keys [0, seen[r]).
-  void probabilities(i64 m0, int rows, i64 n0, int nb) {
+  void probabilities(const RowsView& rv, i64 m0, int rows, i64 n0, int nb) {
     for (int r = 0; r < rows; ++r) {
       const i64 h = lim(m0 + r) - n0;
       s.seen[r] = int(h < 0 ? 0 : h > nb ? nb : h);
     }
     for (int i = 0; i < rows * NP; ++i) s.p[i] = s.ds[i] = 0;
-    madd<A, NV, DP, NP, NP>(s.p, s.q, s.kt, rows, s.zero, s.dims);   // q k^T
-    madd<A, NV, DP, NP, NP>(s.ds, s.g, s.vt, rows, s.zero, s.dims);  // do v^T
+    madd<A, NV, DP, NP, NP>(s.p, rv.q, s.kt, rows, s.zero, s.dims);   // q k^T
+    madd<A, NV, DP, NP, NP>(s.ds, rv.g, s.vt, rows, s.zero, s.dims);  // do v^T
     const A c = A(scale * 0x1.71547652b82fep+0);                     // scale * log2(e)
     V lane;
     for (int x = 0; x < W; ++x) lane[x] = A(x);
     for (int r = 0; r < rows; ++r) {
-      const V l2 = S::splat(s.lse2[r]), dl = S::splat(s.delta[r]), n = S::splat(A(s.seen[r]));
+      const V l2 = S::splat(rv.lse2[r]), dl = S::splat(rv.delta[r]), n = S::splat(A(s.seen[r]));
       for (int u = 0; u < NV; ++u) {
         const auto visible = lane + A(u * W) < n;
         const V p = exp2_any<A>(S::ld(s.p + r * NP + u * W) * c - l2);
@@ -221,22 +235,37 @@ struct grad_block {
             i64 group, i64 n0, int nb) {
     load_keys(k + kv * sk * D, v + kv * sk * D, n0, nb, false);
     for (int i = 0; i < NP * DP; ++i) s.da[i] = s.db[i] = 0;
-    const i64 start = CAUSAL ? (n0 + sq - sk > 0 ? n0 + sq - sk : 0) : 0;  // the first row that sees key n0
     for (i64 h = qp; h < qp + group; ++h)
-      for (i64 m0 = start; m0 < sq; m0 += BM) {
+      for (i64 m0 = first_block(n0); m0 < sq; m0 += BM) {
         const int rows = int(imin(BM, sq - m0));
         const i64 plane = h * sq * D;
-        load_rows(q + plane, o + plane, g + plane, lse + h * sq, m0, rows);
-        probabilities(m0, rows, n0, nb);
-        for (int j = 0; j < nb; ++j) {  // rows see a growing prefix of keys: key j's rows are a suffix
-          int r = 0;
-          while (r < rows && s.seen[r] <= j) ++r;
-          s.first[j] = r, s.rows_end[j] = rows;
-          for (int i = 0; i < rows; ++i) s.pt[j * MP + i] = s.p[i * NP + j], s.dst[j * MP + i] = s.ds[i * NP + j];
-        }
-        madd<A, DV, MP, DP, DP>(s.db, s.pt, s.g, nb, s.first, s.rows_end);   // dv += P^T do
-        madd<A, DV, MP, DP, DP>(s.da, s.dst, s.q, nb, s.first, s.rows_end);  // dk += dS^T q
+        key_pairs(load_rows(q + plane, o + plane, g + plane, lse + h * sq, m0, rows), m0, rows, n0, nb);
       }
+    write_keys(dk, dv, kv, n0, nb);
+  }
+
+  // The first row block (BM-aligned) with a row that sees key n0.
+  i64 first_block(i64 n0) const {
+    const i64 first = CAUSAL ? (n0 + sq - sk > 0 ? n0 + sq - sk : 0) : 0;
+    return first / BM * BM;
+  }
+
+  // The loaded key block against rows [m0, m0 + rows): P and dS, then dv +=
+  // P^T do and dk += dS^T q into s.db and s.da.
+  void key_pairs(const RowsView& rv, i64 m0, int rows, i64 n0, int nb) {
+    probabilities(rv, m0, rows, n0, nb);
+    for (int j = 0; j < nb; ++j) {  // rows see a growing prefix of keys: key j's rows are a suffix
+      int r = 0;
+      while (r < rows && s.seen[r] <= j) ++r;
+      s.first[j] = r, s.rows_end[j] = rows;
+      for (int i = 0; i < rows; ++i) s.pt[j * MP + i] = s.p[i * NP + j], s.dst[j * MP + i] = s.ds[i * NP + j];
+    }
+    madd<A, DV, MP, DP, DP>(s.db, s.pt, rv.g, nb, s.first, s.rows_end);   // dv += P^T do
+    madd<A, DV, MP, DP, DP>(s.da, s.dst, rv.q, nb, s.first, s.rows_end);  // dk += dS^T q
+  }
+
+  // dk (scaled) and dv of the key block, rounded to T.
+  void write_keys(T* dk, T* dv, i64 kv, i64 n0, int nb) {
     const A sc = A(scale);
     for (int j = 0; j < nb; ++j) {
       for (int d = 0; d < D; ++d) s.da[j * DP + d] *= sc;
@@ -250,13 +279,13 @@ struct grad_block {
   void queries(const T* q, const T* k, const T* v, const T* o, const T* g, const A* lse, T* dq, i64 qp, i64 kv,
                i64 m0, int rows) {
     const i64 plane = qp * sq * D;
-    load_rows(q + plane, o + plane, g + plane, lse + qp * sq, m0, rows);
+    const RowsView rv = load_rows(q + plane, o + plane, g + plane, lse + qp * sq, m0, rows);
     for (int i = 0; i < MP * DP; ++i) s.da[i] = 0;
     const i64 kend = lim(m0 + rows - 1);
     for (i64 n0 = 0; n0 < kend; n0 += BN) {
       const int nb = int(imin(BN, kend - n0));
       load_keys(k + kv * sk * D, v + kv * sk * D, n0, nb, true);
-      probabilities(m0, rows, n0, nb);
+      probabilities(rv, m0, rows, n0, nb);
       madd<A, DV, NP, DP, DP>(s.da, s.ds, s.kr, rows, s.zero, s.seen);  // dq += dS k
     }
     const A sc = A(scale);
@@ -265,20 +294,49 @@ struct grad_block {
       narrow_n(dq + plane + (m0 + r) * D, s.da + r * DP, D);
     }
   }
+
+  // One pass over kv plane `kv` and its query planes [qp, qp + group): every
+  // key block, each against every row block that sees it, dq added into a
+  // buffer of the program's rows (key blocks in order) and written last.
+  void plane(const T* q, const T* k, const T* v, const T* o, const T* g, const A* lse, T* dq, T* dk, T* dv, i64 kv,
+             i64 qp, i64 group) {
+    const i64 rows_all = group * sq;
+    const std::unique_ptr<A[]> buf(new A[size_t(rows_all) * (3 * DP + 2)]);
+    A *Q = buf.get(), *G = Q + rows_all * DP, *DQ = G + rows_all * DP, *delta = DQ + rows_all * DP,
+      *lse2 = delta + rows_all;
+    for (i64 h = 0; h < group; ++h)
+      pack_rows(q + (qp + h) * sq * D, o + (qp + h) * sq * D, g + (qp + h) * sq * D, lse + (qp + h) * sq, 0, sq,
+                Q + h * sq * DP, G + h * sq * DP, delta + h * sq, lse2 + h * sq);
+    for (i64 i = 0; i < rows_all * DP; ++i) DQ[i] = 0;
+    for (i64 n0 = 0; n0 < sk; n0 += BN) {
+      const int nb = int(imin(BN, sk - n0));
+      load_keys(k + kv * sk * D, v + kv * sk * D, n0, nb, true);
+      for (int i = 0; i < NP * DP; ++i) s.da[i] = s.db[i] = 0;
+      for (i64 h = 0; h < group; ++h)
+        for (i64 m0 = first_block(n0); m0 < sq; m0 += BM) {
+          const int rows = int(imin(BM, sq - m0));
+          const i64 at = h * sq + m0;
+          key_pairs({Q + at * DP, G + at * DP, delta + at, lse2 + at}, m0, rows, n0, nb);
+          madd<A, DV, NP, DP, DP>(DQ + at * DP, s.ds, s.kr, rows, s.zero, s.seen);  // dq += dS k
+        }
+      write_keys(dk, dv, kv, n0, nb);
+    }
+    const A sc = A(scale);
+    for (i64 h = 0; h < group; ++h)
+      for (i64 i = 0; i < sq; ++i) {
+        A* row = DQ + (h * sq + i) * DP;
+        for (int d = 0; d < D; ++d) row[d] *= sc;
+        narrow_n(dq + ((qp + h) * sq + i) * D, row, D);
+      }
+  }
 };
 
 #pragma GCC diagnostic pop
 
 }  // namespace attn
 
-// Programs of attention_grad_program: key programs first.
-template <int BM, int BN>
-inline i64 attention_grad_key_programs(i64 batch, i64 kv_heads, i64 sk) {
-  return batch * kv_heads * ((sk + BN - 1) / BN);
-}
-
 // One program of the backward pass (the header says which programs there are).
-template <class T, int D, int BM, int BN, bool CAUSAL>
+template <class T, int D, int BM, int BN, bool CAUSAL, bool ONE_PASS>
 void attention_grad_program(const T* q, const T* k, const T* v, const T* o, const T* g,
                             const typename attention_acc<T>::type* lse, T* dq, T* dk, T* dv, i64 program, i64 batch,
                             i64 heads, i64 kv_heads, i64 sq, i64 sk, double scale) {
@@ -287,7 +345,11 @@ void attention_grad_program(const T* q, const T* k, const T* v, const T* o, cons
   const std::unique_ptr<typename Block::C::scratch> scratch(new typename Block::C::scratch);
   Block blk(*scratch, sq, sk, scale);
   const i64 group = kv_heads ? heads / kv_heads : 1;
-  const i64 keys = attention_grad_key_programs<BM, BN>(batch, kv_heads, sk), kb = (sk + BN - 1) / BN;
+  if constexpr (ONE_PASS) {
+    blk.plane(q, k, v, o, g, lse, dq, dk, dv, program, program / kv_heads * heads + program % kv_heads * group, group);
+    return;
+  }
+  const i64 kb = (sk + BN - 1) / BN, keys = batch * kv_heads * kb;
   if (program < keys) {
     const i64 kv = program / kb, n0 = program % kb * BN;
     blk.keys(q, k, v, o, g, lse, dk, dv, kv, kv / kv_heads * heads + kv % kv_heads * group, group, n0,

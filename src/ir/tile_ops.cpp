@@ -413,13 +413,15 @@ const std::vector<TileOpSpec>& table() {
         {"sq", K::Int, kRequired},
         {"sk", K::Int, kRequired},
         {"causal", K::Bool, kRequired},
-        {"scale", K::Number, kRequired}},
+        {"scale", K::Number, kRequired},
+        {"one_pass", K::Bool, kOptional}},
        0,
        "one program of attention's backward pass (block = [BM, BN]; q, o, do: [batch * heads, sq, head_dim], k, "
        "v: [batch * kv_heads, sk, head_dim], lse: [batch * heads, sq]): programs below batch * kv_heads * "
        "ceil(sk / BN) write dk and dv of BN keys of one kv head (kv plane program / ceil(sk / BN), block "
        "program % ceil(sk / BN)) over every query row of its heads that sees them; the rest, in order of (query "
-       "plane, block of BM rows), write dq of BM rows",
+       "plane, block of BM rows), write dq of BM rows; with one_pass, program p is kv plane p: its dk, dv and the "
+       "dq of its heads' rows",
        check_attention_grad},
       {"tile.load2d",
        "PIII",

@@ -329,7 +329,8 @@ void CLikeRenderer::OpEmitter::attention_grad() {
   const auto blk = tile_ints(op, "block");
   std::string call = "tsr::attention_grad_program<" + r.storage(op.operands[0]->type.dtype) + ", " +
                      std::to_string(tile_int(op, "head_dim")) + ", " + std::to_string(blk[0]) + ", " +
-                     std::to_string(blk[1]) + (tile_bool(op, "causal") ? ", true>(" : ", false>(");
+                     std::to_string(blk[1]) + (tile_bool(op, "causal") ? ", true" : ", false") +
+                     (op.attr("one_pass") && tile_bool(op, "one_pass") ? ", true>(" : ", false>(");
   for (int i = 0; i < 10; ++i) call += arg(i) + ", ";
   for (const char* n : {"batch", "heads", "kv_heads", "sq", "sk"})
     call += std::to_string(tile_int(op, n)) + r.i64_suffix() + ", ";

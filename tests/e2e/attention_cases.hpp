@@ -108,11 +108,18 @@ inline std::vector<FusionCase> attention_grad_cases() {
         cases.push_back(attention_grad_case(dt, {1, 4, 1, 150, 50, d}, causal, uniform));  // rows with no key
         cases.push_back(attention_grad_case(dt, {1, 32, 1, 9, 70, d}, causal, peaked));    // GQA 32
         cases.push_back(attention_grad_case(dt, {1, 2, 1, 70, 70, d}, causal, special, "special"));
+        // eight kv heads or more: one pass a kv head (dq added up in the program)
+        cases.push_back(attention_grad_case(dt, {2, 8, 4, 100, 100, d}, causal, peaked));   // GQA 2
+        cases.push_back(attention_grad_case(dt, {1, 16, 8, 40, 200, d}, causal, uniform));  // chunked prefill
+        cases.push_back(attention_grad_case(dt, {1, 8, 8, 150, 50, d}, causal, uniform));   // rows with no key
+        cases.push_back(attention_grad_case(dt, {1, 8, 8, 70, 70, d}, causal, special, "special"));
       }
     }
   for (DType dt : {DType::F32, DType::F64, DType::BF16}) {
     for (int64_t d : {1, 3, 100, 256}) cases.push_back(attention_grad_case(dt, {1, 2, 2, 30, 40, d}, true, peaked));
     cases.push_back(attention_grad_case(dt, {1, 2, 1, 5, 0, 64}, false, uniform));  // no keys
+    cases.push_back(attention_grad_case(dt, {1, 8, 8, 5, 0, 64}, true, uniform));   // no keys, one pass
+    cases.push_back(attention_grad_case(dt, {1, 8, 8, 0, 5, 64}, true, uniform));   // no queries, one pass
     cases.push_back(attention_grad_case(dt, {0, 2, 1, 5, 5, 64}, true, uniform));   // empty batch
     cases.push_back(attention_grad_case(dt, {1, 2, 1, 0, 5, 64}, false, uniform));  // no queries
   }

@@ -61,9 +61,15 @@ void choose(Plan& p, const machine::Descriptor& d) {
     // Blocks of 64 rows and 64 keys (32 past head dim 128, or in f64): the
     // key block's k^T and v^T, the row block's q and do, P and dS, and the
     // accumulated rows stay in L2 (device/cpu/tessera_attention_grad.hpp).
-    p.strategy = Strategy::Tiled;
     p.bm = p.bn = p.d <= 128 && p.dtype != DType::F64 ? 64 : 32;
     p.stages = 1, p.threads = 1, p.scratch = 0;
+    // One pass where eight kv heads or more keep the threads busy and a
+    // program's packed rows (q, do and dq of its heads) take at most 16 MiB.
+    const int64_t esize = p.dtype == DType::F64 ? 8 : 4;
+    const double rows_bytes = double(p.heads / std::max<int64_t>(p.kv_heads, 1)) * double(p.sq) *
+                              double((p.d + 15) / 16 * 16) * 3 * double(esize);
+    p.strategy = p.batch * p.kv_heads >= 8 && rows_bytes <= 16.0 * 1024 * 1024 ? Strategy::TiledOnePass
+                                                                                 : Strategy::Tiled;
   } else if (!d.gpu()) {
     if (p.d < 1 || p.d > 256)
       fail("E506", op + " on device " + d.name + " takes head dims 1 to 256, got " + std::to_string(p.d));

@@ -14,7 +14,11 @@
 // keys of a kv head: its dk and dv) then query programs (a block of `bm`
 // rows: their dq), each recomputing its probabilities from lse, nothing
 // accumulated across programs (device/cpu/tessera_attention_grad.hpp).
-//   cpu:  strategy "tiled" as above.
+//   cpu:  strategy "tiled" as above, or "tiled_one_pass": a program a kv
+//         head, its key blocks in order against every row that sees them,
+//         dq added into the program's own buffer (five products a pair, not
+//         seven), where there are kv heads enough to keep threads busy and
+//         the buffer is small.
 //   cuda: no block yet (E506).
 // Other devices and configurations are refused (E506), never run elsewhere.
 #pragma once
@@ -28,7 +32,7 @@
 
 namespace tessera::families::attention {
 
-enum class Strategy { Tiled, Wgmma };
+enum class Strategy { Tiled, Wgmma, TiledOnePass };
 
 struct Plan {
   // facts (from the tessera.attention op)
@@ -49,7 +53,9 @@ struct Plan {
   int64_t n_blocks() const { return bn > 0 ? (sk + bn - 1) / bn : 0; }
   // The gradient's key programs, which come before its query programs.
   int64_t key_programs() const { return grad ? batch * kv_heads * n_blocks() : 0; }
-  int64_t program_count() const { return key_programs() + batch * heads * m_blocks(); }
+  int64_t program_count() const {
+    return strategy == Strategy::TiledOnePass ? batch * kv_heads : key_programs() + batch * heads * m_blocks();
+  }
   int64_t group() const { return kv_heads ? heads / kv_heads : 1; }
 };
 
@@ -74,7 +80,9 @@ const std::vector<Field<Plan>>& decision_fields();
 namespace tessera::families {
 template <>
 struct EnumNames<attention::Strategy> {
-  static constexpr std::array<std::pair<attention::Strategy, const char*>, 2> names = {
-      {{attention::Strategy::Tiled, "tiled"}, {attention::Strategy::Wgmma, "wgmma"}}};
+  static constexpr std::array<std::pair<attention::Strategy, const char*>, 3> names = {
+      {{attention::Strategy::Tiled, "tiled"},
+       {attention::Strategy::Wgmma, "wgmma"},
+       {attention::Strategy::TiledOnePass, "tiled_one_pass"}}};
 };
 }  // namespace tessera::families

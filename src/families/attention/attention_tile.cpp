@@ -50,7 +50,8 @@ void build_grad_kernel(Module& m, const std::string& sym, const Plan& p, const O
                                {"sq", Attr(p.sq)},
                                {"sk", Attr(p.sk)},
                                {"causal", Attr(p.causal)},
-                               {"scale", Attr(p.scale)}});
+                               {"scale", Attr(p.scale)},
+                               {"one_pass", Attr(p.strategy == Strategy::TiledOnePass)}});
   m.ops.push_back(std::move(k));
 }
 
