@@ -69,7 +69,7 @@ void choose(Plan& p, const machine::Descriptor& d) {
     const double rows_bytes = double(p.heads / std::max<int64_t>(p.kv_heads, 1)) * double(p.sq) *
                               double((p.d + 15) / 16 * 16) * 3 * double(esize);
     p.strategy = p.batch * p.kv_heads >= 8 && rows_bytes <= 16.0 * 1024 * 1024 ? Strategy::TiledOnePass
-                                                                                 : Strategy::Tiled;
+                                                                               : Strategy::Tiled;
   } else if (!d.gpu()) {
     if (p.d < 1 || p.d > 256)
       fail("E506", op + " on device " + d.name + " takes head dims 1 to 256, got " + std::to_string(p.d));
