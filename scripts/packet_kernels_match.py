@@ -18,11 +18,13 @@ import sys
 import tempfile
 
 
-def kernels_now(tessera, program, target, candidate):
+def kernels_now(tessera, program, target, candidate, device):
     with tempfile.NamedTemporaryFile("w", suffix=".tsr") as f:
         f.write(program)
         f.flush()
         args = [tessera, "compile", f.name, "--target", target, "--emit", "target"]
+        if device:  # the device the packet ran on, as its driver described it (schedules record it)
+            args += ["--device", device]
         if candidate:
             args += ["--candidate", candidate]
         out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
@@ -42,7 +44,8 @@ def main():
             continue
         cases = packet["cases"]
         bad = [c["name"] for c in cases
-               if kernels_now(f"{a.build}/tessera", c["program"], packet["target"], c.get("candidate"))
+               if kernels_now(f"{a.build}/tessera", c["program"], packet["target"], c.get("candidate"),
+                              packet.get("device_descriptor"))
                != sorted(k["sha256"] for k in c["kernels"])]
         differ += len(bad)
         print(f"{path}: {len(cases) - len(bad)}/{len(cases)} cases build the kernels the packet measured"

@@ -10,7 +10,8 @@ inline std::string device_help() {
   std::string names;
   for (const std::string& n : machine::profile_names()) names += (names.empty() ? "" : ", ") + n;
   return "compile for this device profile (" + names +
-         "); default: the target's device as its driver reports it, else the target's default profile";
+         ") or descriptor line (as an evidence packet's device_descriptor records it); default: the target's "
+         "device as its driver reports it, else the target's default profile";
 }
 
 }  // namespace tessera::cli
