@@ -98,6 +98,8 @@ void check_attention_grad(const Op& op) {
     if (op.operands[i]->type.dtype != t || !is_float(t))
       bad(op, "q, k, v, o, do, dq, dk and dv are pointers of one float dtype");
   if (!is_float(op.operands[5]->type.dtype)) bad(op, "lse is a float pointer");
+  if (op.operands.size() > 11 || (op.operands.size() == 11 && !is_alloca(op.operands[10])))
+    bad(op, "takes at most one operand after program: the tile.alloca scratch (GPU blocks)");
   for (int64_t v : tile_ints(op, "block"))
     if (v < 1 || v > 1024) bad(op, "'block' sizes must be in [1, 1024]");
   const int64_t d = tile_int(op, "head_dim"), heads = tile_int(op, "heads"), kv = tile_int(op, "kv_heads");
@@ -402,9 +404,9 @@ const std::vector<TileOpSpec>& table() {
        "from the kernel's tensor maps 0, 1 and 2 and the last operand is the block's shared memory",
        check_attention},
       {"tile.attention_grad",
-       "PPPPPPPPPI",
+       "PPPPPPPPPIP*",
        "",
-       "(ptr q, ptr k, ptr v, ptr o, ptr do, ptr lse, ptr dq, ptr dk, ptr dv, index program)",
+       "(ptr q, ptr k, ptr v, ptr o, ptr do, ptr lse, ptr dq, ptr dk, ptr dv, index program[, ptr scratch])",
        {{"head_dim", K::Int, kRequired},
         {"block", K::Ints, kRequired, 2},
         {"batch", K::Int, kRequired},
@@ -421,7 +423,7 @@ const std::vector<TileOpSpec>& table() {
        "ceil(sk / BN) write dk and dv of BN keys of one kv head (kv plane program / ceil(sk / BN), block "
        "program % ceil(sk / BN)) over every query row of its heads that sees them; the rest, in order of (query "
        "plane, block of BM rows), write dq of BM rows; with one_pass, program p is kv plane p: its dk, dv and the "
-       "dq of its heads' rows",
+       "dq of its heads' rows; a GPU block takes its shared memory as the scratch",
        check_attention_grad},
       {"tile.load2d",
        "PIII",

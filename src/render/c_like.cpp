@@ -331,6 +331,7 @@ void CLikeRenderer::OpEmitter::attention_grad() {
                      std::to_string(tile_int(op, "head_dim")) + ", " + std::to_string(blk[0]) + ", " +
                      std::to_string(blk[1]) + (tile_bool(op, "causal") ? ", true" : ", false") +
                      (op.attr("one_pass") && tile_bool(op, "one_pass") ? ", true>(" : ", false>(");
+  if (op.operands.size() == 11) call += "reinterpret_cast<unsigned char*>(" + arg(10) + "), ";  // a GPU block's smem
   for (int i = 0; i < 10; ++i) call += arg(i) + ", ";
   for (const char* n : {"batch", "heads", "kv_heads", "sq", "sk"})
     call += std::to_string(tile_int(op, n)) + r.i64_suffix() + ", ";

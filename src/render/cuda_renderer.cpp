@@ -43,6 +43,10 @@ const char* kMatmulAmd =
 const char* kAttention =
 #include "cuda_attention.inc"
     ;
+// The attention backward block (tile.attention_grad; experimental).
+const char* kAttentionGrad =
+#include "cuda_attention_grad.inc"
+    ;
 
 // Whether a tile.matmul of the kernel has stage_a = true.
 bool uses_stage_a(const Op& kernel) {
@@ -151,10 +155,8 @@ class CudaRenderer : public CLikeRenderer {
   // it has only the TMA form.
   std::string attention_library(const Op& kernel) const override {
     if (hip_) fail("E502", "the HIP lane has no attention block library yet (tile.attention)");
+    if (contains(kernel, "tile.attention_grad")) return kAttentionGrad;
     std::function<void(const Region&)> check = [&](const Region& r) {
-      for (auto& op : r.ops)
-        if (op->name == "tile.attention_grad")
-          fail("E502", "the CUDA lane has no attention backward block yet (tile.attention_grad)", op->loc);
       for (auto& op : r.ops)
         if (op->name == "tile.attention" && !(op->attr("tma") && tile_bool(*op, "tma")))
           fail("E502", "the CUDA attention block takes q, k and v as tensor maps (tile.attention needs tma = true)",

@@ -145,6 +145,44 @@ TEST(CudaRender, AttentionCompilesWithNvrtc) {
   EXPECT_GE(compiled, 8);
 }
 
+// The experimental CUDA attention backward block (attention_grad_cuda)
+// compiles for every dtype and head dim it takes, causal or not; without the
+// feature the schedule refuses it (E506).
+TEST(CudaRender, ExperimentalAttentionGradCompilesWithNvrtc) {
+  try {
+    runtime::cuda::nvrtc();
+  } catch (const Error& e) {
+    GTEST_SKIP() << "NVRTC not available: " << e.what();
+  }
+  auto grad_only = [](GraphBuilder& g, DType dt, int64_t d, bool causal) {
+    const ir::Type t = test::T(dt, {2, 8, 300, d}), kv = test::T(dt, {2, 2, 280, d});
+    ir::Value *q = g.input("q", t), *k = g.input("k", kv), *v = g.input("v", kv);
+    ir::Value *o = g.input("o", t), *dout = g.input("dout", t), *lse = g.input("lse", test::T(DType::F32, {2, 8, 300}));
+    for (ir::Value* r : g.attention_grad(q, k, v, o, dout, lse, causal, std::nan(""))) g.output(r);
+  };
+  {
+    GraphBuilder g("refused");
+    grad_only(g, DType::BF16, 64, true);
+    EXPECT_THROW(passes::lower(g.module(), ir::Layer::Target, "cuda"), Error);
+  }
+  test::ExperimentalEnv on("attention_grad_cuda");
+  int compiled = 0;
+  for (DType dt : {DType::BF16, DType::F16, DType::F32})
+    for (int64_t d : {64, 128, 256})
+      for (bool causal : {false, true}) {
+        if (dt != DType::BF16 && (d == 256 || !causal)) continue;  // enough to see every dtype and shape compile
+        GraphBuilder g("grad");
+        grad_only(g, dt, d, causal);
+        auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
+        for (auto& op : target->ops) {
+          if (op->name != "target.kernel") continue;
+          EXPECT_NE(ir::read_kernel_desc(*op).source.find("tsr::attention_grad_program<"), std::string::npos);
+        }
+        compiled += compile_all(g.module());
+      }
+  EXPECT_GE(compiled, 8);
+}
+
 // The fused families' strategies (pointwise, reduce with a prologue, rowwise
 // resident / streamed / columns, f32 and bf16) compile too.
 TEST(CudaRender, FusedStrategiesCompileWithNvrtc) {

@@ -6,6 +6,7 @@
 #include "families/fused/expr_tile.hpp"
 #include "ir/graph_dialect.hpp"
 #include "ir/schedule_dialect.hpp"
+#include "support/experimental.hpp"
 
 namespace tessera::families::attention {
 
@@ -82,9 +83,20 @@ void choose(Plan& p, const machine::Descriptor& d) {
     p.bn = p.d <= 128 ? 64 : 32;
     p.stages = 1, p.threads = 1, p.scratch = 0;
   } else if (p.grad) {
-    fail("E506", op + " on device " + d.name + " (target " + d.target() +
-                     "): this device has no attention backward "
-                     "block yet (the CPU has one)");
+    if (!experimental("attention_grad_cuda"))
+      fail("E506", op + " on device " + d.name + " (target " + d.target() +
+                       "): this device has no attention backward block yet (the CPU has one)");
+    if (p.dtype == DType::F64 || p.d < 1 || p.d > 256)
+      fail("E506", op + " on device " + d.name +
+                       ": the experimental CUDA block takes f16, bf16 and f32 with head "
+                       "dims 1 to 256");
+    p.strategy = Strategy::Tiled;
+    p.bm = p.bn = p.d <= 128 ? 64 : 32;
+    p.stages = 1, p.threads = kGradThreads;
+    p.scratch = grad_smem_bytes(p.d, p.bm, p.bn);
+    if (p.scratch > d.shared_bytes)
+      fail("E506",
+           op + " on device " + d.name + ": its block needs " + std::to_string(p.scratch) + " bytes of shared memory");
   } else {
     const std::string why = wgmma_unsupported(p, d);
     if (!why.empty()) fail("E506", op + " on device " + d.name + " (target " + d.target() + ") " + why);
@@ -109,6 +121,10 @@ const Op* core_of(const Region& region) {
 }
 
 }  // namespace
+
+int64_t grad_smem_bytes(int64_t d, int64_t bm, int64_t bn) {
+  return 4 * ((2 * bn + 2 * bm) * (d + 1) + 2 * bm * (bn + 1) + 2 * bm);
+}
 
 int64_t wgmma_smem_bytes(int64_t d, int64_t bm, int64_t bn, int64_t stages) {
   // 1 KiB of alignment slack for the swizzled tiles, q's rows, `stages`
@@ -194,6 +210,9 @@ Plan read_plan(const Op& op) {
       fail("E302",
            "schedule.attention: scratch must cover what the wgmma block needs and fit the device's shared memory",
            op.loc);
+  } else if (p.grad && device.gpu()) {
+    if (p.threads != kGradThreads || p.scratch != grad_smem_bytes(p.d, p.bm, p.bn) || p.scratch > device.shared_bytes)
+      fail("E302", "schedule.attention: the CUDA backward block runs 256 threads with its shared memory", op.loc);
   } else if (p.threads != 1 || p.scratch != 0) {
     fail("E302", "schedule.attention: a tiled program is one thread with no scratch", op.loc);
   }

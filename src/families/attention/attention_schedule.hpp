@@ -19,7 +19,9 @@
 //         dq added into the program's own buffer (five products a pair, not
 //         seven), where there are kv heads enough to keep threads busy and
 //         the buffer is small.
-//   cuda: no block yet (E506).
+//   cuda: no block by default (E506); the experimental attention_grad_cuda
+//         takes a plain CUDA-core block (tiled, 256 threads, shared memory;
+//         device/gpu/tessera_attention_grad.cuh), not yet run on a GPU.
 // Other devices and configurations are refused (E506), never run elsewhere.
 #pragma once
 #include <string>
@@ -62,6 +64,10 @@ struct Plan {
 // Shared memory the CUDA block needs: tsr::attention_smem_bytes's formula
 // (device/gpu/ATTENTION_CONTRACT.md), which the kernel static_asserts.
 int64_t wgmma_smem_bytes(int64_t d, int64_t bm, int64_t bn, int64_t stages);
+// Shared memory of the CUDA backward block: tsr::attn_grad_smem's size
+// (k, v, q, do rows of d + 1 floats, P and dS rows of bn + 1, delta and lse).
+int64_t grad_smem_bytes(int64_t d, int64_t bm, int64_t bn);
+constexpr int64_t kGradThreads = 256;  // tsr::ATTN_GRAD_THREADS
 
 // The schedule.attention op of the region (the attention or attention_grad
 // op alone): its results are the op's (o, and lse when it has it; dq, dk,

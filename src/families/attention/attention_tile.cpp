@@ -29,7 +29,7 @@ TensorMapDesc operand_map(const Plan& p, const Value* buffer, int64_t rows, int6
 // The gradient: one tile.attention_grad whose program decides what it
 // computes (key programs, then query programs: the op's documentation).
 void build_grad_kernel(Module& m, const std::string& sym, const Plan& p, const Op& sop) {
-  auto k = new_tile_kernel(sym, p.programs, p.threads, 16, string_attr(sop, "artifact_hash"));
+  auto k = new_tile_kernel(sym, p.programs, p.threads, p.threads > 1 ? 4 : 16, string_attr(sop, "artifact_hash"));
   Region& body = *k->regions[0];
   const std::vector<std::string> names = {"q", "k", "v", "o", "dout", "lse"};
   std::vector<Value*> leaves;
@@ -42,6 +42,8 @@ void build_grad_kernel(Module& m, const std::string& sym, const Plan& p, const O
   for (const char* name : {"dq", "dk", "dv"}) operands.push_back(body.add_arg(name, Type::ptr(p.dtype)));
   TileBuilder tb(body);
   operands.push_back(tb.program_id());
+  // the CUDA block's shared memory (device/gpu/tessera_attention_grad.cuh)
+  if (p.scratch > 0) operands.push_back(tb.scratch((p.scratch + 3) / 4, DType::F32));
   tb.attention_grad(operands, {{"head_dim", Attr(p.d)},
                                {"block", Attr::ints({p.bm, p.bn})},
                                {"batch", Attr(p.batch)},
