@@ -741,6 +741,15 @@ def attention_fields(anchor):
             int(anchor["d"]), bool(anchor.get("causal", False)), anchor.get("dtype", "f32"))
 
 
+def attention_layout(h, hkv, sq, sk, d):
+    """The causal visibility [sq, sk] (aligned to the end), the f32 scale 1/sqrt(d), and a function giving
+    k or v one head per query head (grouped-query heads repeated)."""
+    import numpy as np
+    group = h // hkv
+    visible = np.arange(sk)[None, :] <= np.arange(sq)[:, None] + (sk - sq)
+    return visible, np.float32(1 / np.sqrt(d)), lambda x: np.repeat(x, group, axis=1) if group > 1 else x
+
+
 def numpy_attention_rows(anchor, reps):
     import numpy as np
     b, h, hkv, sq, sk, d, causal, dtype_name = attention_fields(anchor)
@@ -750,13 +759,10 @@ def numpy_attention_rows(anchor, reps):
     q = rng.standard_normal((b, h, sq, d), dtype=np.float32)
     k = rng.standard_normal((b, hkv, sk, d), dtype=np.float32)
     v = rng.standard_normal((b, hkv, sk, d), dtype=np.float32)
-    group = h // hkv
-    visible = np.arange(sk)[None, :] <= np.arange(sq)[:, None] + (sk - sq)
-    scale = np.float32(1 / np.sqrt(d))
+    visible, scale, expand = attention_layout(h, hkv, sq, sk, d)
 
     def fn():
-        kk = np.repeat(k, group, axis=1) if group > 1 else k
-        vv = np.repeat(v, group, axis=1) if group > 1 else v
+        kk, vv = expand(k), expand(v)
         s = (q @ np.swapaxes(kk, -1, -2)) * scale
         if causal:
             s = np.where(visible, s, np.float32(-np.inf))
@@ -779,12 +785,10 @@ def numpy_attention_grad_rows(anchor, reps):
     k, v = (rng.standard_normal((b, hkv, sk, d), dtype=np.float32) for _ in range(2))
     lse = rng.uniform(7, 9, (b, h, sq, 1)).astype(np.float32)
     group = h // hkv
-    visible = np.arange(sk)[None, :] <= np.arange(sq)[:, None] + (sk - sq)
-    scale = np.float32(1 / np.sqrt(d))
+    visible, scale, expand = attention_layout(h, hkv, sq, sk, d)
 
     def fn():
-        kk = np.repeat(k, group, axis=1) if group > 1 else k
-        vv = np.repeat(v, group, axis=1) if group > 1 else v
+        kk, vv = expand(k), expand(v)
         p = np.exp((q @ np.swapaxes(kk, -1, -2)) * scale - lse)
         if causal:
             p = np.where(visible, p, np.float32(0))

@@ -117,8 +117,8 @@ INSTANTIATE_TEST_SUITE_P(All, CudaMatrix, ::testing::ValuesIn(all_cases()),
 // Pointwise ops, fused reductions and row ops: the CPU suite's cases, on the GPU.
 class CudaFusion : public ::testing::TestWithParam<FusionCase> {};
 
-TEST_P(CudaFusion, MatchesUnfusedOracleBitwiseRunToRun) {
-  const FusionCase& c = GetParam();
+// A case on the GPU against the oracle, bitwise the same run to run.
+void check_fusion_case(const FusionCase& c) {
   GraphBuilder g("gpu");
   c.build(g);
   GpuProgram p = compile_cuda(g.module());
@@ -127,6 +127,8 @@ TEST_P(CudaFusion, MatchesUnfusedOracleBitwiseRunToRun) {
   std::vector<Tensor> again = p.exe->run(xs).outputs;
   for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(same_bytes(first[i], again[i])) << "output " << i;
 }
+
+TEST_P(CudaFusion, MatchesUnfusedOracleBitwiseRunToRun) { check_fusion_case(GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(All, CudaFusion, ::testing::ValuesIn(all_fusion_cases()),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
@@ -147,14 +149,7 @@ class CudaAttentionGrad : public ::testing::TestWithParam<FusionCase> {};
 
 TEST_P(CudaAttentionGrad, ExperimentalBlockMatchesOracleBitwiseRunToRun) {
   test::ExperimentalEnv on("attention_grad_cuda");
-  const FusionCase& c = GetParam();
-  GraphBuilder g("gpu");
-  c.build(g);
-  GpuProgram p = compile_cuda(g.module());
-  std::vector<Tensor> xs = inputs_for(c, g.module());
-  std::vector<Tensor> first = run_and_check(p, xs);
-  std::vector<Tensor> again = p.exe->run(xs).outputs;
-  for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(same_bytes(first[i], again[i])) << "output " << i;
+  check_fusion_case(GetParam());
 }
 
 std::vector<FusionCase> cuda_attention_grad_cases() {

@@ -56,9 +56,9 @@ std::string wgmma_unsupported(const Plan& p, const machine::Descriptor& d) {
 
 void choose(Plan& p, const machine::Descriptor& d) {
   const std::string op = p.grad ? "tessera.attention_grad" : "tessera.attention";
+  if (!d.gpu() && (p.d < 1 || p.d > 256))
+    fail("E506", op + " on device " + d.name + " takes head dims 1 to 256, got " + std::to_string(p.d));
   if (!d.gpu() && p.grad) {
-    if (p.d < 1 || p.d > 256)
-      fail("E506", op + " on device " + d.name + " takes head dims 1 to 256, got " + std::to_string(p.d));
     // Blocks of 64 rows and 64 keys (32 past head dim 128, or in f64): the
     // key block's k^T and v^T, the row block's q and do, P and dS, and the
     // accumulated rows stay in L2 (device/cpu/tessera_attention_grad.hpp).
@@ -72,8 +72,6 @@ void choose(Plan& p, const machine::Descriptor& d) {
     p.strategy = p.batch * p.kv_heads >= 8 && rows_bytes <= 16.0 * 1024 * 1024 ? Strategy::TiledOnePass
                                                                                : Strategy::Tiled;
   } else if (!d.gpu()) {
-    if (p.d < 1 || p.d > 256)
-      fail("E506", op + " on device " + d.name + " takes head dims 1 to 256, got " + std::to_string(p.d));
     // One program a (batch, head, block of query rows): the block keeps its
     // q rows, scores and output rows in registers and L1 against tiles of 64
     // keys (32 past head dim 128); f64 rows take twice the space, so half
