@@ -74,6 +74,8 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--profile", action="store_true",
                     help="also print each side's kernels and their CUDA times (torch.profiler, 5 calls each)")
+    ap.add_argument("--tune", action="store_true",
+                    help="ts.jit(tune=True): the arbiter checks and times each matmul's candidates (cuBLASLt too)")
     args = ap.parse_args()
     s, d = args.seq, HIDDEN // HEADS
     gen = torch.Generator(device="cuda").manual_seed(0)
@@ -88,7 +90,7 @@ def main():
     def llama_layer(x, g1, wqkv, cos, sin, wo, g2, wgu, wd):
         return L.layer(x, g1, wqkv, cos, sin, wo, g2, wgu, wd, heads=HEADS, kv_heads=KV)
 
-    fn = ts.jit(llama_layer)
+    fn = ts.jit(llama_layer, tune=args.tune)
     t0 = time.time()
     with torch.no_grad():
         got = fn(*args_)
@@ -98,6 +100,7 @@ def main():
         err = ((got.float() - want.float()).abs().max() / want.float().abs().max()).item()
         kernels = [k["kernel"] for k in fn._last.last_launches]
         placements = sorted({k["placement"] for k in fn._last.last_launches})
+        implementations = [k["implementation"] for k in fn._last.last_launches]
         tessera_ms = time_ms(lambda: fn(*args_))
         eager_ms = time_ms(lambda: torch_layer(*args_))
         compiled = torch.compile(torch_layer)
@@ -113,7 +116,8 @@ def main():
     result = {
         "case": f"llama3_8b_layer_b1_s{s}_bf16", "device": torch.cuda.get_device_name(),
         "torch": torch.__version__, "attention": "tessera.attention (the CUDA wgmma block); torch: F.scaled_dot_product_attention",
-        "kernels": len(kernels), "placements": placements, "max_rel_err_vs_torch_eager": err,
+        "kernels": len(kernels), "placements": placements, "tune": args.tune,
+        "matmul_implementations": [i for i in implementations if i != "tessera"] or "tessera", "max_rel_err_vs_torch_eager": err,
         "tessera_ms": tessera_ms, "torch_eager_ms": eager_ms, "torch_compile_ms": compiled_ms,
         "vs_eager": eager_ms / tessera_ms, "vs_compile": compiled_ms / tessera_ms,
         "tessera_first_call_s": compile_s, "torch_compile_first_call_s": compile_torch_s,
