@@ -23,15 +23,16 @@ std::optional<Kind> parse_kind(const std::string& name);
 // tile library on it (BlockMatmul, TransposeBlock): a schedule may only use
 // what both provide.
 enum class Cap : uint32_t {
-  ThreadBlocks = 1u << 0,    // a program is a block of threads (GPUs); else one core's work item
-  BlockMatmul = 1u << 1,     // the tile library has tile.matmul blocks for this device
-  TensorCores = 1u << 2,     // warp-level f16/bf16 MMA with f32 accumulation
-  Wgmma = 1u << 3,           // warpgroup MMA fed from shared memory
-  Tma = 1u << 4,             // tensor-map bulk copies into shared memory
-  BulkCopy = 1u << 5,        // bulk copies into shared memory completed on an mbarrier
-  Clusters = 1u << 6,        // thread-block clusters with distributed shared memory
-  L2Prefetch = 1u << 7,      // an L2 prefetch hint the rows family issues ahead of a row
-  TransposeBlock = 1u << 8,  // a shared-memory transpose block
+  ThreadBlocks = 1u << 0,        // a program is a block of threads (GPUs); else one core's work item
+  BlockMatmul = 1u << 1,         // the tile library has tile.matmul blocks for this device
+  TensorCores = 1u << 2,         // warp-level f16/bf16 MMA with f32 accumulation
+  Wgmma = 1u << 3,               // warpgroup MMA fed from shared memory
+  Tma = 1u << 4,                 // tensor-map bulk copies into shared memory
+  BulkCopy = 1u << 5,            // bulk copies into shared memory completed on an mbarrier
+  Clusters = 1u << 6,            // thread-block clusters with distributed shared memory
+  L2Prefetch = 1u << 7,          // an L2 prefetch hint the rows family issues ahead of a row
+  TransposeBlock = 1u << 8,      // a shared-memory transpose block
+  AttentionGradBlock = 1u << 9,  // a block for attention's backward pass (tile.attention_grad)
 };
 
 struct Descriptor {

@@ -9,10 +9,6 @@
 //   matmul_f32_stage_a CUDA f32 matmuls with row-major A: A staged through
 //                      registers and stored transposed in shared memory
 //                      (schedule stage_a = true, tessera_matmul_simt_stage_a.cuh)
-//   attention_grad_cuda  attention's backward on CUDA in a plain CUDA-core
-//                      block (f32 math; f16/bf16/f32, head dims 1 to 256;
-//                      tessera_attention_grad.cuh): compiled, not yet run on
-//                      a GPU, so not a default
 // An unknown name is an error (E305), never ignored.
 #pragma once
 #include <string>

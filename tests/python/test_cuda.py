@@ -350,9 +350,24 @@ def test_in_place_adamw_on_torch_tensors():
     torch.testing.assert_close(p, ref.detach(), rtol=1e-5, atol=1e-6)
 
 
-def test_attention_gradient_is_refused_on_the_gpu_until_it_has_a_block():
-    # attention's backward has a CPU block only: on CUDA a stable refusal, never a silent CPU run
-    q = torch.randn(1, 2, 64, 64, device="cuda", dtype=torch.bfloat16)
-    with pytest.raises(ts.Error) as e:
-        ts.grad(lambda q: ts.sum(ts.cast(ts.attention(q, q, q, causal=True), "f32")))(q)
-    assert e.value.code == "E506"
+@pytest.mark.parametrize("causal", [True, False])
+def test_attention_gradient_on_torch_tensors_matches_autograd(causal):
+    # bf16, grouped-query heads, lengths off the block sizes: dq, dk, dv against torch autograd through SDPA
+    # (whose causal mask is aligned to the start: equal lengths there)
+    def loss(q, k, v, t):
+        return ts.sum(ts.cast(ts.attention(q, k, v, causal=causal), "f32") * t)
+
+    gen = torch.Generator(device="cuda").manual_seed(6)
+    q = torch.randn(2, 8, 200, 64, device="cuda", generator=gen).to(torch.bfloat16)
+    sk = 200 if causal else 300
+    k, v = (torch.randn(2, 2, sk, 64, device="cuda", generator=gen).to(torch.bfloat16) for _ in range(2))
+    t = torch.randn(2, 8, 200, 64, device="cuda", generator=gen)
+    got = ts.grad(loss, argnums=(0, 1, 2))(q, k, v, t)
+    torch.cuda.synchronize()
+    leaves = [a.clone().requires_grad_() for a in (q, k, v)]
+    o = torch.nn.functional.scaled_dot_product_attention(*leaves, is_causal=causal, enable_gqa=True)
+    (o.float() * t).sum().backward()
+    for g, leaf in zip(got, leaves):
+        assert g.is_cuda and g.dtype == torch.bfloat16 and g.shape == leaf.shape
+        scale = leaf.grad.float().abs().max().item()
+        torch.testing.assert_close(g.float() / scale, leaf.grad.float() / scale, rtol=2e-2, atol=2e-2)

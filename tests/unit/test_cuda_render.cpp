@@ -145,10 +145,9 @@ TEST(CudaRender, AttentionCompilesWithNvrtc) {
   EXPECT_GE(compiled, 8);
 }
 
-// The experimental CUDA attention backward block (attention_grad_cuda)
-// compiles for every dtype and head dim it takes, causal or not; without the
-// feature the schedule refuses it (E506).
-TEST(CudaRender, ExperimentalAttentionGradCompilesWithNvrtc) {
+// The CUDA attention backward block compiles for every dtype and head dim it
+// takes, causal or not.
+TEST(CudaRender, AttentionGradCompilesWithNvrtc) {
   try {
     runtime::cuda::nvrtc();
   } catch (const Error& e) {
@@ -160,12 +159,6 @@ TEST(CudaRender, ExperimentalAttentionGradCompilesWithNvrtc) {
     ir::Value *o = g.input("o", t), *dout = g.input("dout", t), *lse = g.input("lse", test::T(DType::F32, {2, 8, 300}));
     for (ir::Value* r : g.attention_grad(q, k, v, o, dout, lse, causal, std::nan(""))) g.output(r);
   };
-  {
-    GraphBuilder g("refused");
-    grad_only(g, DType::BF16, 64, true);
-    EXPECT_THROW(passes::lower(g.module(), ir::Layer::Target, "cuda"), Error);
-  }
-  test::ExperimentalEnv on("attention_grad_cuda");
   int compiled = 0;
   for (DType dt : {DType::BF16, DType::F16, DType::F32})
     for (int64_t d : {64, 128, 256})

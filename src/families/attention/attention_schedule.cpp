@@ -6,7 +6,6 @@
 #include "families/fused/expr_tile.hpp"
 #include "ir/graph_dialect.hpp"
 #include "ir/schedule_dialect.hpp"
-#include "support/experimental.hpp"
 
 namespace tessera::families::attention {
 
@@ -81,13 +80,12 @@ void choose(Plan& p, const machine::Descriptor& d) {
     p.bn = p.d <= 128 ? 64 : 32;
     p.stages = 1, p.threads = 1, p.scratch = 0;
   } else if (p.grad) {
-    if (!experimental("attention_grad_cuda"))
+    if (!d.has(machine::Cap::AttentionGradBlock))
       fail("E506", op + " on device " + d.name + " (target " + d.target() +
-                       "): this device has no attention backward block yet (the CPU has one)");
+                       "): this device has no attention backward block yet (the CPU and CUDA have one)");
     if (p.dtype == DType::F64 || p.d < 1 || p.d > 256)
-      fail("E506", op + " on device " + d.name +
-                       ": the experimental CUDA block takes f16, bf16 and f32 with head "
-                       "dims 1 to 256");
+      fail("E506",
+           op + " on device " + d.name + ": the GPU backward block takes f16, bf16 and f32 with head dims 1 to 256");
     p.strategy = Strategy::Tiled;
     p.bm = p.bn = p.d <= 128 ? 64 : 32;
     p.stages = 1, p.threads = kGradThreads;

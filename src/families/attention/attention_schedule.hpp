@@ -19,9 +19,9 @@
 //         dq added into the program's own buffer (five products a pair, not
 //         seven), where there are kv heads enough to keep threads busy and
 //         the buffer is small.
-//   cuda: no block by default (E506); the experimental attention_grad_cuda
-//         takes a plain CUDA-core block (tiled, 256 threads, shared memory;
-//         device/gpu/tessera_attention_grad.cuh), not yet run on a GPU.
+//   cuda: strategy "tiled" in a plain CUDA-core block (256 threads, f32
+//         math in shared memory; device/gpu/tessera_attention_grad.cuh) on
+//         a device whose descriptor has attention_grad_block.
 // Other devices and configurations are refused (E506), never run elsewhere.
 #pragma once
 #include <string>

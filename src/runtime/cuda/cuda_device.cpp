@@ -42,6 +42,7 @@ machine::Descriptor describe_device() {
   add(Cap::ThreadBlocks);
   add(Cap::L2Prefetch);
   add(Cap::TransposeBlock);
+  add(Cap::AttentionGradBlock);
   // The block library's cp.async pipelines and bf16 mma.sync need sm_80.
   if (cc >= 80) add(Cap::BlockMatmul), add(Cap::TensorCores);
   if (cc >= 90) add(Cap::BulkCopy), add(Cap::Tma);
