@@ -62,7 +62,10 @@ backend at a time with torch.nn.attention.sdpa_kernel: FLASH_ATTENTION
 reference before it is timed; a backend that refuses the case is a warning.
 An "attention_grad" anchor (same fields) times the backward alone from q, k, v,
 o, do and lse: on the CPU numpy in f32 (p recomputed from lse, the five
-products, GQA sums by reshape); on CUDA no anchor yet (no CUDA kernel).
+products, GQA sums by reshape); on CUDA torch's SDPA backward alone
+(torch.autograd.grad of the forward's output, retained), FLASH_ATTENTION and
+CUDNN_ATTENTION, each checked against the math backend's f32 gradients on a
+few heads before it is timed.
 
 A Llama layer program case carries "anchor": {"op": "llama_layer", "size":
 "cpu"}: examples/llama_layer.py's numpy reference of the layer in float32 at
@@ -840,6 +843,45 @@ def cuda_attention_rows(anchor, reps):
     return rows
 
 
+def cuda_attention_grad_rows(anchor, reps):
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    b, h, hkv, sq, sk, d, causal, dtype_name = attention_fields(anchor)
+    dt = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}[dtype_name]
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    q = torch.randn(b, h, sq, d, device="cuda", generator=gen).to(dt).requires_grad_()
+    k = torch.randn(b, hkv, sk, d, device="cuda", generator=gen).to(dt).requires_grad_()
+    v = torch.randn(b, hkv, sk, d, device="cuda", generator=gen).to(dt).requires_grad_()
+    do = torch.randn(b, h, sq, d, device="cuda", generator=gen).to(dt)
+    gqa, group = h != hkv, h // hkv
+    # the reference: the math backend in f32 on the first kv head's query heads
+    leaves = [t[:, :n].detach().float().requires_grad_() for t, n in ((q, group), (k, 1), (v, 1))]
+    with sdpa_kernel([SDPBackend.MATH]):
+        o_ref = F.scaled_dot_product_attention(*leaves, is_causal=causal, enable_gqa=gqa)
+    ref = torch.autograd.grad(o_ref, leaves, do[:, :group].float())
+    rows = []
+    for name, backend, note in (("torch_flash", SDPBackend.FLASH_ATTENTION, "FlashAttention-2"),
+                                ("torch_cudnn", SDPBackend.CUDNN_ATTENTION, "cuDNN")):
+        def timed(backend=backend):
+            with sdpa_kernel([backend]):
+                o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+
+            def fn():
+                return torch.autograd.grad(o, (q, k, v), do, retain_graph=True)
+            got = fn()
+            for g, r, n in zip(got, ref, (group, 1, 1)):
+                # the first kv head's dk, dv sum over all its query heads: the reference has them all
+                check_against(g[:, :n].float(), r, dtype_name)
+            return cuda_event_median_ns(fn, reps)
+        row = measured(name, torch.__version__, "device_event", reps, timed)
+        if row:
+            rows.append(dict(row, note=f"the backward of torch.nn.functional.scaled_dot_product_attention, {note} "
+                                       f"backend only (sdpa_kernel), is_causal={causal}"
+                                       + (", enable_gqa=True" if gqa else "")))
+    return rows
+
+
 def numpy_llama_rows(anchor, reps):
     import importlib.util
     import os
@@ -870,7 +912,8 @@ def case_rows(case, target, reps):
             return numpy_attention_rows(case["anchor"], reps) if target == "cpu" else \
                 cuda_attention_rows(case["anchor"], reps)
         if case["anchor"].get("op") == "attention_grad":
-            return numpy_attention_grad_rows(case["anchor"], reps) if target == "cpu" else []
+            return numpy_attention_grad_rows(case["anchor"], reps) if target == "cpu" else \
+                cuda_attention_grad_rows(case["anchor"], reps)
         if case["anchor"].get("op") == "matmul":
             return numpy_matmul_rows(case["anchor"], reps) if target == "cpu" else cuda_matmul_rows(case["anchor"], reps)
         if case["anchor"].get("op", "").endswith("_grad") and target == "cuda":
