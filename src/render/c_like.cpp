@@ -99,7 +99,11 @@ bool CLikeRenderer::is_written(const Op& kernel, const Value* ptr) const {
 
 std::string CLikeRenderer::render_kernel(const Op& kernel) {
   names_.clear();
-  out_ = prelude() + (contains(kernel, "tile.matmul") ? matmul_library(kernel) : "") +
+  const bool slabs = contains(kernel, "tile.load2d") || contains(kernel, "tile.store2d");
+  out_ = prelude() +
+         (contains(kernel, "tile.matmul") ? matmul_library(kernel)
+          : slabs                         ? slab_library(kernel)
+                                          : "") +
          (contains(kernel, "tile.attention") || contains(kernel, "tile.attention_grad") ? attention_library(kernel)
                                                                                         : "") +
          "\n" + kernel_open(kernel);

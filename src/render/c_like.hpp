@@ -36,6 +36,9 @@ class CLikeRenderer {
   // kernels that contain tile.matmul (other kernels' sources do not change);
   // `kernel` lets a target add a variant's code only where a block uses it.
   virtual std::string matmul_library(const ir::Op& kernel) const = 0;
+  // What a kernel without tile.matmul needs for tile.load2d / tile.store2d
+  // (slabs: [rows, cols] tiles); by default the matmul library, which has them.
+  virtual std::string slab_library(const ir::Op& kernel) const { return matmul_library(kernel); }
   // The target's attention block library, likewise for tile.attention (E502
   // where the target has none).
   virtual std::string attention_library(const ir::Op& kernel) const;

@@ -151,6 +151,8 @@ class CudaRenderer : public CLikeRenderer {
     return std::string(kMatmulSimt) + kMatmulMma + kMatmulTma + kMatmulEpilogue +
            (uses_stage_a(kernel) ? kMatmulSimtStageA : "");
   }
+  // The slab helpers alone (they need only the tile library).
+  std::string slab_library(const Op&) const override { return kMatmulEpilogue; }
   // The attention block reuses the wgmma wrappers and the TMA ring pieces;
   // it has only the TMA form.
   std::string attention_library(const Op& kernel) const override {

@@ -452,6 +452,31 @@ std::vector<FusionCase> view_cases() {
          ir::Value* rot = g.concat({h[1], h[0]}, -1);  // the lane axis
          g.output(g.binary("add", g.binary("mul", x, cos), g.binary("mul", rot, sin)));
        }});
+  // Short rows of heads, several a tile on GPUs (tile_rows): a head
+  // transpose, RoPE over [tokens, heads, dim] with a broadcast table, and a
+  // slice whose rows start off a 16-byte boundary.
+  for (DType dt : {DType::F32, DType::BF16}) {
+    const std::string d(dtype_name(dt));
+    out.push_back({"head_transpose_" + d + "_64x12x128", {spec("special:rate=0.01,")}, [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {64, 12, 128}));
+                     g.output(g.unary("neg", g.transpose(x, {1, 0, 2})));
+                   }});
+    out.push_back({"rope_heads_" + d + "_24x8x128",
+                   {spec("special:rate=0.01,"), spec("random:"), spec("random:")},
+                   [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {24, 8, 128}));
+                     ir::Value* cos = g.input("cos", T(dt, {24, 1, 128}));
+                     ir::Value* sin = g.input("sin", T(dt, {24, 1, 128}));
+                     std::vector<ir::Value*> h = g.split(x, -1, {64, 64});
+                     ir::Value* rot = g.concat({h[1], h[0]}, -1);
+                     ir::Value* y = g.binary("add", g.binary("mul", x, cos), g.binary("mul", rot, sin));
+                     g.output(g.transpose(y, {1, 0, 2}));  // [heads, tokens, dim], copied
+                   }});
+    out.push_back({"sliced_heads_" + d + "_16x8x136", {spec("special:rate=0.01,")}, [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {16, 8, 136}));
+                     g.output(g.unary("exp", g.slice(x, {0, 0, 4}, {16, 8, 132}, {1, 1, 1})));
+                   }});
+  }
   out.push_back({"concat_and_read_f32_33x33", {spec("random:"), spec("random:lo=0,hi=2,")}, [=](GraphBuilder& g) {
                    ir::Value* x = g.input("x", T(DType::F32, {33, 33}));
                    ir::Value* t = g.transpose(x, {1, 0});  // a leaf a concat and an add both read

@@ -2,6 +2,7 @@
 #include "families/device_attr.hpp"
 
 #include <algorithm>
+#include <bit>
 
 #include "families/fused/expr_tile.hpp"
 #include "families/fused/leaf_map.hpp"
@@ -20,9 +21,25 @@ int64_t Plan::rows() const {
 
 namespace {
 
+// GPUs: rows of a tile for a short vector dim (0: none), so that a block of
+// 256 threads (at least 64) has a vector of every thread's lanes in use. Each
+// leaf's lanes must step by 1 or 0 along the vector dim (tile.load2d).
+int64_t rows_a_tile(const Plan& p) {
+  const int64_t inner = p.view.back(), vw = p.vector_width;
+  if (p.view.size() < 2 || inner < 1 || inner % vw) return 0;
+  for (const std::vector<int64_t>& st : p.leaf_strides)
+    if (st.back() != 0 && st.back() != 1) return 0;
+  const int64_t most = 256 * vw / inner;
+  for (int64_t rows = most < 2 ? 0 : std::bit_floor(static_cast<uint64_t>(most)); rows >= 2 && rows * inner >= 64 * vw;
+       rows /= 2)
+    if (p.view[p.view.size() - 2] % rows == 0 && (rows * inner / vw) % 32 == 0) return rows;
+  return 0;
+}
+
 // CPU: a program is a few 16K-element stretches of 64-byte vectors; CUDA: a
 // block writes one tile (up to 256 threads x 4 lanes x 4), the smallest that
-// covers a short row.
+// covers a short row, or several short rows (rows_a_tile); a row longer
+// than the largest tile goes in tiles that divide it where one does.
 void choose(Plan& p, const machine::Descriptor& device, int64_t storage_bytes) {
   const int64_t inner = p.view.back(), rows = p.rows();
   if (!device.gpu()) {
@@ -42,6 +59,17 @@ void choose(Plan& p, const machine::Descriptor& device, int64_t storage_bytes) {
     }
     p.chunk = p.tile_lanes();
     p.rows_per_program = 1;
+    if (inner > p.chunk) {  // a whole number of tiles a row where 256 threads x 1..4 allow
+      for (int64_t unroll : {4, 2, 1})
+        if (inner % (256 * p.vector_width * unroll) == 0) {
+          p.unroll = unroll, p.chunk = p.tile_lanes();
+          break;
+        }
+    } else if (int64_t rows = p.chunk < inner * 2 ? 0 : rows_a_tile(p); rows > 1) {
+      p.tile_rows = p.rows_per_program = rows;
+      p.threads = rows * inner / p.vector_width, p.unroll = 1;
+      p.chunk = inner;
+    }
   }
   p.programs = (rows + p.rows_per_program - 1) / p.rows_per_program * p.chunks_per_row();
 }
@@ -57,6 +85,7 @@ const std::vector<Field<Plan>>& plan_fields() {
       field("unroll", &Plan::unroll),
       field("chunk", &Plan::chunk),
       field("rows_per_program", &Plan::rows_per_program),
+      field("tile_rows", &Plan::tile_rows, Field<Plan>::When::IfNotDefault),
       field("programs", &Plan::programs),
   };
   return fields;
@@ -112,6 +141,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   p.view = fused::coalesce_strided(out.shape, space_strides, p.leaf_strides);
   Op& op = fused::create_region_op(b, "schedule.pointwise", region.leaves, region.ops, region.result, bases, prefix);
   p.compute = fused::compute_dtype(*op.regions[0]);
+  p.gather_strides = gather_strides;
   choose(p, device, std::min<int64_t>(fused::narrowest_storage_bytes(region), dtype_size(p.compute)));
   AttrDict& a = op.attrs;
   a["family"] = "pointwise";
@@ -148,8 +178,20 @@ Plan read_plan(const Op& op) {
   if (p.compute != DType::F32 && p.compute != DType::F64) fail("E302", "'compute' must be f32 or f64", op.loc);
   fused::check_tile_shape(op, p.threads, p.vector_width, p.unroll);
   check_threads(op, device, p.threads);
-  if (p.chunk < 1 || p.chunk > (int64_t{1} << 30) || p.chunk % p.tile_lanes() || p.rows_per_program < 1)
+  if (p.tile_rows != 0) {
+    // Rows a tile: whole tiles of whole rows, each leaf's lanes stepping by 1 or 0.
+    const int64_t inner = p.view.back();
+    bool steps = true;
+    for (const std::vector<int64_t>& st : p.leaf_strides) steps = steps && (st.back() == 0 || st.back() == 1);
+    if (p.tile_rows < 2 || p.view.size() < 2 || p.view[p.view.size() - 2] % p.tile_rows || p.chunk != inner ||
+        p.rows_per_program != p.tile_rows || p.tile_lanes() != p.tile_rows * inner || inner % p.vector_width || !steps)
+      fail("E302",
+           "schedule.pointwise: tile_rows must divide the next group's extent, with a tile of tile_rows whole rows, "
+           "rows_per_program = tile_rows and leaves stepping by 1 or 0",
+           op.loc);
+  } else if (p.chunk < 1 || p.chunk > (int64_t{1} << 30) || p.chunk % p.tile_lanes() || p.rows_per_program < 1) {
     fail("E302", "schedule.pointwise: chunk must be a multiple of the tile, rows_per_program positive", op.loc);
+  }
   int64_t n = 1;
   for (int64_t e : p.view)
     if (e < 0 || __builtin_mul_overflow(n, e, &n))

@@ -7,6 +7,10 @@
 // flattened) and a `chunk` of the vector dim; leaf offsets of a row come from
 // its group coordinates (div/rem once per row), lanes advance by 1 or 0 (by
 // any stride for a view: a transposed leaf is read with strided loads).
+// On GPUs a short vector dim takes several rows a tile (`tile_rows`,
+// consecutive along the next group, whose extent it divides): a tile is then
+// [tile_rows, vector dim], each leaf read at its own row stride (tile.load2d),
+// so that short rows (a head's 128 lanes) do not leave most of a block idle.
 // A leaf may be a view of its operand (leaf_offsets: it starts at an offset
 // and its strides are the view's), and a region with no ops copies a view
 // into a buffer of its own (attribute `materialize` says why).
@@ -32,6 +36,7 @@ struct Plan {
   int64_t threads = 1, vector_width = 16, unroll = 4;  // tile = threads * vector_width * unroll lanes
   int64_t chunk = 0;                                   // vector-dim elements per program
   int64_t rows_per_program = 1;
+  int64_t tile_rows = 0;  // > 1: rows a tile (then chunk = the vector dim, rows_per_program = tile_rows)
   int64_t programs = 0;
 
   int64_t tile_lanes() const { return threads * vector_width * unroll; }

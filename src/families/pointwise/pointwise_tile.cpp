@@ -111,7 +111,12 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   std::vector<Value*> leaves = fused::add_leaf_args(body, region);
   Value* out = body.add_arg("out", Type::ptr(sop.result()->type.dtype));
   TileBuilder tb(body);
-  const Type lanes_t = Type::tile(p.compute, {p.tile_lanes()});
+  // With tile_rows a tile is [tile_rows, vector dim]: a program's rows (all
+  // along the next group, so each leaf's row stride is that group's stride),
+  // one tile, no ragged end.
+  const bool row_tile = p.tile_rows > 1;
+  const Type lanes_t = row_tile ? Type::tile(p.compute, {p.tile_rows, p.view.back()})
+                                : Type::tile(p.compute, {p.tile_lanes()});
   const Value* yielded = region.ops.back()->operands[0];
   const int64_t nchunks = p.chunks_per_row(), inner = p.view.back();
 
@@ -122,49 +127,64 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   Value* r0 = tb.mul(block, tb.index(p.rows_per_program));
   Value* r1 = tb.min(tb.add(r0, tb.index(p.rows_per_program)), tb.index(p.rows()));
   Value* lanes = tb.index(p.tile_lanes());
-  tb.for_loop(r0, r1, tb.index(1), {}, [&](Value* row, const std::vector<Value*>&) -> std::vector<Value*> {
-    // Leaf offsets of this row: its coordinate in each outer group, innermost first.
-    std::vector<Value*> base;
-    for (int64_t offset : p.leaf_offsets) base.push_back(tb.index(offset));
-    Value* rest = row;
-    for (size_t g = p.view.size() - 1; g-- > 0;) {
-      Value* coord = g == 0 ? rest : tb.rem(rest, tb.index(p.view[g]));
-      if (g > 0) rest = tb.div(rest, tb.index(p.view[g]));
-      for (size_t l = 0; l < leaves.size(); ++l)
-        if (p.leaf_strides[l][g]) base[l] = tb.add(base[l], tb.mul(coord, tb.index(p.leaf_strides[l][g])));
-    }
-    Value* out_base = tb.mul(row, tb.index(inner));
-    auto tile_at = [&](Value* c, Value* count) {
-      fused::Env env;
-      return fused::eval(
-          tb, region, yielded, lanes_t, env,
-          [&](size_t l) {
-            const int64_t vs = p.leaf_strides[l].back();
-            Value* at = vs == 0 ? base[l] : tb.add(base[l], vs == 1 ? c : tb.mul(c, tb.index(vs)));
-            return fused::read_leaf(tb, leaves[l], at, vs, count,
-                                    fused::lane_type(region.args[l]->type.dtype, lanes_t));
-          },
-          [&] { return tb.add(out_base, c); },
-          [&](const Op& op, Value* indices) {
-            Value* position = tb.add(out_base, c);
-            return indices ? index_tile(tb, op, indices, region, leaves, p, sop.result()->type, position, lanes_t)
-                           : concat_tile(tb, op, region, leaves, p, sop.result()->type, position, lanes_t);
-          });
-    };
-    Value* n = tb.sub(c1, c0);
-    Value* main_end = tb.sub(c1, tb.rem(n, lanes));
-    tb.for_loop(c0, main_end, lanes, {}, [&](Value* c, const std::vector<Value*>&) -> std::vector<Value*> {
-      tb.store(out, tb.add(out_base, c), tile_at(c, nullptr));
-      return {};
-    });
-    // the ragged end of the row (a loop of at most one step)
-    tb.for_loop(main_end, c1, lanes, {}, [&](Value* c, const std::vector<Value*>&) -> std::vector<Value*> {
-      Value* count = tb.sub(c1, c);
-      tb.store_masked(out, tb.add(out_base, c), count, tile_at(c, count));
-      return {};
-    });
-    return {};
-  });
+  tb.for_loop(
+      r0, r1, tb.index(row_tile ? p.tile_rows : 1), {},
+      [&](Value* row, const std::vector<Value*>&) -> std::vector<Value*> {
+        // Leaf offsets of this row: its coordinate in each outer group, innermost first.
+        std::vector<Value*> base;
+        for (int64_t offset : p.leaf_offsets) base.push_back(tb.index(offset));
+        Value* rest = row;
+        for (size_t g = p.view.size() - 1; g-- > 0;) {
+          Value* coord = g == 0 ? rest : tb.rem(rest, tb.index(p.view[g]));
+          if (g > 0) rest = tb.div(rest, tb.index(p.view[g]));
+          for (size_t l = 0; l < leaves.size(); ++l)
+            if (p.leaf_strides[l][g]) base[l] = tb.add(base[l], tb.mul(coord, tb.index(p.leaf_strides[l][g])));
+        }
+        Value* out_base = tb.mul(row, tb.index(inner));
+        auto tile_at = [&](Value* c, Value* count) {
+          fused::Env env;
+          return fused::eval(
+              tb, region, yielded, lanes_t, env,
+              [&](size_t l) {
+                const int64_t vs = p.leaf_strides[l].back();
+                if (row_tile) {
+                  const int64_t rs = p.leaf_strides[l][p.view.size() - 2], vw = p.vector_width;
+                  const Type t = fused::lane_type(region.args[l]->type.dtype, lanes_t);
+                  if (rs == 0 && vs == 0) return tb.splat(tb.load(leaves[l], base[l], Type::scalar(t.dtype)), t);
+                  // 16-byte vectors where every row of the leaf starts on one
+                  bool aligned = vs == 1 && p.leaf_offsets[l] % vw == 0;
+                  for (size_t g = 0; g + 1 < p.view.size(); ++g) aligned = aligned && p.leaf_strides[l][g] % vw == 0;
+                  return tb.load2d(leaves[l], base[l], tb.index(p.tile_rows), tb.index(inner), rs, vs, aligned, t);
+                }
+                Value* at = vs == 0 ? base[l] : tb.add(base[l], vs == 1 ? c : tb.mul(c, tb.index(vs)));
+                return fused::read_leaf(tb, leaves[l], at, vs, count,
+                                        fused::lane_type(region.args[l]->type.dtype, lanes_t));
+              },
+              [&] { return tb.add(out_base, c); },
+              [&](const Op& op, Value* indices) {
+                Value* position = tb.add(out_base, c);
+                return indices ? index_tile(tb, op, indices, region, leaves, p, sop.result()->type, position, lanes_t)
+                               : concat_tile(tb, op, region, leaves, p, sop.result()->type, position, lanes_t);
+              });
+        };
+        if (row_tile) {  // the output's rows are contiguous: one tile store
+          tb.store(out, out_base, tile_at(tb.index(0), nullptr));
+          return {};
+        }
+        Value* n = tb.sub(c1, c0);
+        Value* main_end = tb.sub(c1, tb.rem(n, lanes));
+        tb.for_loop(c0, main_end, lanes, {}, [&](Value* c, const std::vector<Value*>&) -> std::vector<Value*> {
+          tb.store(out, tb.add(out_base, c), tile_at(c, nullptr));
+          return {};
+        });
+        // the ragged end of the row (a loop of at most one step)
+        tb.for_loop(main_end, c1, lanes, {}, [&](Value* c, const std::vector<Value*>&) -> std::vector<Value*> {
+          Value* count = tb.sub(c1, c);
+          tb.store_masked(out, tb.add(out_base, c), count, tile_at(c, count));
+          return {};
+        });
+        return {};
+      });
   m.ops.push_back(std::move(k));
 }
 
