@@ -90,14 +90,16 @@ void check_tensor_map(const TensorMapDesc& t, size_t index, const KernelDesc& k,
   }
   if (t.box[0] * esize % 16 != 0 || t.box[0] * esize > t.swizzle)
     bad("an inner box row must be a multiple of 16 bytes within the swizzle span");
-  if (reach > buf->elements * esize) bad("reaches past the end of buffer '" + buf->str() + "'");
+  if (t.offset < 0 || t.offset * esize % 16 != 0) bad("offset must start the map on a 16-byte boundary");
+  if (reach + t.offset * esize > buf->elements * esize) bad("reaches past the end of buffer '" + buf->str() + "'");
 }
 
 }  // namespace
 
 std::string TensorMapDesc::str() const {
   return buffer + " " + std::string(dtype_name(dtype)) + " dims=" + ints_text(dims) + " strides=" + ints_text(strides) +
-         " box=" + ints_text(box) + " swizzle=" + std::to_string(swizzle) + "B param=" + std::to_string(param);
+         " box=" + ints_text(box) + " swizzle=" + std::to_string(swizzle) + "B param=" + std::to_string(param) +
+         (offset ? " offset=" + std::to_string(offset) : "");
 }
 
 TensorMapDesc TensorMapDesc::parse(const std::string& s, const SourceLoc& loc) {
@@ -108,7 +110,7 @@ TensorMapDesc TensorMapDesc::parse(const std::string& s, const SourceLoc& loc) {
   t.buffer = name;
   bool ok = !name.empty() && parse_dtype(dt).has_value();
   if (ok) t.dtype = *parse_dtype(dt);
-  bool dims = false, strides = false, box = false, swizzle = false, param = false;
+  bool dims = false, strides = false, box = false, swizzle = false, param = false, offset = false;
   std::string field;
   while (ok && in >> field) {
     const size_t eq = field.find('=');
@@ -127,6 +129,9 @@ TensorMapDesc TensorMapDesc::parse(const std::string& s, const SourceLoc& loc) {
     else if (key == "param" && !param && !value.empty() && value.size() < 10 &&
              value.find_first_not_of("0123456789") == std::string::npos)
       t.param = std::stoll(value), param = true;
+    else if (key == "offset" && !offset && !value.empty() && value.size() < 19 &&
+             value.find_first_not_of("0123456789") == std::string::npos)
+      t.offset = std::stoll(value), offset = true;
     else ok = false;
   }
   if (!ok || !dims || !strides || !box || !swizzle || !param)

@@ -38,6 +38,7 @@ struct TensorMapDesc {
   std::vector<int64_t> dims, strides, box;
   int64_t swizzle = 128;
   int64_t param = 0;
+  int64_t offset = 0;  // elements from the buffer's start to the map's first (a view's)
   std::string str() const;
   static TensorMapDesc parse(const std::string& s, const SourceLoc& loc);  // syntax only (E504)
 };

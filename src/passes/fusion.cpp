@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "families/attention/attention_schedule.hpp"
 #include "families/fused/leaf_map.hpp"
 #include "families/fused/region.hpp"
 #include "families/reduce/reduce_schedule.hpp"
@@ -120,7 +121,7 @@ bool picks_a_row(const State& s, const Op& take) {
 
 }  // namespace
 
-std::vector<FusedRegion> partition(const Op& func) {
+std::vector<FusedRegion> partition(const Op& func, const machine::Descriptor* device) {
   const Region& body = *func.regions[0];
   State s;
   std::vector<const Op*> ops;
@@ -251,6 +252,9 @@ std::vector<FusedRegion> partition(const Op& func) {
       // its [outer, extent, inner] dims and its lanes stay contiguous (or
       // broadcast): a transposed row is copied (coalesced) instead.
       else if (r.kind == FusedRegion::Kind::Row && row_reads_view(*r.core, v, copied)) continue;
+      else if (r.kind == FusedRegion::Kind::Attention && device &&
+               families::attention::reads_view(*r.core, v, *device, copied))
+        continue;
       else materialize(v, "read by " + r.core->name + ", which reads its operands contiguous");
     }
   for (const Value* v : s.returned)

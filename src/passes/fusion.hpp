@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "families/fused/region.hpp"
+#include "machine/descriptor.hpp"
 
 namespace tessera::passes {
 
@@ -34,6 +35,9 @@ using families::fused::FusedRegion;
 // Regions of a Graph IR func in an order where every leaf is a func argument,
 // the result of an earlier region, or (in a pointwise region) a view of one:
 // a view op's result that no kernel materializes, read through its layout.
-std::vector<FusedRegion> partition(const ir::Op& func);
+// With a device, a view its kernel there can address is read in place where
+// that differs by device (an attention operand: a tensor map on Hopper);
+// without one such views are copied.
+std::vector<FusedRegion> partition(const ir::Op& func, const machine::Descriptor* device = nullptr);
 
 }  // namespace tessera::passes

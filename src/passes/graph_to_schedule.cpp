@@ -80,7 +80,7 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
       if (auto it = candidates.find("*"); it != candidates.end()) return it->second;
       return families::matmul::default_candidate(r, device);
     };
-    for (const FusedRegion& r : partition(*f)) {
+    for (const FusedRegion& r : partition(*f, &device)) {
       const std::string prefix = "f" + std::to_string(index++);
       switch (r.kind) {
         case FusedRegion::Kind::Pointwise:

@@ -116,7 +116,32 @@ const Op* core_of(const Region& region) {
   return nullptr;
 }
 
+const std::vector<int> kOperandGroups = {1, 1, 1, 1};  // [batch, heads, rows, head dim], each its own
+
 }  // namespace
+
+std::optional<std::pair<int64_t, int64_t>> map_strides(const std::vector<int64_t>& shape,
+                                                       const std::vector<int64_t>& st, int64_t offset, DType dtype) {
+  if (shape.size() != 4 || st.size() != 4 || offset < 0) return std::nullopt;
+  const int64_t es = static_cast<int64_t>(dtype_size(dtype)), b = shape[0], h = shape[1], rows = shape[2];
+  if (st[3] != 1 && shape[3] > 1) return std::nullopt;
+  // plane b*h + h' at b*st[0] + h'*st[1]: one stride where both vary only if st[0] = h*st[1]
+  if (b > 1 && h > 1 && st[0] != h * st[1]) return std::nullopt;
+  const int64_t row = rows > 1 ? st[2] : shape[3];
+  const int64_t plane = h > 1 ? st[1] : b > 1 ? st[0] : row * rows;
+  auto on16 = [&](int64_t s) { return s > 0 && s * es % 16 == 0; };
+  if (!on16(row) || !on16(plane) || offset * es % 16 != 0) return std::nullopt;
+  return std::make_pair(row, plane);
+}
+
+bool reads_view(const Op& core, const Value* v, const machine::Descriptor& device,
+                const std::function<bool(const Value*)>& has_buffer) {
+  if (core.name != "tessera.attention") return false;
+  Plan p = facts(core, {core.operands[0], core.operands[1], core.operands[2]});
+  if (!wgmma_unsupported(p, device).empty()) return false;
+  const auto read = fused::leaf_read(v, v->type.shape, kOperandGroups, has_buffer);
+  return read && map_strides(v->type.shape, read->strides, read->offset, v->type.dtype).has_value();
+}
 
 int64_t grad_smem_bytes(int64_t d, int64_t bm, int64_t bn) {
   return 4 * ((2 * bn + 2 * bm) * (d + 1) + 2 * bm * (bn + 1) + 2 * bm);
@@ -153,12 +178,28 @@ Op& emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unord
   const Op& core = *region.core;
   Plan p = facts(core, region.leaves);
   choose(p, device);
-  Op& op = fused::create_region_op(b, "schedule.attention", region.leaves, region.ops, core.result(0), map, prefix);
+  // Views the block reads in place (fusion kept only those: reads_view)
+  std::unordered_map<const Value*, Value*> bases = map;
+  bool views = false;
+  for (const Value* leaf : region.leaves) {
+    const auto read = fused::leaf_read(leaf, leaf->type.shape, kOperandGroups,
+                                       [&](const Value* u) { return map.count(u) > 0; });
+    if (!read)
+      fail("E303", "fused region: attention operand %" + leaf->name + " has no layout (a fusion bug)", core.loc);
+    p.leaf_strides.push_back(read->strides);
+    p.leaf_offsets.push_back(read->offset);
+    if (read->base != leaf) bases[leaf] = map.at(read->base), views = true;
+  }
+  Op& op = fused::create_region_op(b, "schedule.attention", region.leaves, region.ops, core.result(0), bases, prefix);
   AttrDict& a = op.attrs;
   a["family"] = "attention";
   record_device(a, device);
   write_fields(fact_fields(), p, a);
   write_fields(decision_fields(), p, a);
+  if (views) {  // absent where there are none: those schedules stay as they were
+    a["leaf_strides"] = fused::leaf_strides_attr(p.leaf_strides);
+    a["leaf_offsets"] = Attr::ints(p.leaf_offsets);
+  }
   op.loc = core.loc;
   for (auto& r : core.results) op.add_result(r->name, r->type);
   stamp_artifact_hash(op);
@@ -166,7 +207,8 @@ Op& emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unord
 }
 
 Plan read_plan(const Op& op) {
-  fused::verify_region(op);
+  const bool views = op.attr("leaf_offsets") != nullptr;
+  fused::verify_region(op, views);
   const Region& region = *op.regions[0];
   const Op* core = core_of(region);
   if (!core || region.ops.size() != 2)
@@ -218,6 +260,24 @@ Plan read_plan(const Op& op) {
              std::to_string(p.program_count()),
          op.loc);
   check_threads(op, device, p.threads + (p.strategy == Strategy::Wgmma ? Plan::kProducerThreads : 0));
+  if (views) {
+    if (p.strategy != Strategy::Wgmma) fail("E302", "schedule.attention: only the wgmma block reads views", op.loc);
+    p.leaf_strides = fused::read_leaf_strides(op, 4, SIZE_MAX);
+    const auto off = op.attr("leaf_offsets")->as_ints();
+    if (!off || off->size() != op.operands.size())
+      fail("E302", "schedule.attention: 'leaf_offsets' has one integer per operand", op.loc);
+    p.leaf_offsets = *off;
+    for (size_t l = 0; l < op.operands.size(); ++l) {
+      const Type& arg = region.args[l]->type;
+      if (!map_strides(arg.shape, p.leaf_strides[l], p.leaf_offsets[l], arg.dtype))
+        fail("E302",
+             "schedule.attention: operand " + std::to_string(l) +
+                 "'s layout is not one a tensor map addresses (unit head-dim stride, one plane stride, 16-byte "
+                 "strides and start)",
+             op.loc);
+      fused::check_leaf_reach(arg.shape, p.leaf_strides[l], op.operands[l]->type, op, p.leaf_offsets[l]);
+    }
+  }
   return p;
 }
 

@@ -24,8 +24,12 @@
 //         a device whose descriptor has attention_grad_block.
 // Other devices and configurations are refused (E506), never run elsewhere.
 #pragma once
+#include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "families/fused/region.hpp"
 #include "families/plan_fields.hpp"
@@ -49,6 +53,12 @@ struct Plan {
   Strategy strategy = Strategy::Tiled;
   int64_t bm = 0, bn = 0, stages = 1, threads = 1, programs = 0;
   int64_t scratch = 0;  // bytes of the block's shared memory (cuda); 0 on the cpu
+  // Views (the wgmma block, whose tensor maps address any such layout): per
+  // region argument its strides over [batch, heads, rows, head dim] and its
+  // first element in its base's buffer; empty when every argument is its own
+  // contiguous buffer.
+  std::vector<std::vector<int64_t>> leaf_strides;
+  std::vector<int64_t> leaf_offsets;
   static constexpr int64_t kProducerThreads = 128;
 
   int64_t m_blocks() const { return bm > 0 ? (sq + bm - 1) / bm : 0; }
@@ -77,6 +87,20 @@ ir::Op& emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
                       const std::string& prefix);
 
 Plan read_plan(const ir::Op& schedule_op);
+
+// Whether the kernel of `core` (an attention op) on `device` reads view `v`,
+// one of its operands, from its base's buffer (has_buffer: which values have
+// one) instead of a copy: the wgmma block takes q, k and v as tensor maps,
+// which address a head-dim-contiguous layout with one stride between rows and
+// one between (batch, head) planes, on 16-byte boundaries.
+bool reads_view(const ir::Op& core, const ir::Value* v, const machine::Descriptor& device,
+                const std::function<bool(const ir::Value*)>& has_buffer);
+
+// The strides of a tensor map over a [batch, heads, rows, head dim] operand
+// with element strides `st` (rows, then planes): nullopt where no map
+// addresses that layout.
+std::optional<std::pair<int64_t, int64_t>> map_strides(const std::vector<int64_t>& shape,
+                                                       const std::vector<int64_t>& st, int64_t offset, DType dtype);
 
 const std::vector<Field<Plan>>& fact_fields();
 const std::vector<Field<Plan>>& decision_fields();

@@ -22,7 +22,8 @@ int64_t Plan::rows() const {
 namespace {
 
 // GPUs: rows of a tile for a short vector dim (0: none), so that a block of
-// 256 threads (at least 64) has a vector of every thread's lanes in use. Each
+// 256 threads (at least 64, a power of two) has a vector of every thread's
+// lanes in use. Each
 // leaf's lanes must step by 1 or 0 along the vector dim (tile.load2d).
 int64_t rows_a_tile(const Plan& p) {
   const int64_t inner = p.view.back(), vw = p.vector_width;
@@ -32,7 +33,8 @@ int64_t rows_a_tile(const Plan& p) {
   const int64_t most = 256 * vw / inner;
   for (int64_t rows = most < 2 ? 0 : std::bit_floor(static_cast<uint64_t>(most)); rows >= 2 && rows * inner >= 64 * vw;
        rows /= 2)
-    if (p.view[p.view.size() - 2] % rows == 0 && (rows * inner / vw) % 32 == 0) return rows;
+    if (p.view[p.view.size() - 2] % rows == 0 && std::has_single_bit(static_cast<uint64_t>(rows * inner / vw)))
+      return rows;
   return 0;
 }
 

@@ -6,6 +6,7 @@
 namespace tessera::runtime::cuda {
 
 CUtensorMap encode_tensor_map(const ir::TensorMapDesc& d, CUdeviceptr buffer) {
+  buffer += static_cast<CUdeviceptr>(d.offset) * dtype_size(d.dtype);  // a view's first element
   if (buffer % 16 != 0)
     fail("E613", "tensor map '" + d.str() + "': the buffer's address is not 16-byte aligned (the TMA needs it)");
   CUtensorMapDataType type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
