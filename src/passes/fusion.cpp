@@ -39,6 +39,20 @@ bool row_reads_view(const Op& core, const Value* v, const std::function<bool(con
   return lane == 0 || lane == 1;
 }
 
+// View v is its base's buffer reshaped: row-major from the buffer's start,
+// every element of it (a matmul then reads that buffer as v).
+bool reshaped_buffer(const Value* v, const std::function<bool(const Value*)>& has_buffer) {
+  bool linear = true;
+  const ViewRead r = read_through_views(v, has_buffer, [&](const Value*) { linear = false; });
+  if (!linear || r.base == v || r.layout.offset != 0 || r.base->type.numel() != v->type.numel()) return false;
+  int64_t step = 1;
+  for (size_t d = v->type.shape.size(); d-- > 0;) {
+    if (v->type.shape[d] != 1 && r.layout.strides[d] != step) return false;
+    step *= v->type.shape[d];
+  }
+  return true;
+}
+
 // Ops that read an operand from memory where each element points (concat
 // its operands, gather and take_along their first): that operand is always a
 // leaf, never fused into them.
@@ -252,6 +266,12 @@ std::vector<FusedRegion> partition(const Op& func, const machine::Descriptor* de
       // its [outer, extent, inner] dims and its lanes stay contiguous (or
       // broadcast): a transposed row is copied (coalesced) instead.
       else if (r.kind == FusedRegion::Kind::Row && row_reads_view(*r.core, v, copied)) continue;
+      // A matmul reads a reshaped buffer as it is (its kernels read row-major
+      // operands): what a reshape in v's chain cannot view is copied first,
+      // so a reshape of that copy needs none of its own.
+      else if (r.kind == FusedRegion::Kind::Matmul &&
+               (read_through_views(v, copied, reshaped), reshaped_buffer(v, copied)))
+        continue;
       else if (r.kind == FusedRegion::Kind::Attention && device &&
                families::attention::reads_view(*r.core, v, *device, copied))
         continue;

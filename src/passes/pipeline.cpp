@@ -1,6 +1,7 @@
 #include "passes/pipeline.hpp"
 
 #include "passes/check_in_place.hpp"
+#include "passes/fold_batch_sums.hpp"
 #include "passes/fold_matmul_transposes.hpp"
 #include "passes/graph_to_schedule.hpp"
 #include "passes/index_guards.hpp"
@@ -22,6 +23,7 @@ std::unique_ptr<Module> lower(const Module& in, Layer to, const machine::Descrip
   std::unique_ptr<Module> m = clone(in);
   if (at == Layer::Graph && to != Layer::Graph) {
     simplify(*m);
+    fold_batch_sums(*m);
     fold_matmul_transposes(*m);
     add_index_guards(*m);
     m = graph_to_schedule(*m, device, candidates);

@@ -477,6 +477,24 @@ std::vector<FusionCase> view_cases() {
                      g.output(g.unary("exp", g.slice(x, {0, 0, 4}, {16, 8, 132}, {1, 1, 1})));
                    }});
   }
+  // Matmuls read reshaped buffers in place; a sum over a batched matmul's
+  // batch axis is one matmul over the batches' concatenated contraction
+  // (passes/fold_batch_sums.hpp); a NaN in one head reaches its rows.
+  for (DType dt : {DType::F32, DType::BF16}) {
+    const std::string d(dtype_name(dt));
+    out.push_back({"head_sum_matmul_" + d + "_8x40x32",
+                   {spec("special:rate=0.002,"), spec("random:lo=-1,hi=1,")},
+                   [=](GraphBuilder& g) {
+                     ir::Value* o = g.input("o", T(dt, {8, 40, 32}));
+                     ir::Value* w = g.input("w", T(dt, {8, 32, 24}));
+                     g.output(g.reduce(g.matmul(o, w, dt), "sum", {0}));
+                   }});
+    out.push_back({"reshape_into_matmul_" + d + "_4x6x16", {spec("random:"), spec("random:")}, [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {4, 6, 16}));
+                     ir::Value* w = g.input("w", T(dt, {2, 8, 8}));
+                     g.output(g.matmul(g.reshape(g.unary("exp", x), {24, 16}), g.reshape(w, {16, 8}), DType::F32));
+                   }});
+  }
   out.push_back({"concat_and_read_f32_33x33", {spec("random:"), spec("random:lo=0,hi=2,")}, [=](GraphBuilder& g) {
                    ir::Value* x = g.input("x", T(DType::F32, {33, 33}));
                    ir::Value* t = g.transpose(x, {1, 0});  // a leaf a concat and an add both read

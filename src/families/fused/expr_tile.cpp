@@ -123,7 +123,7 @@ void check_leaf_reach(const std::vector<int64_t>& view, const std::vector<int64_
     fail("E302", "'" + op.name + "': leaf_strides address past the end of a " + leaf.str() + " operand", op.loc);
 }
 
-void verify_region(const Op& op, bool views) {
+void verify_region(const Op& op, bool views, bool reshaped) {
   if (op.regions.size() != 1) fail("E302", "'" + op.name + "' needs one region (the fused Graph IR ops)", op.loc);
   const Region& body = *op.regions[0];
   if (body.args.size() != op.operands.size())
@@ -132,8 +132,10 @@ void verify_region(const Op& op, bool views) {
              std::to_string(op.operands.size()) + " operands",
          op.loc);
   for (size_t i = 0; i < body.args.size(); ++i)
-    if (views ? body.args[i]->type.dtype != op.operands[i]->type.dtype || !body.args[i]->type.is_tensor()
-              : !(body.args[i]->type == op.operands[i]->type))
+    if (views      ? body.args[i]->type.dtype != op.operands[i]->type.dtype || !body.args[i]->type.is_tensor()
+        : reshaped ? body.args[i]->type.dtype != op.operands[i]->type.dtype || !body.args[i]->type.is_tensor() ||
+                         body.args[i]->type.numel() != op.operands[i]->type.numel()
+                   : !(body.args[i]->type == op.operands[i]->type))
       fail("E302",
            "'" + op.name + "': region argument " + std::to_string(i) + " has type " + body.args[i]->type.str() +
                " but the operand is " + op.operands[i]->type.str(),

@@ -45,8 +45,10 @@ void check_leaf_reach(const std::vector<int64_t>& view, const std::vector<int64_
 // Verifies a fused region body: region arguments are tensors, the ops are
 // pointwise or row Graph IR ops, and it ends in schedule.yield of one value.
 // With `views`, an argument may be a view of its operand (another shape of
-// the same dtype, read through the op's leaf offsets and strides).
-void verify_region(const ir::Op& schedule_op, bool views = false);
+// the same dtype, read through the op's leaf offsets and strides); with
+// `reshaped`, its operand's buffer reshaped (the same dtype and element
+// count, read row-major from its start).
+void verify_region(const ir::Op& schedule_op, bool views = false, bool reshaped = false);
 
 }  // namespace tessera::families::fused
 

@@ -329,12 +329,28 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
     if (!st) fail("E303", "fused region: an epilogue leaf is not linear in [batch, m, n] (a fusion bug)");
     p.leaf_strides.push_back(*st);
   }
+  // A leaf fusion left as a view is its base's buffer reshaped: the kernel
+  // reads that buffer (fusion.cpp, reshaped_buffer).
+  std::unordered_map<const Value*, Value*> bases = map;
+  std::vector<bool> reshaped(region.leaves.size(), false);
+  for (size_t l = 0; l < region.leaves.size(); ++l) {
+    const Value* v = region.leaves[l];
+    if (map.count(v)) continue;
+    const ViewRead r = read_through_views(
+        v, [&](const Value* u) { return map.count(u) > 0; },
+        [&](const Value*) {
+          fail("E303", "fused region: matmul leaf %" + v->name + " is not a reshaped buffer (a fusion bug)");
+        });
+    bases[v] = map.at(r.base);
+    reshaped[l] = true;
+  }
   // Operands read from a transposed copy: (leaf, the copy).
   std::vector<std::pair<int64_t, Value*>> copies;
   if (is_synthesized(candidate)) {
     p.tma = candidate == "tessera_tma";
     choose(p, device, p.tma);
-    const bool copy_a = stage_through_transpose(p, true, device), copy_b = stage_through_transpose(p, false, device);
+    const bool copy_a = stage_through_transpose(p, true, device) && !reshaped[p.a_leaf],
+               copy_b = stage_through_transpose(p, false, device) && !reshaped[p.b_leaf];
     for (auto [copy, leaf] : {std::pair{copy_a, p.a_leaf}, std::pair{copy_b, p.b_leaf}})
       if (copy) {
         const Value* v = region.leaves[leaf];
@@ -347,7 +363,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
       choose(p, device, false);
     }
   }
-  Op& op = fused::create_region_op(b, "schedule.matmul", region.leaves, region.ops, region.result, map, prefix);
+  Op& op = fused::create_region_op(b, "schedule.matmul", region.leaves, region.ops, region.result, bases, prefix);
   // The region reads each copied operand as stored: the copy's type, and the
   // matmul's flag for it flipped.
   for (auto [leaf, copy] : copies) {
@@ -381,7 +397,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
 }
 
 Plan read_plan(const Op& op) {
-  fused::verify_region(op);
+  fused::verify_region(op, /*views=*/false, /*reshaped=*/true);
   const Region& region = *op.regions[0];
   const Op* core = core_of(region);
   if (!core) fail("E302", "schedule.matmul: the region has no tessera.matmul", op.loc);
