@@ -371,3 +371,50 @@ def test_attention_gradient_on_torch_tensors_matches_autograd(causal):
         assert g.is_cuda and g.dtype == torch.bfloat16 and g.shape == leaf.shape
         scale = leaf.grad.float().abs().max().item()
         torch.testing.assert_close(g.float() / scale, leaf.grad.float() / scale, rtol=2e-2, atol=2e-2)
+
+
+def test_transformer_training_on_the_gpu_follows_pytorch():
+    # examples/train_transformer.py's GPU configuration trained by Tessera (attention forward and backward
+    # in bfloat16 on the CUDA blocks, the rest in float32) and by PyTorch (SDPA in bfloat16, autograd,
+    # torch.optim.AdamW) from the same parameters on the same batches: the loss curves agree
+    import os
+    import sys
+
+    import numpy as np
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+    import train_transformer as ex
+
+    cfg, steps = ex.GPU, 30
+    to = lambda a: torch.from_numpy(np.ascontiguousarray(a)).cuda()  # noqa: E731
+    curve, _ = ex.train(steps, cfg=cfg, to=to)
+
+    def rms(x, g):
+        return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * g
+
+    def heads(x, n):
+        return x.view(cfg.batch, cfg.seq, n, cfg.head_dim).transpose(1, 2)
+
+    def torch_loss(params, tokens, targets):
+        emb, g1, wq, wk, wv, wo, g2, w1, w2, gf = params
+        x = emb[tokens]
+        h = rms(x, g1)
+        q, k, v = (heads(h @ w, n).to(torch.bfloat16) for w, n in ((wq, cfg.heads), (wk, cfg.kv_heads),
+                                                                    (wv, cfg.kv_heads)))
+        a = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True).float()
+        x = x + a.transpose(1, 2).reshape(cfg.batch, cfg.seq, -1) @ wo
+        x = x + torch.nn.functional.silu(rms(x, g2) @ w1) @ w2
+        logp = torch.log_softmax(rms(x, gf) @ emb.T, -1)
+        return -logp.gather(-1, targets[..., None]).mean()
+
+    params = [to(p).requires_grad_() for p in ex.init(0, cfg=cfg)]
+    opt = torch.optim.AdamW(params, lr=ex.LR, betas=(ex.BETA1, ex.BETA2), eps=ex.EPS, weight_decay=ex.WEIGHT_DECAY)
+    ref = []
+    for _, tokens, targets, _ in ex.batches(steps, 0, cfg):
+        opt.zero_grad()
+        value = torch_loss(params, to(tokens), to(targets))
+        value.backward()
+        opt.step()
+        ref.append(value.item())
+    np.testing.assert_allclose(curve, ref, rtol=3e-2)
+    assert np.mean(curve[-5:]) < 0.5 * curve[0], curve
