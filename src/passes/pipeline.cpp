@@ -13,6 +13,12 @@ namespace tessera::passes {
 
 using namespace tessera::ir;
 
+void rewrite_graph(Module& graph) {
+  simplify(graph);
+  fold_batch_sums(graph);
+  fold_matmul_transposes(graph);
+}
+
 std::unique_ptr<Module> lower(const Module& in, Layer to, const machine::Descriptor& device,
                               const std::map<std::string, std::string>& candidates) {
   const std::string target = device.target();
@@ -22,9 +28,7 @@ std::unique_ptr<Module> lower(const Module& in, Layer to, const machine::Descrip
     fail("E111", std::string("cannot raise ") + layer_name(at) + " IR to " + layer_name(to) + " IR");
   std::unique_ptr<Module> m = clone(in);
   if (at == Layer::Graph && to != Layer::Graph) {
-    simplify(*m);
-    fold_batch_sums(*m);
-    fold_matmul_transposes(*m);
+    rewrite_graph(*m);
     add_index_guards(*m);
     m = graph_to_schedule(*m, device, candidates);
     at = Layer::Schedule;

@@ -15,6 +15,10 @@ namespace tessera::passes {
 // `device` is the machine the schedule is for, its kind the lane that renders.
 std::unique_ptr<ir::Module> lower(const ir::Module& in, ir::Layer to, const machine::Descriptor& device,
                                   const std::map<std::string, std::string>& candidates = {});
+// The Graph IR rewrites `lower` starts with (simplify, fold_batch_sums,
+// fold_matmul_transposes), for a caller that partitions the graph as
+// graph_to_schedule will (the arbiter: its regions and ids are those).
+void rewrite_graph(ir::Module& graph);
 // For the target's default profile (machine::default_for_target).
 std::unique_ptr<ir::Module> lower(const ir::Module& in, ir::Layer to, const std::string& target,
                                   const std::map<std::string, std::string>& candidates = {});

@@ -180,6 +180,25 @@ TEST(Arbiter, SampleGatesAndOperandsWithTwoRoles) {
   }
 }
 
+// The arbiter times the regions lowering will build: after the Graph IR
+// rewrites, so `x.T @ w` is a matmul with transpose_a (not a row-major A read
+// from a copy), and a sum of per-head products is one matmul over K = H*D.
+TEST(Arbiter, TimesTheRewrittenRegions) {
+  TempLedger ledger;
+  arbiter::Options o;
+  o.ledger_path = ledger.path;
+  o.reps = 1;
+  GraphBuilder g("rewritten");
+  ir::Value* x = g.input("x", T(DType::F32, {40, 30}));
+  g.output(g.matmul(g.transpose(x, {1, 0}), g.input("w", T(DType::F32, {40, 20})), DType::F32));
+  ir::Value* o_heads = g.input("o", T(DType::F32, {4, 30, 8}));
+  g.output(g.reduce(g.matmul(o_heads, g.input("wo", T(DType::F32, {4, 8, 20})), DType::F32), "sum", {0}));
+  auto d = arbiter::arbitrate(g.module(), arbiter::cpu_runner(), o);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_NE(d[0].signature.find("transpose_a = true"), std::string::npos) << d[0].signature;
+  EXPECT_NE(d[1].signature.find("tensor<30x32xf32>, tensor<32x20xf32>"), std::string::npos) << d[1].signature;
+}
+
 // The sample checks the timed run itself: a candidate whose full-size output
 // is wrong only in its last row (a tail block) is rejected.
 TEST(Arbiter, SampledGateRejectsAWrongTail) {
