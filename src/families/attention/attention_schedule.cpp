@@ -178,18 +178,20 @@ Op& emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unord
   const Op& core = *region.core;
   Plan p = facts(core, region.leaves);
   choose(p, device);
-  // Views the block reads in place (fusion kept only those: reads_view)
+  // Views the wgmma block reads in place (fusion kept only those:
+  // reads_view); its leaves are q, k and v. Every other block's are buffers.
   std::unordered_map<const Value*, Value*> bases = map;
   bool views = false;
-  for (const Value* leaf : region.leaves) {
-    const auto read = fused::leaf_read(leaf, leaf->type.shape, kOperandGroups,
-                                       [&](const Value* u) { return map.count(u) > 0; });
-    if (!read)
-      fail("E303", "fused region: attention operand %" + leaf->name + " has no layout (a fusion bug)", core.loc);
-    p.leaf_strides.push_back(read->strides);
-    p.leaf_offsets.push_back(read->offset);
-    if (read->base != leaf) bases[leaf] = map.at(read->base), views = true;
-  }
+  if (p.strategy == Strategy::Wgmma)
+    for (const Value* leaf : region.leaves) {
+      const auto read = fused::leaf_read(leaf, leaf->type.shape, kOperandGroups,
+                                         [&](const Value* u) { return map.count(u) > 0; });
+      if (!read)
+        fail("E303", "fused region: attention operand %" + leaf->name + " has no layout (a fusion bug)", core.loc);
+      p.leaf_strides.push_back(read->strides);
+      p.leaf_offsets.push_back(read->offset);
+      if (read->base != leaf) bases[leaf] = map.at(read->base), views = true;
+    }
   Op& op = fused::create_region_op(b, "schedule.attention", region.leaves, region.ops, core.result(0), bases, prefix);
   AttrDict& a = op.attrs;
   a["family"] = "attention";
