@@ -24,6 +24,8 @@ using namespace tessera::ir;
 
 namespace {
 
+const char* const kForced = "forced by --candidate";
+
 std::vector<Tensor> inputs_for(const Module& program) {
   std::vector<Tensor> xs;
   const Region& body = *program.funcs()[0]->regions[0];
@@ -67,9 +69,10 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
   std::vector<Decision> out;
   Ledger ledger(o.ledger_path.empty() ? Ledger::default_path() : o.ledger_path);
   // The regions lowering will see: after its Graph IR rewrites (a transposed
-  // operand folded into the matmul's flag is timed as such).
+  // operand folded into the matmul's flag is timed as such). A forced
+  // candidate keeps every matmul (choices() forces it for all: "*").
   const std::unique_ptr<Module> rewritten = clone(graph);
-  passes::rewrite_graph(*rewritten);
+  passes::rewrite_graph(*rewritten, !o.forced.empty());
   for (const MatmulRegion& mr : matmul_regions(*rewritten)) {
     Decision d;
     d.region = mr.id;
@@ -77,7 +80,7 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
     d.signature = one_line(print(*program));
     if (!o.forced.empty()) {
       d.candidate = o.forced;
-      d.why = "forced by --candidate";
+      d.why = kForced;
       out.push_back(d);
       continue;
     }
@@ -208,6 +211,8 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
 passes::Candidates choices(const std::vector<Decision>& decisions) {
   passes::Candidates c;
   for (const Decision& d : decisions) c[d.region] = d.candidate;
+  // Forced (every decision says so): for every matmul, as lowering keeps them all.
+  if (!decisions.empty() && decisions[0].why == kForced) c = {{"*", decisions[0].candidate}};
   return c;
 }
 

@@ -5,6 +5,7 @@
 #include "passes/fold_matmul_transposes.hpp"
 #include "passes/graph_to_schedule.hpp"
 #include "passes/index_guards.hpp"
+#include "passes/matvecs_as_reductions.hpp"
 #include "passes/schedule_to_tile.hpp"
 #include "passes/simplify.hpp"
 #include "passes/tile_to_target.hpp"
@@ -13,10 +14,11 @@ namespace tessera::passes {
 
 using namespace tessera::ir;
 
-void rewrite_graph(Module& graph) {
+void rewrite_graph(Module& graph, bool keep_matmuls) {
   simplify(graph);
   fold_batch_sums(graph);
   fold_matmul_transposes(graph);
+  if (!keep_matmuls) matvecs_as_reductions(graph);
 }
 
 std::unique_ptr<Module> lower(const Module& in, Layer to, const machine::Descriptor& device,
@@ -28,7 +30,7 @@ std::unique_ptr<Module> lower(const Module& in, Layer to, const machine::Descrip
     fail("E111", std::string("cannot raise ") + layer_name(at) + " IR to " + layer_name(to) + " IR");
   std::unique_ptr<Module> m = clone(in);
   if (at == Layer::Graph && to != Layer::Graph) {
-    rewrite_graph(*m);
+    rewrite_graph(*m, candidates.count("*") > 0);
     add_index_guards(*m);
     m = graph_to_schedule(*m, device, candidates);
     at = Layer::Schedule;

@@ -47,29 +47,12 @@ std::vector<Epilogue> matmul_epilogues() {
   };
 }
 
-std::vector<FusionCase> matmul_cases() {
-  const std::vector<MatmulShape> shapes = {
-      {{1, 1}, {1, 1}},
-      {{5, 7}, {7, 3}},
-      {{100, 70}, {70, 50}},
-      {{127, 33}, {33, 255}},
-      {{96, 256}, {256, 256}},   // one exact CPU block
-      {{130, 600}, {600, 300}},  // several K chunks, ragged blocks
-      {{64, 0}, {0, 64}},        // K = 0: zeros
-      {{0, 8}, {8, 4}},          // no rows
-      {{3, 4}, {4, 0}},          // no columns
-      {{40, 33}, {50, 33}, false, true},
-      {{33, 40}, {33, 50}, true, false},
-      {{33, 40}, {50, 33}, true, true},
-      {{129, 64}, {136, 64}, false, true},  // aligned transposed B
-      {{3, 20, 32}, {3, 32, 40}},           // batched
-      {{4, 17, 9}, {9, 13}},                // a shared B (weights)
-      {{24, 16}, {2, 3, 16, 8}},            // a shared A, two batch dims
-  };
+// Every shape with each dtype pair, epilogues and NaN/inf inputs rotating;
+// seeds from `seed` up.
+std::vector<FusionCase> matmul_cases_of(const std::vector<MatmulShape>& shapes, int seed) {
   const std::vector<std::pair<DType, DType>> dtypes = {
       {DType::F32, DType::F32}, {DType::BF16, DType::F32}, {DType::BF16, DType::BF16}, {DType::F16, DType::F16}};
   std::vector<FusionCase> out;
-  int seed = 5000;
   int variant = 0;
   for (const MatmulShape& s : shapes)
     for (auto [in, res] : dtypes) {
@@ -96,6 +79,51 @@ std::vector<FusionCase> matmul_cases() {
       out.push_back(std::move(c));
     }
   return out;
+}
+
+// Matmul kernels (a 2-D matmul with one row or column is a reduction:
+// matvec_cases below).
+std::vector<FusionCase> matmul_cases() {
+  const std::vector<MatmulShape> shapes = {
+      {{2, 1, 1}, {2, 1, 1}},  // the smallest blocks (batched: 2-D would be a matvec)
+      {{5, 7}, {7, 3}},
+      {{100, 70}, {70, 50}},
+      {{127, 33}, {33, 255}},
+      {{96, 256}, {256, 256}},   // one exact CPU block
+      {{130, 600}, {600, 300}},  // several K chunks, ragged blocks
+      {{64, 0}, {0, 64}},        // K = 0: zeros
+      {{0, 8}, {8, 4}},          // no rows
+      {{3, 4}, {4, 0}},          // no columns
+      {{40, 33}, {50, 33}, false, true},
+      {{33, 40}, {33, 50}, true, false},
+      {{33, 40}, {50, 33}, true, true},
+      {{129, 64}, {136, 64}, false, true},  // aligned transposed B
+      {{3, 20, 32}, {3, 32, 40}},           // batched
+      {{4, 17, 9}, {9, 13}},                // a shared B (weights)
+      {{24, 16}, {2, 3, 16, 8}},            // a shared A, two batch dims
+  };
+  return matmul_cases_of(shapes, 5000);
+}
+
+// Matrix-vector products (M == 1 or N == 1, 2-D), which lowering turns into a
+// broadcast product summed over K (passes/matvecs_as_reductions.hpp): every
+// layout of the matrix, K = 1, K = 0, no columns, a long K, with the same
+// dtypes, epilogues and NaN/inf inputs as the matmul matrix.
+inline std::vector<FusionCase> matvec_cases() {
+  const std::vector<MatmulShape> shapes = {
+      {{1, 1}, {1, 1}},
+      {{1, 300}, {300, 77}},
+      {{1, 300}, {77, 300}, false, true},
+      {{300, 1}, {300, 77}, true, false},
+      {{1, 1}, {1, 130}},  // K = 1
+      {{1, 0}, {0, 9}},    // K = 0: zeros
+      {{1, 5}, {5, 0}},    // no columns
+      {{77, 300}, {300, 1}},
+      {{300, 77}, {300, 1}, true, false},
+      {{77, 300}, {1, 300}, false, true},
+      {{1, 4099}, {4099, 33}},  // a long K
+  };
+  return matmul_cases_of(shapes, 7000);
 }
 
 // What a sample of the matrix keeps (sampling.hpp): every shape with its

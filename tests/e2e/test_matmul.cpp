@@ -33,6 +33,24 @@ INSTANTIATE_TEST_SUITE_P(All, MatmulMatrix,
                                                                        4, matmul_coverage())),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
 
+// Matrix-vector products lower to a reduction over K (no matmul kernel): the
+// matrix read once, the product fused into the sum.
+class MatvecMatrix : public ::testing::TestWithParam<FusionCase> {};
+
+TEST_P(MatvecMatrix, IsAReductionMatchingTheOracle) {
+  const FusionCase& c = GetParam();
+  GraphBuilder g("e2e");
+  c.build(g);
+  Program p = Program::compile(g.module(), "cpu");
+  const std::string schedule = p.emit("schedule");
+  EXPECT_EQ(schedule.find("schedule.matmul"), std::string::npos) << schedule;
+  EXPECT_NE(schedule.find("schedule.reduce"), std::string::npos) << schedule;
+  run_and_check_deterministic(p, inputs_for(c, g.module()));
+}
+
+INSTANTIATE_TEST_SUITE_P(All, MatvecMatrix, ::testing::ValuesIn(matvec_cases()),
+                         [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
+
 // The tolerance must be tight enough to catch a kernel that skips a slice of
 // K: run the real kernel on B with 16 of its 512 rows zeroed, and compare with
 // the oracle of the intact B.

@@ -135,6 +135,9 @@ INSTANTIATE_TEST_SUITE_P(All, CudaFusion, ::testing::ValuesIn(all_fusion_cases()
 // Matmul (tensor cores for f16/bf16, FFMA for f32) with fused epilogues.
 INSTANTIATE_TEST_SUITE_P(Matmul, CudaFusion, ::testing::ValuesIn(matmul_cases()),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
+// Matrix-vector products, lowered to reductions over K.
+INSTANTIATE_TEST_SUITE_P(Matvec, CudaFusion, ::testing::ValuesIn(matvec_cases()),
+                         [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
 
 // Attention on the Hopper block (TMA ring, wgmma, online softmax): the CPU
 // suite's cases the block takes (bf16/f16, head dims 64 and 128).
@@ -721,6 +724,9 @@ TEST_P(CudaLibrary, CublasLtMatchesTheOracle) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Matmul, CudaLibrary, ::testing::ValuesIn(matmul_cases()),
+                         [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
+// Forced, a matrix-vector product stays a matmul and runs on cuBLASLt.
+INSTANTIATE_TEST_SUITE_P(Matvec, CudaLibrary, ::testing::ValuesIn(matvec_cases()),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
 
 // The arbiter on the GPU: the three candidates gated and timed by device events.
