@@ -4,7 +4,7 @@ Tessera's jitted layer, the same layer in torch eager and under torch.compile, b
 accumulation. Checks Tessera's output against torch eager's, then times each (CUDA events, medians of
 rounds, after warm-up) and prints one JSON object: a raw measurement, not a sealed packet.
 
-  PYTHONPATH=build/python python3 bench/llama_layer.py [--seq 2048] [--batch-note] [--out FILE]
+  PYTHONPATH=build/python python3 bench/llama_layer.py [--seq 2048] [--batch 1] [--out FILE]
 """
 import argparse
 import json
@@ -24,30 +24,33 @@ HIDDEN, HEADS, KV, FFN = 4096, 32, 8, 14336
 
 
 def torch_layer(x, g1, wqkv, cos, sin, wo, g2, wgu, wd):
-    """The same layer in torch: bf16 tensors, f32 math where torch does it (matmul accumulation)."""
-    s, h = x.shape
+    """The same layer in torch: bf16 tensors, f32 math where torch does it (matmul accumulation).
+    x [S, H] or [B, S, H]."""
+    *lead, s, h = x.shape
+    b = lead[0] if lead else 1
     d = h // HEADS
+    t = x.reshape(b * s, h)
 
     def norm(t, g):
         t32 = t.float()
         return (t32 * torch.rsqrt(t32.pow(2).mean(-1, keepdim=True) + L.EPS)).to(t.dtype) * g
 
-    q, k, v = torch.split(norm(x, g1) @ wqkv, [HEADS * d, KV * d, KV * d], dim=1)
+    q, k, v = torch.split(norm(t, g1) @ wqkv, [HEADS * d, KV * d, KV * d], dim=1)
 
     def rope(t, n):
-        t = t.view(s, n, d)
+        t = t.view(b, s, n, d)
         t1, t2 = t.chunk(2, dim=-1)
         return t * cos[:, None] + torch.cat([t2, t1], -1) * sin[:, None]
 
-    q = rope(q, HEADS).transpose(0, 1)[None]
-    k = rope(k, KV).transpose(0, 1)[None]
-    v = v.view(s, KV, d).transpose(0, 1)[None]
+    q = rope(q, HEADS).transpose(1, 2)
+    k = rope(k, KV).transpose(1, 2)
+    v = v.view(b, s, KV, d).transpose(1, 2)
     # what Llama implementations call: SDPA picks its fastest backend (flash or cuDNN)
     attn = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-    attn = attn[0].transpose(0, 1).reshape(s, h)
-    hh = x + attn @ wo
+    attn = attn.transpose(1, 2).reshape(b * s, h)
+    hh = t + attn @ wo
     gate, up = torch.chunk(norm(hh, g2) @ wgu, 2, dim=1)
-    return hh + (torch.nn.functional.silu(gate) * up) @ wd
+    return (hh + (torch.nn.functional.silu(gate) * up) @ wd).reshape(x.shape)
 
 
 def time_ms(fn):
@@ -71,6 +74,7 @@ def profile_table(fn, calls=5):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seq", type=int, default=2048)
+    ap.add_argument("--batch", type=int, default=1, help="sequences of --seq tokens (x [B, S, H] when above 1)")
     ap.add_argument("--out")
     ap.add_argument("--profile", action="store_true",
                     help="also print each side's kernels and their CUDA times (torch.profiler, 5 calls each)")
@@ -82,7 +86,8 @@ def main():
     bf = torch.bfloat16
     w = lambda *shape: (torch.randn(*shape, device="cuda", generator=gen) / math.sqrt(shape[0])).to(bf)
     cos, sin = (torch.tensor(t, device="cuda").to(bf) for t in L.rope_tables(s, d))
-    args_ = (torch.randn(s, HIDDEN, device="cuda", generator=gen).to(bf),
+    x_shape = (args.batch, s, HIDDEN) if args.batch > 1 else (s, HIDDEN)
+    args_ = (torch.randn(*x_shape, device="cuda", generator=gen).to(bf),
              (1 + 0.1 * torch.randn(HIDDEN, device="cuda", generator=gen)).to(bf), w(HIDDEN, (HEADS + 2 * KV) * d),
              cos, sin, w(HEADS * d, HIDDEN), (1 + 0.1 * torch.randn(HIDDEN, device="cuda", generator=gen)).to(bf),
              w(HIDDEN, 2 * FFN), w(FFN, HIDDEN))
@@ -114,7 +119,7 @@ def main():
                 print(f"== kernels of {name}, 5 calls")
                 print(profile_table(f))
     result = {
-        "case": f"llama3_8b_layer_b1_s{s}_bf16", "device": torch.cuda.get_device_name(),
+        "case": f"llama3_8b_layer_b{args.batch}_s{s}_bf16", "device": torch.cuda.get_device_name(),
         "torch": torch.__version__, "attention": "tessera.attention (the CUDA wgmma block); torch: F.scaled_dot_product_attention",
         "kernels": len(kernels), "placements": placements, "tune": args.tune,
         "matmul_implementations": [i for i in implementations if i != "tessera"] or "tessera", "max_rel_err_vs_torch_eager": err,

@@ -24,27 +24,38 @@ THETA, EPS = 500000.0, 1e-5
 
 
 def layer(x, g1, wqkv, cos, sin, wo, g2, wgu, wd, heads, kv_heads):
-    """x [S, H]; wqkv [H, (heads + 2 kv_heads) D]; cos, sin [S, D] (sin with the rotate-half sign folded
-    in: -sin on the first half); wo [heads D, H]; wgu [H, 2F] (gate, then up); wd [F, H]."""
-    s, hidden = x.shape
+    """x [S, H] or a batch of sequences [B, S, H]; wqkv [H, (heads + 2 kv_heads) D]; cos, sin [S, D] (sin
+    with the rotate-half sign folded in: -sin on the first half); wo [heads D, H]; wgu [H, 2F] (gate, then
+    up); wd [F, H]. The projections see every token as a row: [B*S, H]."""
+    *lead, s, hidden = x.shape  # lead: [] or [B]
+    b = lead[0] if lead else 1
     d = hidden // heads
-    group = heads // kv_heads
-    qkv = ts.rms_norm(x, g1, eps=EPS) @ wqkv
+    t = x.reshape(b * s, hidden) if lead else x
+    qkv = ts.rms_norm(t, g1, eps=EPS) @ wqkv
     q, k, v = ts.split(qkv, [heads * d, (heads + kv_heads) * d], axis=1)
 
-    def rope(t, n):  # t [S, n*D] -> [S, n, D], each head rotated by its position
-        t = t.reshape(s, n, d)
+    def rope(t, n):  # t [B*S, n*D] -> [(B,) S, n, D], each head rotated by its position
+        t = t.reshape(*lead, s, n, d)
         t1, t2 = ts.split(t, 2, axis=-1)
         return t * cos[:, None, :] + ts.concatenate([t2, t1], axis=-1) * sin[:, None, :]
 
-    # Grouped-query causal attention on [1, heads, S, D] (query head h reads KV head h // group).
-    q = rope(q, heads).transpose(1, 0, 2)[None]
-    k = rope(k, kv_heads).transpose(1, 0, 2)[None]
-    v = v.reshape(s, kv_heads, d).transpose(1, 0, 2)[None]
-    attn = ts.attention(q, k, v, causal=True)[0].transpose(1, 0, 2).reshape(s, hidden)
-    h = x + attn @ wo
+    def swap_s_n(t):  # [(B,) S, n, D] <-> [(B,) n, S, D]
+        r = len(t.shape)
+        return t.transpose(*range(r - 3), r - 2, r - 3, r - 1)
+
+    def heads_first(t):  # -> [B, n, S, D]
+        return swap_s_n(t) if lead else swap_s_n(t)[None]
+
+    # Grouped-query causal attention on [B, heads, S, D] (query head h reads KV head h // group).
+    q = heads_first(rope(q, heads))
+    k = heads_first(rope(k, kv_heads))
+    v = heads_first(v.reshape(*lead, s, kv_heads, d))
+    attn = ts.attention(q, k, v, causal=True)
+    attn = swap_s_n(attn if lead else attn[0]).reshape(b * s, hidden)
+    h = t + attn @ wo
     gate, up = ts.split(ts.rms_norm(h, g2, eps=EPS) @ wgu, 2, axis=1)
-    return h + (ts.silu(gate) * up) @ wd
+    out = h + (ts.silu(gate) * up) @ wd
+    return out.reshape(b, s, hidden) if lead else out
 
 
 def rope_tables(s, d):
@@ -55,7 +66,10 @@ def rope_tables(s, d):
 
 
 def reference(x, g1, wqkv, cos, sin, wo, g2, wgu, wd, heads, kv_heads, dtype=np.float64):
-    """The same layer in numpy, in `dtype` (float64 to check against; float32 is the CPU benchmark's anchor)."""
+    """The same layer in numpy, in `dtype` (float64 to check against; float32 is the CPU benchmark's anchor).
+    x [S, H] or [B, S, H] (each sequence on its own)."""
+    if x.ndim == 3:
+        return np.stack([reference(xi, g1, wqkv, cos, sin, wo, g2, wgu, wd, heads, kv_heads, dtype) for xi in x])
     x, g1, wqkv, cos, sin, wo, g2, wgu, wd = (a.astype(dtype) for a in (x, g1, wqkv, cos, sin, wo, g2, wgu, wd))
     s, hidden = x.shape
     d = hidden // heads

@@ -603,8 +603,10 @@ def test_concatenate_and_rope_in_one_kernel(rng):
     np.testing.assert_array_equal(got, np.concatenate([k, k * 2, k[:, :1]], axis=1))
 
 
-def test_the_llama_layer_example_matches_numpy():
-    """examples/llama_layer.py at its small size: fused QKV, RoPE, GQA causal attention, SwiGLU."""
+@pytest.mark.parametrize("batch", [None, 2])
+def test_the_llama_layer_example_matches_numpy(batch):
+    """examples/llama_layer.py at its small size: fused QKV, RoPE, GQA causal attention, SwiGLU; one
+    sequence [S, H] or a batch of them [B, S, H]."""
     import importlib.util
     import pathlib
 
@@ -614,6 +616,9 @@ def test_the_llama_layer_example_matches_numpy():
     spec.loader.exec_module(example)
     s, hidden, heads, kv, ffn, _ = example.SIZES["small"]
     arrays = example.weights("small", np.random.default_rng(3))
+    if batch:  # the sequences: the first one and variations of it
+        x = arrays[0]
+        arrays = (np.stack([x] + [np.roll(x, i, axis=1) for i in range(1, batch)]),) + arrays[1:]
     f = ts.jit(lambda *a: example.layer(*a, heads=heads, kv_heads=kv))
     got = f(*arrays, check=True)
     want = example.reference(*arrays, heads=heads, kv_heads=kv)
