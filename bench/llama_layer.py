@@ -122,7 +122,7 @@ def main():
         "case": f"llama3_8b_layer_b{args.batch}_s{s}_bf16", "device": torch.cuda.get_device_name(),
         "torch": torch.__version__, "attention": "tessera.attention (the CUDA wgmma block); torch: F.scaled_dot_product_attention",
         "kernels": len(kernels), "placements": placements, "tune": args.tune,
-        "matmul_implementations": [i for i in implementations if i != "tessera"] or "tessera", "max_rel_err_vs_torch_eager": err,
+        "matmul_implementations": [i for i in implementations if i != "tessera"] or ["tessera"], "max_rel_err_vs_torch_eager": err,
         "tessera_ms": tessera_ms, "torch_eager_ms": eager_ms, "torch_compile_ms": compiled_ms,
         "vs_eager": eager_ms / tessera_ms, "vs_compile": compiled_ms / tessera_ms,
         "tessera_first_call_s": compile_s, "torch_compile_first_call_s": compile_torch_s,

@@ -253,6 +253,13 @@ std::vector<FusedRegion> partition(const Op& func, const machine::Descriptor* de
     read_through_views(
         v, [&](const Value* u) { return u != v && copied(u); }, reshaped);
   };
+  // A matmul reads a reshaped buffer as it is (its kernels read row-major
+  // operands): what a reshape in v's chain cannot view is copied first, so a
+  // reshape of that copy needs none of its own.
+  auto matmul_reads_in_place = [&](const Value* v) {
+    read_through_views(v, copied, reshaped);
+    return reshaped_buffer(v, copied);
+  };
   for (const FusedRegion& r : s.regions)
     for (const Value* v : r.leaves) {
       if (!v->def || !is_view_op(v->def->name)) continue;
@@ -266,12 +273,7 @@ std::vector<FusedRegion> partition(const Op& func, const machine::Descriptor* de
       // its [outer, extent, inner] dims and its lanes stay contiguous (or
       // broadcast): a transposed row is copied (coalesced) instead.
       else if (r.kind == FusedRegion::Kind::Row && row_reads_view(*r.core, v, copied)) continue;
-      // A matmul reads a reshaped buffer as it is (its kernels read row-major
-      // operands): what a reshape in v's chain cannot view is copied first,
-      // so a reshape of that copy needs none of its own.
-      else if (r.kind == FusedRegion::Kind::Matmul &&
-               (read_through_views(v, copied, reshaped), reshaped_buffer(v, copied)))
-        continue;
+      else if (r.kind == FusedRegion::Kind::Matmul && matmul_reads_in_place(v)) continue;
       else if (r.kind == FusedRegion::Kind::Attention && device &&
                families::attention::reads_view(*r.core, v, *device, copied))
         continue;
