@@ -20,6 +20,10 @@
 // D 64, 61 KiB D 128, at most 167 KiB (f16/bf16 D 256). A configuration whose
 // scratch exceeds 192 KiB takes it from the heap instead.
 //
+// A mask operand (attention_block_masked) is applied to the scores of the
+// keys a row sees causally, after they are computed: -inf where it is false,
+// or its bias added; masked keys still go through P V at weight 0.
+//
 // Masking: row i sees keys j < lim(i) = min(sk, i + 1 + sk - sq) (causal) or sk,
 // a prefix, so each row's visible part of a block is a prefix [0, cnt_i). Masked
 // scores become -inf before the max, and P V never reads a key a row cannot see
@@ -251,9 +255,19 @@ struct config {
   };
 };
 
-template <class T, int D, int BM, int BN, bool CAUSAL, bool LSE>
+// A mask operand (MASK 1: false hides a key; 2: an additive bias) read at
+// mask[b*st[0] + h*st[1] + i*st[2] + j*st[3]] for score (b, h, i, j).
+template <class M>
+struct mask_ref {
+  const M* at = nullptr;
+  i64 st[4] = {0, 0, 0, 0};
+  i64 heads = 1;
+};
+
+template <class T, int D, int BM, int BN, bool CAUSAL, bool LSE, int MASK, class M>
 void block(typename config<T, D, BM, BN>::scratch& s, const T* q, const T* k, const T* v, T* o,
-           typename attention_acc<T>::type* lse, i64 bh, i64 bkv, i64 m0, i64 sq, i64 sk, double scale) {
+           typename attention_acc<T>::type* lse, i64 bh, i64 bkv, i64 m0, i64 sq, i64 sk, double scale,
+           const mask_ref<M>& mask) {
   using C = config<T, D, BM, BN>;
   using A = typename C::A;
   using S = simd<A>;
@@ -312,6 +326,30 @@ void block(typename config<T, D, BM, BN>::scratch& s, const T* q, const T* k, co
     };
     for (int c0 = 0; c0 + C::NVS <= QV; c0 += C::NVS) scores(std::integral_constant<int, C::NVS>{}, c0 * W);
     if constexpr (QV % C::NVS) scores(std::integral_constant<int, QV % C::NVS>{}, (QV - QV % C::NVS) * W);
+    if constexpr (MASK != 0) {
+      // The mask operand on the keys each row sees causally: a false entry
+      // hides its key, a bias joins the score (log2 units); then the block's
+      // max per query lane again.
+      const A log2e = A(0x1.71547652b82fep+0);
+      const M* mb = mask.at + bh / mask.heads * mask.st[0] + bh % mask.heads * mask.st[1] + n0 * mask.st[3];
+      for (int r = 0; r < rows; ++r) {
+        const M* mr = mb + (m0 + r) * mask.st[2];
+        const int n = partial ? int(s.cnt[r]) : nb;
+        for (int j = 0; j < n; ++j) {
+          A& x = s.st[j * LDP + r];
+          if constexpr (MASK == 1) {
+            if (!mr[j * mask.st[3]]) x = -inf<A>();
+          } else {
+            x = __builtin_fma(A(widen(mr[j * mask.st[3]])), log2e, x);
+          }
+        }
+      }
+      for (int u = 0; u < QV; ++u) {
+        V mx = S::splat(-inf<A>());
+        for (int j = 0; j < nb; ++j) mx = S::max(mx, S::ld(s.st + j * LDP + u * W));
+        bm[u] = mx;
+      }
+    }
 
     // 2. P^T = 2^(S^T - m), m the new running max, or 0 while it is -inf (a row
     // that has seen no finite score yet: exp2(-inf - 0) = 0, never -inf + inf).
@@ -372,18 +410,36 @@ void block(typename config<T, D, BM, BN>::scratch& s, const T* q, const T* k, co
 
 }  // namespace attn
 
+namespace attn {
+template <class T, int D, int BM, int BN, bool CAUSAL, bool LSE, int MASK, class M>
+void run(const T* q, const T* k, const T* v, T* o, typename attention_acc<T>::type* lse, i64 bh, i64 bkv, i64 m0,
+         i64 sq, i64 sk, double scale, const mask_ref<M>& mask) {
+  static_assert(D >= 1 && BM >= 1 && BN >= 1, "attention_block: D, BM, BN >= 1");
+  using Scratch = typename config<T, D, BM, BN>::scratch;
+  if constexpr (sizeof(Scratch) <= 192 * 1024) {
+    Scratch s;
+    block<T, D, BM, BN, CAUSAL, LSE, MASK>(s, q, k, v, o, lse, bh, bkv, m0, sq, sk, scale, mask);
+  } else {
+    const std::unique_ptr<Scratch> s(new Scratch);
+    block<T, D, BM, BN, CAUSAL, LSE, MASK>(*s, q, k, v, o, lse, bh, bkv, m0, sq, sk, scale, mask);
+  }
+}
+}  // namespace attn
+
 template <class T, int D, int BM, int BN, bool CAUSAL, bool LSE>
 void attention_block(const T* q, const T* k, const T* v, T* o, typename attention_acc<T>::type* lse, i64 bh,
                      i64 bkv, i64 m0, i64 sq, i64 sk, double scale) {
-  static_assert(D >= 1 && BM >= 1 && BN >= 1, "attention_block: D, BM, BN >= 1");
-  using Scratch = typename attn::config<T, D, BM, BN>::scratch;
-  if constexpr (sizeof(Scratch) <= 192 * 1024) {
-    Scratch s;
-    attn::block<T, D, BM, BN, CAUSAL, LSE>(s, q, k, v, o, lse, bh, bkv, m0, sq, sk, scale);
-  } else {
-    const std::unique_ptr<Scratch> s(new Scratch);
-    attn::block<T, D, BM, BN, CAUSAL, LSE>(*s, q, k, v, o, lse, bh, bkv, m0, sq, sk, scale);
-  }
+  attn::run<T, D, BM, BN, CAUSAL, LSE, 0>(q, k, v, o, lse, bh, bkv, m0, sq, sk, scale, attn::mask_ref<bool>{});
+}
+
+// With a mask operand (BIAS: added to the scaled scores; else i1, false
+// hiding its key) and its element strides over [batch, heads, sq, sk].
+template <class T, int D, int BM, int BN, bool CAUSAL, bool LSE, bool BIAS, class M>
+void attention_block_masked(const T* q, const T* k, const T* v, T* o, const M* mask, i64 s0, i64 s1, i64 s2, i64 s3,
+                            i64 heads, typename attention_acc<T>::type* lse, i64 bh, i64 bkv, i64 m0, i64 sq, i64 sk,
+                            double scale) {
+  attn::run<T, D, BM, BN, CAUSAL, LSE, BIAS ? 2 : 1>(q, k, v, o, lse, bh, bkv, m0, sq, sk, scale,
+                                                      attn::mask_ref<M>{mask, {s0, s1, s2, s3}, heads});
 }
 
 }  // namespace tsr

@@ -92,10 +92,12 @@ class GraphBuilder {
   std::vector<ir::Value*> rms_norm_grad(ir::Value* x, ir::Value* w, ir::Value* dy, double eps = 1e-6);
   // C = op(A) x op(B), batched over leading dims; f32 accumulation, result in `out`.
   ir::Value* matmul(ir::Value* a, ir::Value* b, DType out, bool transpose_a = false, bool transpose_b = false);
-  // tessera.attention: softmax(scale * q k^T [causal]) v per (batch, head),
-  // q [B, H, Sq, D], k and v [B, Hkv, Sk, D]; scale NaN: 1/sqrt(D). With
-  // `lse`, the second value is each row's log-sum-exp [B, H, Sq].
-  std::vector<ir::Value*> attention(ir::Value* q, ir::Value* k, ir::Value* v, bool causal, double scale, bool lse);
+  // tessera.attention: softmax(scale * q k^T [causal] [mask]) v per (batch,
+  // head), q [B, H, Sq, D], k and v [B, Hkv, Sk, D]; scale NaN: 1/sqrt(D).
+  // With `lse`, the second value is each row's log-sum-exp [B, H, Sq]. A
+  // mask broadcasts to [B, H, Sq, Sk]: i1 (false hides a key) or a bias.
+  std::vector<ir::Value*> attention(ir::Value* q, ir::Value* k, ir::Value* v, bool causal, double scale, bool lse,
+                                    ir::Value* mask = nullptr);
   // tessera.attention_grad: {dq, dk, dv} from the forward's q, k, v, o, its
   // lse, and do (the gradient of o); causal and scale as the forward's.
   std::vector<ir::Value*> attention_grad(ir::Value* q, ir::Value* k, ir::Value* v, ir::Value* o, ir::Value* dout,

@@ -100,7 +100,7 @@ void bind_graph_builder(nb::module_& m) {
           },
           nb::arg("a"), nb::arg("b"), nb::arg("out_dtype"), nb::arg("transpose_a"), nb::arg("transpose_b"), ref)
       .def("attention", &G::attention, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("causal"), nb::arg("scale"),
-           nb::arg("lse"), ref)
+           nb::arg("lse"), nb::arg("mask").none() = nb::none(), ref)
       .def(
           "reduce",
           [](G& g, ir::Value* x, const std::string& kind, const std::vector<int64_t>& axes, bool keepdims) {

@@ -810,27 +810,35 @@ def matmul(a: Tensor, b: Tensor, transpose_a: bool = False, transpose_b: bool = 
 # -- attention -----------------------------------------------------------------------------------------------
 
 def attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = False, scale: Optional[float] = None,
-              return_lse: bool = False) -> Any:
-    """softmax(scale * q @ k.mT [causal mask]) @ v per (batch, head), without the scores in memory.
+              return_lse: bool = False, mask: Optional[Tensor] = None) -> Any:
+    """softmax(scale * q @ k.mT [causal mask] [+ mask]) @ v per (batch, head), without the scores in memory.
 
     q is [B, H, Sq, D], k and v [B, Hkv, Sk, D] with H a multiple of Hkv (query head h reads kv head
     h // (H // Hkv)). ``causal``: key j is visible to query i when j <= i + Sk - Sq (aligned to the end).
-    ``scale`` defaults to 1/sqrt(D). A row that sees no key gives 0 (and log-sum-exp -inf). With
+    ``scale`` defaults to 1/sqrt(D). ``mask`` broadcasts to [B, H, Sq, Sk]: a bool tensor (False hides a key,
+    as torch's ``attn_mask``) or a float one of q's dtype or f32 added to the scaled scores (CPU only for
+    now; no gradient through it yet). A row that sees no key gives 0 (and log-sum-exp -inf). With
     ``return_lse``, returns (o, lse), lse [B, H, Sq] the natural-log log-sum-exp of each row's scaled scores
     (f32; f64 for f64 inputs).
     """
-    for t in (q, k, v):
+    for t in (q, k, v) + (() if mask is None else (mask,)):
         _check_tensor(t, "attention")
-    trace = _same_trace("attention", q, k, v)
+    trace = _same_trace("attention", q, k, v, *(() if mask is None else (mask,)))
     s = float("nan") if scale is None else _number(scale, "attention", "scale")
-    out = trace.builder.attention(q._value, k._value, v._value, builtins.bool(causal), s, builtins.bool(return_lse))
+    out = trace.builder.attention(q._value, k._value, v._value, builtins.bool(causal), s, builtins.bool(return_lse),
+                                  None if mask is None else mask._value)
     return (Tensor(trace, out[0]), Tensor(trace, out[1])) if return_lse else Tensor(trace, out[0])
 
 
-def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, is_causal: bool = False,
-                                 scale: Optional[float] = None, enable_gqa: bool = False) -> Tensor:
-    """torch.nn.functional.scaled_dot_product_attention's spelling of :func:`attention` (no mask or dropout;
-    grouped-query heads need ``enable_gqa=True``, as in torch)."""
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Optional[Tensor] = None,
+                                 is_causal: bool = False, scale: Optional[float] = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """torch.nn.functional.scaled_dot_product_attention's spelling of :func:`attention` (``attn_mask`` as
+    torch's: bool, True takes part, or a float bias; no dropout; grouped-query heads need
+    ``enable_gqa=True``, as in torch)."""
+    if attn_mask is not None and is_causal:
+        raise TraceError("E217", "scaled_dot_product_attention: torch refuses attn_mask with is_causal; "
+                                 "ts.attention(causal=True, mask=...) takes both")
     for t in (query, key):
         _check_tensor(t, "scaled_dot_product_attention")
     if query.ndim == 4 and key.ndim == 4 and query.shape[1] != key.shape[1] and not enable_gqa:
@@ -841,7 +849,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, is_c
         raise TraceError("E217", f"scaled_dot_product_attention: is_causal with {query.shape[2]} queries and "
                                  f"{key.shape[2]} keys: torch's mask starts at the top left, Tessera's causal "
                                  "mask is aligned to the end; call ts.attention(causal=True) for that")
-    return attention(query, key, value, causal=is_causal, scale=scale)
+    return attention(query, key, value, causal=is_causal, scale=scale, mask=attn_mask)
 
 
 # -- reductions ----------------------------------------------------------------------------------------------

@@ -258,7 +258,8 @@ Value* GraphBuilder::matmul(Value* a, Value* b, DType out, bool transpose_a, boo
   return add("tessera.matmul", {a, b}, attrs, Type::tensor(out, shape));
 }
 
-std::vector<Value*> GraphBuilder::attention(Value* q, Value* k, Value* v, bool causal, double scale, bool lse) {
+std::vector<Value*> GraphBuilder::attention(Value* q, Value* k, Value* v, bool causal, double scale, bool lse,
+                                            Value* mask) {
   if (finished_) fail("E130", "GraphBuilder: module() was already called");
   // q's shape gives lse's; attention_spec checks the rest
   if (!q->type.is_tensor() || q->type.rank() != 4)
@@ -267,7 +268,9 @@ std::vector<Value*> GraphBuilder::attention(Value* q, Value* k, Value* v, bool c
   if (causal) attrs["causal"] = true;
   if (!std::isnan(scale)) attrs["scale"] = Attr(scale);
   Builder b(*func_->regions[0]);
-  Op& op = b.create("tessera.attention", {q, k, v}, attrs);
+  std::vector<Value*> operands = {q, k, v};
+  if (mask) operands.push_back(mask);
+  Op& op = b.create("tessera.attention", operands, attrs);
   std::vector<Value*> out = {op.add_result("r" + std::to_string(next_++), q->type)};
   if (lse) {
     const std::vector<int64_t> rows(q->type.shape.begin(), q->type.shape.end() - 1);

@@ -70,10 +70,23 @@ AttentionSpec qkv_spec(const Op& op) {
 DType attention_lse_dtype(DType operand) { return operand == DType::F64 ? DType::F64 : DType::F32; }
 
 AttentionSpec attention_spec(const Op& op) {
-  if (op.operands.size() != 3 || op.results.empty() || op.results.size() > 2)
-    bad(op, "E205", "takes three operands (q, k, v) and has one or two results (o, and optionally lse)");
+  if (op.operands.size() < 3 || op.operands.size() > 4 || op.results.empty() || op.results.size() > 2)
+    bad(op, "E205",
+        "takes three or four operands (q, k, v, and optionally a mask) and has one or two results (o, and "
+        "optionally lse)");
   AttentionSpec s = qkv_spec(op);
   const Type& q = op.operands[0]->type;
+  if (op.operands.size() == 4) {
+    const Type& m = op.operands[3]->type;
+    if (m.dtype == DType::I1) s.mask = AttentionMask::Bool;
+    else if (m.dtype == q.dtype || m.dtype == DType::F32) s.mask = AttentionMask::Bias;
+    else bad(op, "E209", "the mask is i1 (true: attend) or an additive bias of q's dtype or f32, got " + m.str());
+    const std::vector<int64_t> scores = {s.batch, s.heads, s.sq, s.sk};
+    if (m.rank() > 4 || broadcast_shapes(m.shape, scores, op.loc) != scores)
+      bad(op, "E217",
+          "the mask " + m.str() +
+              " does not broadcast to the scores' [batch, heads, sq, sk] = " + Type::tensor(m.dtype, scores).str());
+  }
   if (!(op.results[0]->type == q))
     bad(op, "E205", "the result o is " + op.results[0]->type.str() + " but " + q.str() + " follows from q");
   s.lse = op.results.size() == 2;

@@ -98,11 +98,17 @@ MatmulSpec matmul_spec(const Op& op);
 //   %o, %lse = tessera.attention %q, %k, %v {causal = true, scale = 0.125}
 //        : (tensor<BxHxSqxDxbf16>, tensor<BxHkvxSkxDxbf16>, tensor<BxHkvxSkxDxbf16>)
 //        -> (tensor<BxHxSqxDxbf16>, tensor<BxHxSqxf32>)
+//   %o = tessera.attention %q, %k, %v, %mask : (..., tensor<SqxSkxi1>) -> ...
+// The optional fourth operand broadcasts (numpy, from the right) to
+// [B, H, Sq, Sk]: i1 (true: the key is attended) or an additive bias of q's
+// dtype or f32, added to the scaled scores.
+enum class AttentionMask { None, Bool, Bias };
 struct AttentionSpec {
   int64_t batch = 0, heads = 0, kv_heads = 0, sq = 0, sk = 0, d = 0;
   bool causal = false;
   double scale = 1;  // default 1/sqrt(d)
   bool lse = false;  // the op has the second result
+  AttentionMask mask = AttentionMask::None;
 };
 // Validates a tessera.attention (E205, E207, E209, E211, E215, E217) and reads it.
 AttentionSpec attention_spec(const Op& op);

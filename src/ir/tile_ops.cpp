@@ -120,13 +120,25 @@ void check_splat(const Op& op) {
 }
 
 void check_attention(const Op& op) {
-  // (q, k, v, o, bh, bkv, m0), then lse when 'lse', then the shared-memory
-  // scratch with tma (q, k and v from the kernel's tensor maps 0, 1, 2).
+  // (q, k, v, o, bh, bkv, m0), then lse when 'lse', then the mask with
+  // 'mask', then the shared-memory scratch with tma (q, k and v from the
+  // kernel's tensor maps 0, 1, 2).
   const bool lse = tile_bool(op, "lse"), tma = op.attr("tma") && tile_bool(op, "tma");
-  if (op.operands.size() != 7u + lse + tma)
+  const bool mask = op.attr("mask") != nullptr;
+  if (op.operands.size() != 7u + lse + mask + tma)
     bad(op,
-        "takes (ptr q, ptr k, ptr v, ptr o, index bh, index bkv, index m0), then ptr lse with lse, then the "
-        "scratch with tma");
+        "takes (ptr q, ptr k, ptr v, ptr o, index bh, index bkv, index m0), then ptr lse with lse, then ptr mask "
+        "with mask, then the scratch with tma");
+  if (mask) {
+    const std::string kind = tile_string(op, "mask");
+    const Type& m = op.operands[7 + lse]->type;
+    if (m.kind != TypeKind::Ptr || (kind == "bool") != (m.dtype == DType::I1) || (kind != "bool" && kind != "bias") ||
+        (kind == "bias" && !is_float(m.dtype)))
+      bad(op, "'mask' is \"bool\" (an i1 pointer) or \"bias\" (a float pointer)");
+    if (!op.attr("mask_strides") || tile_ints(op, "mask_strides").size() != 4 || !op.attr("heads") ||
+        tile_int(op, "heads") < 1 || tma)
+      bad(op, "a mask needs 'mask_strides' (4, over [batch, heads, sq, sk]) and 'heads', and no tma");
+  }
   const DType t = op.operands[0]->type.dtype;
   for (int i = 0; i < 4; ++i) {
     if (op.operands[i]->type.kind != TypeKind::Ptr || op.operands[i]->type.dtype != t)
@@ -396,12 +408,17 @@ const std::vector<TileOpSpec>& table() {
         {"causal", K::Bool, kRequired},
         {"lse", K::Bool, kRequired},
         {"scale", K::Number, kRequired},
-        {"tma", K::Bool, kOptional}},
+        {"tma", K::Bool, kOptional},
+        {"mask", K::String, kOptional},
+        {"mask_strides", K::Ints, kOptional, 4},
+        {"heads", K::Int, kOptional}},
        0,
-       "rows [m0, m0 + BM) of o = softmax(scale * q k^T [causal]) v for query plane bh (q, o: [planes, sq, "
+       "rows [m0, m0 + BM) of o = softmax(scale * q k^T [causal] [mask]) v for query plane bh (q, o: [planes, sq, "
        "head_dim]) against kv plane bkv (k, v: [planes, sk, head_dim]), online over key tiles of BN (block = "
-       "[BM, BN]); with lse, each row's natural-log log-sum-exp to lse[bh * sq + row]; with tma, q, k and v come "
-       "from the kernel's tensor maps 0, 1 and 2 and the last operand is the block's shared memory",
+       "[BM, BN]); with lse, each row's natural-log log-sum-exp to lse[bh * sq + row]; with mask (\"bool\": "
+       "false hides a key; \"bias\": added to the scaled score), element (b, h, i, j) of the scores reads "
+       "mask[b*s0 + h*s1 + i*s2 + j*s3] (mask_strides, bh = b*heads + h); with tma, q, k and v come from the "
+       "kernel's tensor maps 0, 1 and 2 and the last operand is the block's shared memory",
        check_attention},
       {"tile.attention_grad",
        "PPPPPPPPPIP*",

@@ -1,5 +1,6 @@
 // The oracle's tessera.attention: per (batch, head, query row), the literal
-// formula of docs/semantics.md in double: the visible keys' scaled scores,
+// formula of docs/semantics.md in double: the visible keys' scaled scores
+// (plus the mask operand's bias, or -inf where a boolean mask is false),
 // max-subtracted exponentials, their weighted sum of v rows divided by the
 // row's sum, and the natural-log log-sum-exp. Read from the op's own
 // attributes and operand shapes (nothing shared with graph_attention.cpp).
@@ -23,6 +24,13 @@ struct Dims {
   int64_t b = 0, h = 0, hkv = 0, sq = 0, sk = 0, d = 0;
   bool causal = false;
   double scale = 1;
+  // The mask operand's element strides over [B, H, Sq, Sk] (0 where it
+  // broadcasts); empty without one.
+  std::vector<int64_t> mask;
+  int64_t mask_at(int64_t row, int64_t j) const {
+    const int64_t bh = row / sq, i = row % sq;
+    return bh / h * mask[0] + bh % h * mask[1] + i * mask[2] + j * mask[3];
+  }
   // The keys query row i sees: [0, visible(i)).
   int64_t visible(int64_t i) const {
     if (!causal) return sk;
@@ -38,6 +46,21 @@ struct Dims {
     return {row % sq, (b * hkv + head / group) * sk * d};
   }
 };
+
+// Right-aligned broadcast strides of `shape` over [B, H, Sq, Sk].
+std::vector<int64_t> broadcast_strides(const ir::Op& op, const std::vector<int64_t>& shape, const Dims& d) {
+  const std::vector<int64_t> full = {d.b, d.h, d.sq, d.sk};
+  if (shape.size() > 4) bad_op(op, "the mask has rank 4 at most");
+  std::vector<int64_t> st(4, 0);
+  int64_t stride = 1;
+  for (size_t r = 0; r < shape.size(); ++r) {
+    const size_t a = shape.size() - 1 - r, f = 3 - r;
+    if (shape[a] != 1 && shape[a] != full[f]) bad_op(op, "the mask does not broadcast to [batch, heads, sq, sk]");
+    st[f] = shape[a] == 1 ? 0 : stride;
+    stride *= shape[a];
+  }
+  return st;
+}
 
 Dims read_dims(const ir::Op& op, const std::vector<int64_t>& q, const std::vector<int64_t>& k,
                const std::vector<int64_t>& v) {
@@ -74,11 +97,13 @@ bool is_attention(const ir::Op& op) { return op.name == "tessera.attention"; }
 
 std::vector<Expected> evaluate_attention(const ir::Op& op, const std::vector<Source>& in,
                                          const std::vector<Need>& need) {
-  if (in.size() != 3) bad_op(op, "takes q, k and v");
-  const Dims d = read_dims(op, in[0].shape(), in[1].shape(), in[2].shape());
-  for (const Source& s : in)
-    if (s.dtype() != in[0].dtype() || s.dtype() != op.results[0]->type.dtype)
+  if (in.size() != 3 && in.size() != 4) bad_op(op, "takes q, k, v and optionally a mask");
+  Dims d = read_dims(op, in[0].shape(), in[1].shape(), in[2].shape());
+  for (size_t i = 0; i < 3; ++i)
+    if (in[i].dtype() != in[0].dtype() || in[i].dtype() != op.results[0]->type.dtype)
       bad_op(op, "q, k, v and o must have one dtype");
+  const bool masked = in.size() == 4, bool_mask = masked && in[3].dtype() == DType::I1;
+  if (masked) d.mask = broadcast_strides(op, in[3].shape(), d);
   std::vector<Expected> out;
   for (size_t r = 0; r < op.results.size(); ++r) out.push_back(result_like(op, r));
   const DType dt = in[0].dtype();
@@ -101,6 +126,18 @@ std::vector<Expected> evaluate_attention(const ir::Op& op, const std::vector<Sou
       s[j] = d.scale * acc;
       abs_dot[j] = std::fabs(d.scale) * a;
       carried[j] = std::fabs(d.scale) * t;
+      if (!masked) continue;
+      // A false mask entry hides the key (-inf); a bias is added to the
+      // scaled score (its magnitude joins the rounding bound, its own
+      // tolerance the carried error).
+      const int64_t at = d.mask_at(row, j);
+      if (bool_mask) {
+        if (in[3].at(at) == 0) s[j] = -kInf;
+      } else {
+        s[j] += in[3].at(at);
+        abs_dot[j] += std::fabs(in[3].at(at));
+        carried[j] += in[3].tol(at);
+      }
     }
     // m: the max, NaN-propagating; a NaN or +inf score makes the row NaN
     // (inf - inf), no score above -inf makes it empty (o = 0, lse = -inf).
@@ -151,7 +188,9 @@ std::vector<Expected> evaluate_attention(const ir::Op& op, const std::vector<Sou
 
 void demand_attention(const ir::Op& op, const std::vector<const uint8_t*>& need,
                       std::vector<std::vector<uint8_t>>& in_need) {
-  const Dims d = read_dims(op, op.operands[0]->type.shape, op.operands[1]->type.shape, op.operands[2]->type.shape);
+  Dims d = read_dims(op, op.operands[0]->type.shape, op.operands[1]->type.shape, op.operands[2]->type.shape);
+  const bool masked = op.operands.size() == 4;
+  if (masked) d.mask = broadcast_strides(op, op.operands[3]->type.shape, d);
   std::vector<Need> wanted;
   for (const uint8_t* f : need) wanted.push_back(f ? f : kNothing);
   for (int64_t row = 0; row < d.b * d.h * d.sq; ++row) {
@@ -161,6 +200,8 @@ void demand_attention(const ir::Op& op, const std::vector<const uint8_t*>& need,
     const int64_t n = d.visible(i);
     std::fill_n(in_need[1].begin() + kvbase, n * d.d, 1);
     std::fill_n(in_need[2].begin() + kvbase, n * d.d, 1);
+    if (masked)
+      for (int64_t j = 0; j < n; ++j) in_need[3][d.mask_at(row, j)] = 1;
   }
 }
 

@@ -387,6 +387,9 @@ class Rules {
   void attention(Op& op) {
     if (op.results.size() == 2 && adj_.count(op.result(1)))
       fail("E263", "tessera grad: no gradient rule through attention's lse result yet (only through o)", op.loc);
+    if (op.operands.size() == 4)
+      fail("E263", "tessera grad: no gradient rule for attention with a mask operand yet (attention_grad takes none)",
+           op.loc);
     Value *q = op.operands[0], *k = op.operands[1], *v = op.operands[2];
     Value* lse = op.results.size() == 2
                      ? op.result(1)

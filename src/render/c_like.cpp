@@ -326,6 +326,15 @@ void CLikeRenderer::OpEmitter::attention() {
               tensor_map_param(2) + ", " + arg(3) + tail);
     return;
   }
+  if (op.attr("mask")) {  // the masked form: its pointer, its strides over [batch, heads, sq, sk] and heads
+    const bool bias = tile_string(op, "mask") == "bias";
+    std::string strides;
+    for (int64_t st : tile_ints(op, "mask_strides")) strides += ", " + std::to_string(st) + r.i64_suffix();
+    statement("tsr::attention_block_masked<" + t + (bias ? ", true" : ", false") + ">(" + arg(0) + ", " + arg(1) +
+              ", " + arg(2) + ", " + arg(3) + ", " + arg(7 + lse) + strides + ", " +
+              std::to_string(tile_int(op, "heads")) + r.i64_suffix() + tail);
+    return;
+  }
   statement("tsr::attention_block<" + t + ">(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ", " + arg(3) + tail);
 }
 

@@ -154,8 +154,12 @@ void fill_range(void* data, DType dtype, const Spec& s, int64_t begin, int64_t e
     case DType::F32: fill_as<float>(data, s, begin, end, [](double v) { return static_cast<float>(v); }); break;
     case DType::F64: fill_as<double>(data, s, begin, end, [](double v) { return v; }); break;
     // Integers take the value's integer part (docs/semantics.md's cast), so
-    // random:lo=-5,hi=5 gives integers in [-4, 4] and iota counts.
-    case DType::I1: fill_as<uint8_t>(data, s, begin, end, [](double v) { return to_integer(v, DType::I1); }); break;
+    // random:lo=-5,hi=5 gives integers in [-4, 4] and iota counts. i1 takes
+    // floor(v) != 0: random (in [-1, 1)) is then true and false alike, and
+    // iota false then true.
+    case DType::I1:
+      fill_as<uint8_t>(data, s, begin, end, [](double v) { return to_integer(std::floor(v), DType::I1); });
+      break;
     case DType::I32: fill_as<int32_t>(data, s, begin, end, [](double v) { return to_integer(v, DType::I32); }); break;
     case DType::I64: fill_as<int64_t>(data, s, begin, end, [](double v) { return to_integer(v, DType::I64); }); break;
   }

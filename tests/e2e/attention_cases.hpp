@@ -51,6 +51,50 @@ inline FusionCase attention_views_case(DType dt, AttentionShape s, bool causal) 
           }};
 }
 
+// A mask operand of shape `mask` (broadcast to [b, h, sq, sk]): i1 (false
+// hides a key) or an additive bias (of `mask_dt`); its generator is the last
+// input.
+inline FusionCase attention_mask_case(DType dt, AttentionShape s, bool causal, bool lse, DType mask_dt,
+                                      std::vector<int64_t> mask, std::vector<std::string> inputs,
+                                      const std::string& tag) {
+  return {attention_name(dt, s, causal, lse, tag), std::move(inputs), [=](GraphBuilder& g) {
+            ir::Value* q = g.input("q", T(dt, {s.b, s.h, s.sq, s.d}));
+            ir::Value* k = g.input("k", T(dt, {s.b, s.hkv, s.sk, s.d}));
+            ir::Value* v = g.input("v", T(dt, {s.b, s.hkv, s.sk, s.d}));
+            ir::Value* m = g.input("mask", T(mask_dt, mask));
+            for (ir::Value* o : g.attention(q, k, v, causal, std::nan(""), lse, m)) g.output(o);
+          }};
+}
+
+// The CPU block's mask operand: booleans (half the keys hidden; whole rows
+// hidden; with causal), biases of every broadcast shape, in f32 or q's
+// dtype, NaN/inf in the bias.
+inline std::vector<FusionCase> attention_mask_cases() {
+  auto with = [](std::vector<std::string> qkv, const std::string& mask) {
+    qkv.push_back(mask);
+    return qkv;
+  };
+  const std::vector<std::string> uniform = {"random:seed=41,lo=-1,hi=1", "random:seed=42,lo=-1,hi=1",
+                                            "random:seed=43,lo=-1,hi=1"};
+  std::vector<FusionCase> cases;
+  for (DType dt : {DType::F32, DType::BF16, DType::F64, DType::F16})
+    for (bool causal : {false, true}) {
+      const AttentionShape gqa = {2, 4, 2, 129, 150, 64};
+      cases.push_back(attention_mask_case(dt, gqa, causal, true, DType::I1, {129, 150}, with(uniform, "random:seed=44"),
+                                          "bool_mask"));
+      // row 0 hidden whole (an iota mask: floor(i) != 0), the others all seen
+      cases.push_back(attention_mask_case(dt, {1, 2, 1, 40, 70, 32}, causal, true, DType::I1, {1, 1, 40, 1},
+                                          with(uniform, "iota"), "row_mask"));
+      cases.push_back(attention_mask_case(dt, gqa, causal, true, DType::F32, {2, 1, 1, 150},
+                                          with(uniform, "random:seed=45,lo=-4,hi=4"), "key_bias"));
+      cases.push_back(attention_mask_case(dt, gqa, causal, false, dt, {2, 4, 129, 150},
+                                          with(uniform, "random:seed=46,lo=-2,hi=2"), "full_bias"));
+      cases.push_back(attention_mask_case(dt, {1, 2, 1, 70, 70, 64}, causal, true, DType::F32, {70, 70},
+                                          with(uniform, "special:seed=47,rate=0.01"), "special_bias"));
+    }
+  return cases;
+}
+
 // gpu: only what the CUDA block takes (f16/bf16, head dims 64 and 128, at
 // least one key); the CPU takes everything.
 inline std::vector<FusionCase> attention_cases(bool gpu) {

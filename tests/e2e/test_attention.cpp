@@ -37,6 +37,32 @@ INSTANTIATE_TEST_SUITE_P(All, AttentionMatrix,
                                                                        fusion_case_name, 3, {})),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
 
+// A mask operand (CPU block): booleans and biases of every broadcast shape.
+class AttentionMaskMatrix : public ::testing::TestWithParam<FusionCase> {};
+
+TEST_P(AttentionMaskMatrix, MatchesOracleDeterministically) { check_case(GetParam(), 1); }
+
+INSTANTIATE_TEST_SUITE_P(All, AttentionMaskMatrix, ::testing::ValuesIn(attention_mask_cases()),
+                         [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
+
+// GPU blocks read no mask yet: refused (E506), never run elsewhere.
+TEST(AttentionMask, GpusRefuseIt) {
+  const FusionCase c = attention_mask_cases().front();
+  GraphBuilder g("mask");
+  c.build(g);
+  for (const char* target : {"cuda", "hip", "metal"})
+    EXPECT_THROW(
+        {
+          try {
+            passes::lower(g.module(), ir::Layer::Schedule, target);
+          } catch (const Error& e) {
+            EXPECT_EQ(e.code(), "E506") << target << ": " << e.what();
+            throw;
+          }
+        },
+        Error);
+}
+
 // The backward pass: the forward's kernel and the backward's, against the
 // oracle's gradient, bitwise the same on 1 and 3 threads.
 class AttentionGradMatrix : public ::testing::TestWithParam<FusionCase> {};

@@ -654,7 +654,7 @@ def test_bool_bytes_other_than_one_read_as_true():
 
 # -- attention -----------------------------------------------------------------------------------------------
 
-def attention_reference(q, k, v, causal, scale):
+def attention_reference(q, k, v, causal, scale, mask=None):
     """softmax(scale q k^T [causal, aligned to the end]) v in f64, grouped-query heads; empty rows give 0."""
     q, k, v = (np.asarray(a, F64) for a in (q, k, v))
     group = q.shape[1] // k.shape[1]
@@ -664,6 +664,8 @@ def attention_reference(q, k, v, causal, scale):
     if causal:
         visible = np.arange(sk)[None, :] <= np.arange(sq)[:, None] + (sk - sq)
         s = np.where(visible, s, -np.inf)
+    if mask is not None:  # a bool mask hides where False; a float one is added
+        s = np.where(mask, s, -np.inf) if mask.dtype == bool else s + mask
     m = s.max(-1, keepdims=True)
     p = np.exp(s - np.where(np.isfinite(m), m, 0))
     l = p.sum(-1, keepdims=True)
@@ -683,6 +685,33 @@ def test_attention_against_numpy(causal, sq, sk):
     want_o, want_lse = attention_reference(q, k, v, causal, 32 ** -0.5)
     close(o, want_o, F32, rtol=2e-5, atol=2e-6)
     close(lse, want_lse, F32, rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("kind", ["bool", "bias"])
+def test_attention_with_a_mask_against_numpy(kind):
+    """A mask operand broadcast to [B, H, Sq, Sk]: a bool one hides keys (a row it hides whole gives 0 and
+    lse -inf), a float one is added to the scaled scores; ts.scaled_dot_product_attention's attn_mask is
+    the same operand; no gradient rule takes one yet (E263)."""
+    r = np.random.default_rng(11)
+    q = r.standard_normal((2, 4, 30, 16)).astype(F32)
+    k = r.standard_normal((2, 2, 45, 16)).astype(F32)
+    v = r.standard_normal((2, 2, 45, 16)).astype(F32)
+    if kind == "bool":
+        mask = r.random((30, 45)) < 0.5
+        mask[3] = False
+    else:
+        mask = r.standard_normal((2, 1, 1, 45)).astype(F32)
+    o, lse = run(lambda q, k, v, m: ts.attention(q, k, v, causal=True, mask=m, return_lse=True), q, k, v, mask)
+    want_o, want_lse = attention_reference(q, k, v, True, 16 ** -0.5, mask)
+    close(o, want_o, F32, rtol=2e-5, atol=2e-6)
+    close(lse, want_lse, F32, rtol=2e-5, atol=2e-6)
+    if kind == "bool":
+        assert np.all(o[:, :, 3] == 0) and np.all(lse[:, :, 3] == -np.inf)
+    got = run(lambda q, k, v, m: ts.scaled_dot_product_attention(q, k, v, attn_mask=m, enable_gqa=True), q, k, v,
+              mask)
+    close(got, attention_reference(q, k, v, False, 16 ** -0.5, mask)[0], F32, rtol=2e-5, atol=2e-6)
+    with pytest.raises(ts.errors.VerifyError, match="E263"):
+        ts.jit(ts.grad(lambda q, k, v, m: ts.sum(ts.attention(q, k, v, mask=m))))(q, k, v, mask)
 
 
 def test_sdpa_spelling_matches_and_needs_enable_gqa():

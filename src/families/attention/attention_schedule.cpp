@@ -36,6 +36,19 @@ Plan facts(const Op& core, const std::vector<const Value*>& leaves) {
   p.sq = s.sq, p.sk = s.sk, p.d = s.d;
   p.causal = s.causal, p.lse = s.lse, p.scale = s.scale;
   p.dtype = core.operands[0]->type.dtype;
+  p.mask = s.mask;
+  if (p.mask != AttentionMask::None) {
+    p.mask_leaf = leaf_of(core.operands[3]);
+    // right-aligned broadcast over [batch, heads, sq, sk]
+    const std::vector<int64_t>& shape = core.operands[3]->type.shape;
+    p.mask_strides.assign(4, 0);
+    int64_t stride = 1;
+    for (size_t r = 0; r < shape.size(); ++r) {
+      const int64_t extent = shape[shape.size() - 1 - r];
+      if (extent != 1) p.mask_strides[3 - r] = stride;
+      stride *= extent;
+    }
+  }
   return p;
 }
 
@@ -55,6 +68,9 @@ std::string wgmma_unsupported(const Plan& p, const machine::Descriptor& d) {
 
 void choose(Plan& p, const machine::Descriptor& d) {
   const std::string op = p.grad ? "tessera.attention_grad" : "tessera.attention";
+  if (d.gpu() && p.mask != AttentionMask::None)
+    fail("E506", op + " on device " + d.name + " (target " + d.target() +
+                     "): no GPU attention block reads a mask operand yet (the CPU's does)");
   if (!d.gpu() && (p.d < 1 || p.d > 256))
     fail("E506", op + " on device " + d.name + " takes head dims 1 to 256, got " + std::to_string(p.d));
   if (!d.gpu() && p.grad) {
@@ -137,8 +153,8 @@ std::optional<std::pair<int64_t, int64_t>> map_strides(const std::vector<int64_t
 bool reads_view(const Op& core, const Value* v, const machine::Descriptor& device,
                 const std::function<bool(const Value*)>& has_buffer) {
   if (core.name != "tessera.attention") return false;
-  Plan p = facts(core, {core.operands[0], core.operands[1], core.operands[2]});
-  if (!wgmma_unsupported(p, device).empty()) return false;
+  Plan p = facts(core, std::vector<const Value*>(core.operands.begin(), core.operands.end()));
+  if (p.mask != AttentionMask::None || !wgmma_unsupported(p, device).empty()) return false;
   const auto read = fused::leaf_read(v, v->type.shape, kOperandGroups, has_buffer);
   return read && map_strides(v->type.shape, read->strides, read->offset, v->type.dtype).has_value();
 }
@@ -156,10 +172,17 @@ int64_t wgmma_smem_bytes(int64_t d, int64_t bm, int64_t bn, int64_t stages) {
 
 const std::vector<Field<Plan>>& fact_fields() {
   static const std::vector<Field<Plan>> fields = {
-      field("batch", &Plan::batch),   field("heads", &Plan::heads), field("kv_heads", &Plan::kv_heads),
-      field("sq", &Plan::sq),         field("sk", &Plan::sk),       field("head_dim", &Plan::d),
-      field("causal", &Plan::causal), field("lse", &Plan::lse),     field("scale", &Plan::scale),
+      field("batch", &Plan::batch),
+      field("heads", &Plan::heads),
+      field("kv_heads", &Plan::kv_heads),
+      field("sq", &Plan::sq),
+      field("sk", &Plan::sk),
+      field("head_dim", &Plan::d),
+      field("causal", &Plan::causal),
+      field("lse", &Plan::lse),
+      field("scale", &Plan::scale),
       field("dtype", &Plan::dtype),
+      field("mask", &Plan::mask, Field<Plan>::When::IfNotDefault),
   };
   return fields;
 }

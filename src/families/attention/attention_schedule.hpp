@@ -22,6 +22,8 @@
 //   cuda: strategy "tiled" in a plain CUDA-core block (256 threads, f32
 //         math in shared memory; device/gpu/tessera_attention_grad.cuh) on
 //         a device whose descriptor has attention_grad_block.
+// A mask operand (i1, or an additive bias) is read by the CPU block only;
+// GPUs refuse it (E506) until their blocks read one.
 // Other devices and configurations are refused (E506), never run elsewhere.
 #pragma once
 #include <functional>
@@ -33,6 +35,7 @@
 
 #include "families/fused/region.hpp"
 #include "families/plan_fields.hpp"
+#include "ir/graph_dialect.hpp"
 #include "ir/ir.hpp"
 #include "machine/descriptor.hpp"
 
@@ -49,6 +52,12 @@ struct Plan {
   // Region arguments that are q, k and v, and the gradient's o, do and lse
   // (one tensor may be several of them).
   int64_t q_leaf = 0, k_leaf = 1, v_leaf = 2, o_leaf = 3, do_leaf = 4, lse_leaf = 5;
+  // The forward's mask operand (ir::AttentionSpec): its kind, region
+  // argument and element strides over [batch, heads, sq, sk] (0 where it
+  // broadcasts).
+  ir::AttentionMask mask = ir::AttentionMask::None;
+  int64_t mask_leaf = 3;
+  std::vector<int64_t> mask_strides;
   // decisions
   Strategy strategy = Strategy::Tiled;
   int64_t bm = 0, bn = 0, stages = 1, threads = 1, programs = 0;
@@ -108,6 +117,11 @@ const std::vector<Field<Plan>>& decision_fields();
 }  // namespace tessera::families::attention
 
 namespace tessera::families {
+template <>
+struct EnumNames<ir::AttentionMask> {
+  static constexpr std::array<std::pair<ir::AttentionMask, const char*>, 3> names = {
+      {{ir::AttentionMask::None, "none"}, {ir::AttentionMask::Bool, "bool"}, {ir::AttentionMask::Bias, "bias"}}};
+};
 template <>
 struct EnumNames<attention::Strategy> {
   static constexpr std::array<std::pair<attention::Strategy, const char*>, 3> names = {

@@ -74,10 +74,11 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   auto k = new_tile_kernel(sym, p.programs, p.threads, wgmma ? 8 : 16, string_attr(sop, "artifact_hash"));
   Region& body = *k->regions[0];
   // One argument per region argument: q, k and v may be one tensor.
-  const std::vector<std::string> names = {"q", "k", "v"};
+  const std::vector<std::string> names = {"q", "k", "v", "mask"};
   std::vector<Value*> leaves;
   for (size_t i = 0; i < sop.regions[0]->args.size(); ++i)
-    leaves.push_back(body.add_arg(i < names.size() ? names[i] : "in" + std::to_string(i), Type::ptr(p.dtype)));
+    leaves.push_back(body.add_arg(i < names.size() ? names[i] : "in" + std::to_string(i),
+                                  Type::ptr(sop.regions[0]->args[i]->type.dtype)));
   Value* q = leaves.at(p.q_leaf);
   Value* kk = leaves.at(p.k_leaf);
   Value* v = leaves.at(p.v_leaf);
@@ -107,6 +108,12 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
                     {"lse", Attr(p.lse)},       {"scale", Attr(p.scale)}};
   std::vector<Value*> operands = {q, kk, v, o, bh, bkv, m0};
   if (lse) operands.push_back(lse);
+  if (p.mask != AttentionMask::None) {
+    operands.push_back(leaves.at(p.mask_leaf));
+    attrs["mask"] = Attr(enum_name(p.mask));
+    attrs["mask_strides"] = Attr::ints(p.mask_strides);
+    attrs["heads"] = Attr(p.heads);
+  }
   if (wgmma) {
     // q, k and v come as the kernel's tensor maps 0, 1 and 2 (after its
     // buffers), copied by a producer warpgroup launched beyond `threads`.

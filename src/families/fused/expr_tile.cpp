@@ -154,8 +154,11 @@ void verify_region(const Op& op, bool views, bool reshaped) {
     // A rowwise region may end in a pick: a take_along by an integer argument.
     const Value* y = body.ops.back()->operands[0];
     const Op* pick = op.name == "schedule.rowwise" && y->def && y->def->name == "tessera.take_along" ? y->def : nullptr;
+    // An attention's mask operand may be i1.
+    const Op* attention = op.name == "schedule.attention" && body.ops.size() == 2 ? body.ops[0].get() : nullptr;
+    const Value* mask = attention && attention->operands.size() == 4 ? attention->operands[3] : nullptr;
     for (auto& a : body.args)
-      if (!is_float(a->type.dtype) && !(pick && a.get() == pick->operands[1]))
+      if (!is_float(a->type.dtype) && !(pick && a.get() == pick->operands[1]) && a.get() != mask)
         fail("E302", "'" + op.name + "': region arguments must be floats", op.loc);
     for (size_t i = 0; i + 1 < body.ops.size(); ++i) {
       const Op& inner = *body.ops[i];
