@@ -165,8 +165,10 @@ def main():
                                    f"chunks of {CHUNK} calls, the synchronize after each untimed)",
                     "native_call": "the same run looped in C++ (the C++ API's call), per call"},
                 "all_checks_pass": all(o["pass"] for c in cases for o in c["oracle"]), "cases": cases}
+        # sealed before the file is opened: opening it in the tree would make the tree dirty
+        sealed = _core.seal_packet(json.dumps(body), target, args.commit, args.fingerprint, args.unsealed)
         with open(args.packet, "w") as f:
-            f.write(_core.seal_packet(json.dumps(body), target, args.commit, args.fingerprint, args.unsealed))
+            f.write(sealed)
         print(f"packet: {args.packet}")
 
 

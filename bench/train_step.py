@@ -165,8 +165,10 @@ def main():
                 "timing_domains": {"step": f"host clock around rounds of {args.steps} steps, each round ending "
                                            "in a synchronize, per step"},
                 "all_checks_pass": all(c["pass"] for c in checks.values()), "cases": [case]}
+        # sealed before the file is opened: opening it in the tree would make the tree dirty
+        sealed = _core.seal_packet(json.dumps(body), target, args.commit, args.fingerprint, args.unsealed)
         with open(args.packet, "w") as f:
-            f.write(_core.seal_packet(json.dumps(body), target, args.commit, args.fingerprint, args.unsealed))
+            f.write(sealed)
         print(f"packet: {args.packet}")
 
 
