@@ -821,9 +821,10 @@ def attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = False, scale: Opti
     ``return_lse``, returns (o, lse), lse [B, H, Sq] the natural-log log-sum-exp of each row's scaled scores
     (f32; f64 for f64 inputs).
     """
-    for t in (q, k, v) + (() if mask is None else (mask,)):
+    operands = (q, k, v) if mask is None else (q, k, v, mask)
+    for t in operands:
         _check_tensor(t, "attention")
-    trace = _same_trace("attention", q, k, v, *(() if mask is None else (mask,)))
+    trace = _same_trace("attention", *operands)
     s = float("nan") if scale is None else _number(scale, "attention", "scale")
     out = trace.builder.attention(q._value, k._value, v._value, builtins.bool(causal), s, builtins.bool(return_lse),
                                   None if mask is None else mask._value)

@@ -4,6 +4,7 @@
 
 #include "families/device_attr.hpp"
 #include "families/fused/expr_tile.hpp"
+#include "families/fused/leaf_map.hpp"
 #include "ir/graph_dialect.hpp"
 #include "ir/schedule_dialect.hpp"
 
@@ -39,15 +40,7 @@ Plan facts(const Op& core, const std::vector<const Value*>& leaves) {
   p.mask = s.mask;
   if (p.mask != AttentionMask::None) {
     p.mask_leaf = leaf_of(core.operands[3]);
-    // right-aligned broadcast over [batch, heads, sq, sk]
-    const std::vector<int64_t>& shape = core.operands[3]->type.shape;
-    p.mask_strides.assign(4, 0);
-    int64_t stride = 1;
-    for (size_t r = 0; r < shape.size(); ++r) {
-      const int64_t extent = shape[shape.size() - 1 - r];
-      if (extent != 1) p.mask_strides[3 - r] = stride;
-      stride *= extent;
-    }
+    p.mask_strides = fused::broadcast_strides(core.operands[3]->type.shape, {p.batch, p.heads, p.sq, p.sk});
   }
   return p;
 }
