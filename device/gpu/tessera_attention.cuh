@@ -298,15 +298,54 @@ template <int D> __device__ __forceinline__ void rescale(float (&o)[D / 2], cons
   }
 }
 
+// A mask operand: element (b, h, i, j) of [batch, heads, sq, sk] at
+// at[b*st[0] + h*st[1] + i*st[2] + j*st[3]] (stride 0 on a broadcast dim).
+template <class M> struct mask_ref {
+  const M* at;
+  i64 st[4];
+  i64 heads;
+};
+
+// The mask on this thread's scores of the tile whose first key is k0: the
+// scores scaled into base-2 units (s * sl2), then (MASK 1) a false entry
+// hides its key (-inf) or (MASK 2) the bias joins in base-2 units. rows[h]:
+// the mask's row of this thread's row g + 8h, null past sq; keys past sk
+// read nothing (the tile's limits hide them).
+template <int BN, int MASK, class M>
+__device__ __forceinline__ void apply_mask(float (&s)[BN / 2], const M* const (&rows)[2], i64 k0, i64 sk, i64 st_key,
+                                           float sl2, int t) {
+  const float log2e = 1.4426950408889634f;
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        float& x = s[4 * j + 2 * h + e];
+        x = x * sl2;
+        const i64 c = k0 + 8 * j + 2 * t + e;
+        if (rows[h] != nullptr && c < sk) {
+          const M mv = rows[h][c * st_key];
+          if constexpr (MASK == 1) {
+            if (!mv) x = -inf<float>();
+          } else {
+            x = __fmaf_rn(widen(mv), log2e, x);
+          }
+        }
+      }
+}
+
 }  // namespace attn_detail
 
 // Query rows [m0, min(m0 + BM, sq)) of (batch, head) bh; K and V of kv head
 // bkv. Every thread of the block calls it and returns from it; nothing may
 // follow that synchronizes the whole block (the producer leaves early).
-template <class T, int D, int BM, int BN, int STAGES, bool CAUSAL, bool LSE, int SMEM_BYTES>
-__device__ __forceinline__ void attention_fwd_tma(unsigned char* smem, const tensormap* tq, const tensormap* tk,
-                                                  const tensormap* tv, T* __restrict__ o, float* __restrict__ lse,
-                                                  i64 bh, i64 bkv, i64 m0, i64 sq, i64 sk, float scale) {
+// MASK 0: no mask operand; 1: i1 (false hides a key); 2: an additive bias.
+template <class T, int D, int BM, int BN, int STAGES, bool CAUSAL, bool LSE, int SMEM_BYTES, int MASK, class M>
+__device__ __forceinline__ void attention_fwd_block(unsigned char* smem, const tensormap* tq, const tensormap* tk,
+                                                    const tensormap* tv, T* __restrict__ o, float* __restrict__ lse,
+                                                    i64 bh, i64 bkv, i64 m0, i64 sq, i64 sk, float scale,
+                                                    const attn_detail::mask_ref<M>& mask) {
   using namespace mma_detail;
   using namespace tma_detail;
   using namespace attn_detail;
@@ -408,6 +447,14 @@ __device__ __forceinline__ void attention_fwd_tma(unsigned char* smem, const ten
   }
   const float sl2 = scale * 1.4426950408889634f;  // scale * log2(e)
   const bool fold = sl2 > 0.f;
+  // The mask's rows of this thread's two rows (null past sq: nothing to read).
+  const M* mask_rows[2] = {nullptr, nullptr};
+  if constexpr (MASK != 0) {
+    const M* mb = mask.at + bh / mask.heads * mask.st[0] + bh % mask.heads * mask.st[1];
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      if (row0 + 8 * h < sq) mask_rows[h] = mb + (row0 + 8 * h) * mask.st[2];
+  }
 
   float acc[D / 2], s[BN / 2], m[2] = {NEG_INF, NEG_INF}, l[2] = {0.f, 0.f}, alpha[2];
   u32 p[BN / 4];
@@ -435,8 +482,14 @@ __device__ __forceinline__ void attention_fwd_tma(unsigned char* smem, const ten
       const i64 c = lim[h] - k0;
       cl[h] = c < 0 ? 0 : c > BN ? BN : int(c);
     }
-    if (fold) softmax_tile<BN, true>(s, m, l, alpha, sl2, masked, cl[0], cl[1], t);
-    else softmax_tile<BN, false>(s, m, l, alpha, sl2, masked, cl[0], cl[1], t);
+    if constexpr (MASK != 0) {  // the max must see the mask: scale first, then the tile in base-2 units
+      apply_mask<BN, MASK>(s, mask_rows, k0, sk, mask.st[3], sl2, t);
+      softmax_tile<BN, false>(s, m, l, alpha, 1.f, masked, cl[0], cl[1], t);
+    } else if (fold) {
+      softmax_tile<BN, true>(s, m, l, alpha, sl2, masked, cl[0], cl[1], t);
+    } else {
+      softmax_tile<BN, false>(s, m, l, alpha, sl2, masked, cl[0], cl[1], t);
+    }
   };
 
   if (n_tiles > 0) {
@@ -545,6 +598,26 @@ __device__ __forceinline__ void attention_fwd_tma(unsigned char* smem, const ten
   }
 }
 
+template <class T, int D, int BM, int BN, int STAGES, bool CAUSAL, bool LSE, int SMEM_BYTES>
+__device__ __forceinline__ void attention_fwd_tma(unsigned char* smem, const tensormap* tq, const tensormap* tk,
+                                                  const tensormap* tv, T* __restrict__ o, float* __restrict__ lse,
+                                                  i64 bh, i64 bkv, i64 m0, i64 sq, i64 sk, float scale) {
+  attention_fwd_block<T, D, BM, BN, STAGES, CAUSAL, LSE, SMEM_BYTES, 0, b8>(smem, tq, tk, tv, o, lse, bh, bkv, m0, sq,
+                                                                            sk, scale, attn_detail::mask_ref<b8>{});
+}
+
+// With a mask operand (BIAS: added to the scaled scores; else i1, false
+// hiding its key) and its element strides over [batch, heads, sq, sk].
+template <class T, int D, int BM, int BN, int STAGES, bool CAUSAL, bool LSE, bool BIAS, int SMEM_BYTES, class M>
+__device__ __forceinline__ void attention_fwd_tma_masked(unsigned char* smem, const tensormap* tq,
+                                                         const tensormap* tk, const tensormap* tv, T* __restrict__ o,
+                                                         const M* __restrict__ mask, i64 s0, i64 s1, i64 s2, i64 s3,
+                                                         i64 heads, float* __restrict__ lse, i64 bh, i64 bkv, i64 m0,
+                                                         i64 sq, i64 sk, float scale) {
+  attention_fwd_block<T, D, BM, BN, STAGES, CAUSAL, LSE, SMEM_BYTES, BIAS ? 2 : 1, M>(
+      smem, tq, tk, tv, o, lse, bh, bkv, m0, sq, sk, scale, attn_detail::mask_ref<M>{mask, {s0, s1, s2, s3}, heads});
+}
+
 #else
 // Without sm_90a there is no wgmma (or setmaxnreg): the attention block is
 // offered only where the runtime compiles for sm_90a; elsewhere it fails to
@@ -552,6 +625,11 @@ __device__ __forceinline__ void attention_fwd_tma(unsigned char* smem, const ten
 template <class T, int D, int BM, int BN, int STAGES, bool CAUSAL, bool LSE, int SMEM_BYTES>
 __device__ void attention_fwd_tma(unsigned char*, const tensormap*, const tensormap*, const tensormap*, T*, float*,
                                   i64, i64, i64, i64, i64, float) {
+  static_assert(sizeof(T) == 0, "the attention block needs sm_90a (wgmma, setmaxnreg, TMA)");
+}
+template <class T, int D, int BM, int BN, int STAGES, bool CAUSAL, bool LSE, bool BIAS, int SMEM_BYTES, class M>
+__device__ void attention_fwd_tma_masked(unsigned char*, const tensormap*, const tensormap*, const tensormap*, T*,
+                                         const M*, i64, i64, i64, i64, i64, float*, i64, i64, i64, i64, i64, float) {
   static_assert(sizeof(T) == 0, "the attention block needs sm_90a (wgmma, setmaxnreg, TMA)");
 }
 #endif

@@ -136,8 +136,8 @@ void check_attention(const Op& op) {
         (kind == "bias" && !is_float(m.dtype)))
       bad(op, "'mask' is \"bool\" (an i1 pointer) or \"bias\" (a float pointer)");
     if (!op.attr("mask_strides") || tile_ints(op, "mask_strides").size() != 4 || !op.attr("heads") ||
-        tile_int(op, "heads") < 1 || tma)
-      bad(op, "a mask needs 'mask_strides' (4, over [batch, heads, sq, sk]) and 'heads', and no tma");
+        tile_int(op, "heads") < 1)
+      bad(op, "a mask needs 'mask_strides' (4, over [batch, heads, sq, sk]) and 'heads'");
   }
   const DType t = op.operands[0]->type.dtype;
   for (int i = 0; i < 4; ++i) {

@@ -66,10 +66,10 @@ inline FusionCase attention_mask_case(DType dt, AttentionShape s, bool causal, b
           }};
 }
 
-// The CPU block's mask operand: booleans (half the keys hidden; whole rows
-// hidden; with causal), biases of every broadcast shape, in f32 or q's
-// dtype, NaN/inf in the bias.
-inline std::vector<FusionCase> attention_mask_cases() {
+// The mask operand: booleans (half the keys hidden; whole rows hidden; with
+// causal), biases of every broadcast shape, in f32 or q's dtype, NaN/inf in
+// the bias. gpu: what the CUDA block takes (f16/bf16, head dims 64 and 128).
+inline std::vector<FusionCase> attention_mask_cases(bool gpu = false) {
   auto with = [](std::vector<std::string> qkv, const std::string& mask) {
     qkv.push_back(mask);
     return qkv;
@@ -77,13 +77,15 @@ inline std::vector<FusionCase> attention_mask_cases() {
   const std::vector<std::string> uniform = {"random:seed=41,lo=-1,hi=1", "random:seed=42,lo=-1,hi=1",
                                             "random:seed=43,lo=-1,hi=1"};
   std::vector<FusionCase> cases;
-  for (DType dt : {DType::F32, DType::BF16, DType::F64, DType::F16})
+  const std::vector<DType> dtypes = gpu ? std::vector<DType>{DType::BF16, DType::F16}
+                                        : std::vector<DType>{DType::F32, DType::BF16, DType::F64, DType::F16};
+  for (DType dt : dtypes)
     for (bool causal : {false, true}) {
       const AttentionShape gqa = {2, 4, 2, 129, 150, 64};
       cases.push_back(attention_mask_case(dt, gqa, causal, true, DType::I1, {129, 150}, with(uniform, "random:seed=44"),
                                           "bool_mask"));
       // row 0 hidden whole (an iota mask: floor(i) != 0), the others all seen
-      cases.push_back(attention_mask_case(dt, {1, 2, 1, 40, 70, 32}, causal, true, DType::I1, {1, 1, 40, 1},
+      cases.push_back(attention_mask_case(dt, {1, 2, 1, 40, 70, gpu ? 128 : 32}, causal, true, DType::I1, {1, 1, 40, 1},
                                           with(uniform, "iota"), "row_mask"));
       cases.push_back(attention_mask_case(dt, gqa, causal, true, DType::F32, {2, 1, 1, 150},
                                           with(uniform, "random:seed=45,lo=-4,hi=4"), "key_bias"));

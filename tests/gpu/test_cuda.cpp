@@ -144,6 +144,11 @@ INSTANTIATE_TEST_SUITE_P(Matvec, CudaFusion, ::testing::ValuesIn(matvec_cases())
 INSTANTIATE_TEST_SUITE_P(Attention, CudaFusion, ::testing::ValuesIn(attention_cases(true)),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
 
+// The Hopper block with a mask operand: booleans, biases of every broadcast
+// shape, NaN/inf biases, whole rows hidden.
+INSTANTIATE_TEST_SUITE_P(AttentionMask, CudaFusion, ::testing::ValuesIn(attention_mask_cases(true)),
+                         [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
+
 // Attention's backward on the CUDA-core block, after the Hopper forward: the
 // CPU suite's gradient cases the forward takes (bf16/f16, head dims 64 and
 // 128, no empty extent), against the oracle, bitwise run to run.

@@ -142,7 +142,22 @@ TEST(CudaRender, AttentionCompilesWithNvrtc) {
           }
         compiled += compile_all(g.module());
       }
-  EXPECT_GE(compiled, 8);
+  // with a mask operand: i1, an f32 bias and a bias of q's dtype, each dtype
+  for (const test::FusionCase& c : test::attention_mask_cases(true)) {
+    const bool kind = c.name.find("_bool_mask") != std::string::npos || c.name.find("_key_bias") != std::string::npos ||
+                      c.name.find("_full_bias") != std::string::npos;
+    if (!kind || (c.name.find("_causal") != std::string::npos) != (c.name.find("_full_bias") != std::string::npos))
+      continue;
+    GraphBuilder g("attn");
+    c.build(g);
+    auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
+    for (auto& op : target->ops) {
+      if (op->name != "target.kernel") continue;
+      EXPECT_NE(ir::read_kernel_desc(*op).source.find("tsr::attention_fwd_tma_masked<"), std::string::npos);
+    }
+    compiled += compile_all(g.module());
+  }
+  EXPECT_GE(compiled, 14);
 }
 
 // The CUDA attention backward block compiles for every dtype and head dim it

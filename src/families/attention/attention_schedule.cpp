@@ -61,9 +61,6 @@ std::string wgmma_unsupported(const Plan& p, const machine::Descriptor& d) {
 
 void choose(Plan& p, const machine::Descriptor& d) {
   const std::string op = p.grad ? "tessera.attention_grad" : "tessera.attention";
-  if (d.gpu() && p.mask != AttentionMask::None)
-    fail("E506", op + " on device " + d.name + " (target " + d.target() +
-                     "): no GPU attention block reads a mask operand yet (the CPU's does)");
   if (!d.gpu() && (p.d < 1 || p.d > 256))
     fail("E506", op + " on device " + d.name + " takes head dims 1 to 256, got " + std::to_string(p.d));
   if (!d.gpu() && p.grad) {
@@ -147,7 +144,9 @@ bool reads_view(const Op& core, const Value* v, const machine::Descriptor& devic
                 const std::function<bool(const Value*)>& has_buffer) {
   if (core.name != "tessera.attention") return false;
   Plan p = facts(core, std::vector<const Value*>(core.operands.begin(), core.operands.end()));
-  if (p.mask != AttentionMask::None || !wgmma_unsupported(p, device).empty()) return false;
+  // (the mask is read by its pointer and strides: never a view)
+  if (p.mask != AttentionMask::None && v == core.operands[3]) return false;
+  if (!wgmma_unsupported(p, device).empty()) return false;
   const auto read = fused::leaf_read(v, v->type.shape, kOperandGroups, has_buffer);
   return read && map_strides(v->type.shape, read->strides, read->offset, v->type.dtype).has_value();
 }
