@@ -61,7 +61,7 @@ check-commits:
 	@scripts/check_commits.sh $(BASE)
 tidy: build
 	@cmake --build $(BUILD) --target tidy
-# ASan + UBSan: the unit tests (toolchain checks left out), lit, a fixed
+# ASan + UBSan (only what it runs is built): the unit tests (toolchain checks left out), lit, a fixed
 # sample of the end-to-end tests and a minute of the IR mutation fuzzer; the kernels compiled at run time are
 # sanitized too (TESSERA_CXX=scripts/sanitized_cxx.sh). intercept_tls_get_addr=0:
 # the sanitizer runtime's dynamic-TLS tracking misreads glibc's TLS blocks at
@@ -72,7 +72,7 @@ ASAN_BUILD ?= build-asan
 ASAN_E2E ?= Semantics.*:Runtime.*:MatmulErrors.*:MatmulRuntime.*:Fusion*.*:RegionSample.*:All/ReduceMatrix.*/sum_f32_*
 test-asan: setup
 	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE=address,undefined >/dev/null
-	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target tessera tessera_unit_tests tessera_e2e_tests tessera_ir_fuzz
 	@cd $(ASAN_BUILD) && export TESSERA_CACHE_DIR=$$PWD/test-cache TESSERA_CXX=$(CURDIR)/scripts/sanitized_cxx.sh \
 	  ASAN_OPTIONS=detect_leaks=1:intercept_tls_get_addr=0 UBSAN_OPTIONS=print_stacktrace=1 && \
 	  tests/tessera_unit_tests --gtest_filter='-*Hip*:*Nvrtc*:*NVRTC*:*Compile*' && \
