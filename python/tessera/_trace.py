@@ -816,8 +816,8 @@ def attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = False, scale: Opti
     q is [B, H, Sq, D], k and v [B, Hkv, Sk, D] with H a multiple of Hkv (query head h reads kv head
     h // (H // Hkv)). ``causal``: key j is visible to query i when j <= i + Sk - Sq (aligned to the end).
     ``scale`` defaults to 1/sqrt(D). ``mask`` broadcasts to [B, H, Sq, Sk]: a bool tensor (False hides a key,
-    as torch's ``attn_mask``) or a float one of q's dtype or f32 added to the scaled scores (CPU only for
-    now; no gradient through it yet). A row that sees no key gives 0 (and log-sum-exp -inf). With
+    as torch's ``attn_mask``) or a float one of q's dtype or f32 added to the scaled scores (no gradient
+    through it yet). A row that sees no key gives 0 (and log-sum-exp -inf). With
     ``return_lse``, returns (o, lse), lse [B, H, Sq] the natural-log log-sum-exp of each row's scaled scores
     (f32; f64 for f64 inputs).
     """

@@ -350,6 +350,30 @@ def test_in_place_adamw_on_torch_tensors():
     torch.testing.assert_close(p, ref.detach(), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("kind", ["bool", "bias"])
+def test_sdpa_with_a_mask_on_torch_tensors_matches_torch(kind):
+    # torch's attn_mask on the Hopper block: a bool padding mask per batch (one row of batch 1 hidden
+    # whole: zeros) or a bf16 bias per head, grouped-query heads, ragged lengths
+    gen = torch.Generator(device="cuda").manual_seed(8)
+    q = torch.randn(2, 8, 150, 128, device="cuda", generator=gen).to(torch.bfloat16)
+    k, v = (torch.randn(2, 2, 170, 128, device="cuda", generator=gen).to(torch.bfloat16) for _ in range(2))
+    if kind == "bool":
+        mask = torch.rand(2, 1, 150, 170, device="cuda", generator=gen) > 0.3
+        mask[1, 0, 7] = False
+    else:
+        mask = (torch.randn(1, 8, 150, 170, device="cuda", generator=gen) * 2).to(torch.bfloat16)
+    sdpa = ts.jit(lambda q, k, v, m: ts.scaled_dot_product_attention(q, k, v, attn_mask=m, enable_gqa=True))
+    got = sdpa(q, k, v, mask)
+    torch.cuda.synchronize()
+    assert all(launch["placement"] == "native_gpu" for launch in sdpa.last_launches)
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=mask,
+                                                           enable_gqa=True)
+    if kind == "bool":  # (torch's backends differ there: NaN or zeros)
+        assert (got[1, :, 7] == 0).all()
+        ref[1, :, 7] = 0
+    torch.testing.assert_close(got.float(), ref, rtol=2e-2, atol=2e-2)
+
+
 @pytest.mark.parametrize("causal", [True, False])
 def test_attention_gradient_on_torch_tensors_matches_autograd(causal):
     # bf16, grouped-query heads, lengths off the block sizes: dq, dk, dv against torch autograd through SDPA
