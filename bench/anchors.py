@@ -70,7 +70,9 @@ few heads before it is timed.
 A Llama layer program case carries "anchor": {"op": "llama_layer", "size":
 "cpu"}: examples/llama_layer.py's numpy reference of the layer in float32 at
 that size (bundled OpenBLAS, every core), host clock; it imports the example,
-and with it tessera (PYTHONPATH=build/python).
+and with it tessera (PYTHONPATH=build/python). On CUDA ("size": "8b", "seq",
+"batch"): bench/llama_torch.py's layer in torch eager and under torch.compile
+(checked against eager), CUDA events around each call.
 
 Every anchor is measured on its own: one that fails prints a warning to
 stderr and the others still run.
@@ -900,6 +902,33 @@ def numpy_llama_rows(anchor, reps):
                            "repeated KV heads, np.where causal mask; bundled OpenBLAS, every core)")] if row else []
 
 
+def cuda_llama_rows(anchor, reps):
+    import os
+
+    import torch
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from llama_torch import layer_inputs, torch_layer
+    args = layer_inputs(int(anchor.get("seq", 2048)), int(anchor.get("batch", 1)))
+    note = ("bench/llama_torch.py's layer (SDPA attention, its fastest backend), bf16, random weights; "
+            "CUDA events around each call")
+    rows = []
+    with torch.no_grad():
+        want = torch_layer(*args)
+        eager = lambda: torch_layer(*args)  # noqa: E731
+        row = measured("torch", torch.__version__, "device_event", reps, lambda: cuda_event_median_ns(eager, reps))
+        if row:
+            rows.append(dict(row, note="eager: " + note))
+        compiled = torch.compile(torch_layer)
+
+        def time_compiled():
+            check_against(compiled(*args), want, "bf16")
+            return cuda_event_median_ns(lambda: compiled(*args), reps)
+        row = measured("torch.compile", torch.__version__, "device_event", reps, time_compiled)
+        if row:
+            rows.append(dict(row, note="torch.compile (default mode), checked against eager: " + note))
+    return rows
+
+
 # ----------------------------------------------------------------------------- driver
 
 def case_rows(case, target, reps):
@@ -907,7 +936,7 @@ def case_rows(case, target, reps):
         if "anchor" not in case:
             return None  # nothing to compare a bare program with
         if case["anchor"].get("op") == "llama_layer":
-            return numpy_llama_rows(case["anchor"], reps) if target == "cpu" else []
+            return numpy_llama_rows(case["anchor"], reps) if target == "cpu" else cuda_llama_rows(case["anchor"], reps)
         if case["anchor"].get("op") == "attention":
             return numpy_attention_rows(case["anchor"], reps) if target == "cpu" else \
                 cuda_attention_rows(case["anchor"], reps)

@@ -8,7 +8,6 @@ rounds, after warm-up) and prints one JSON object: a raw measurement, not a seal
 """
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -18,39 +17,8 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 import anchors  # noqa: E402 (bench/, the script's own folder)
 import llama_layer as L  # noqa: E402
+from llama_torch import HEADS, KV, layer_inputs, torch_layer  # noqa: E402
 import tessera as ts  # noqa: E402
-
-HIDDEN, HEADS, KV, FFN = 4096, 32, 8, 14336
-
-
-def torch_layer(x, g1, wqkv, cos, sin, wo, g2, wgu, wd):
-    """The same layer in torch: bf16 tensors, f32 math where torch does it (matmul accumulation).
-    x [S, H] or [B, S, H]."""
-    *lead, s, h = x.shape
-    b = lead[0] if lead else 1
-    d = h // HEADS
-    t = x.reshape(b * s, h)
-
-    def norm(t, g):
-        t32 = t.float()
-        return (t32 * torch.rsqrt(t32.pow(2).mean(-1, keepdim=True) + L.EPS)).to(t.dtype) * g
-
-    q, k, v = torch.split(norm(t, g1) @ wqkv, [HEADS * d, KV * d, KV * d], dim=1)
-
-    def rope(t, n):
-        t = t.view(b, s, n, d)
-        t1, t2 = t.chunk(2, dim=-1)
-        return t * cos[:, None] + torch.cat([t2, t1], -1) * sin[:, None]
-
-    q = rope(q, HEADS).transpose(1, 2)
-    k = rope(k, KV).transpose(1, 2)
-    v = v.view(b, s, KV, d).transpose(1, 2)
-    # what Llama implementations call: SDPA picks its fastest backend (flash or cuDNN)
-    attn = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-    attn = attn.transpose(1, 2).reshape(b * s, h)
-    hh = t + attn @ wo
-    gate, up = torch.chunk(norm(hh, g2) @ wgu, 2, dim=1)
-    return (hh + (torch.nn.functional.silu(gate) * up) @ wd).reshape(x.shape)
 
 
 def time_ms(fn):
@@ -81,16 +49,8 @@ def main():
     ap.add_argument("--tune", action="store_true",
                     help="ts.jit(tune=True): the arbiter checks and times each matmul's candidates (cuBLASLt too)")
     args = ap.parse_args()
-    s, d = args.seq, HIDDEN // HEADS
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    bf = torch.bfloat16
-    w = lambda *shape: (torch.randn(*shape, device="cuda", generator=gen) / math.sqrt(shape[0])).to(bf)
-    cos, sin = (torch.tensor(t, device="cuda").to(bf) for t in L.rope_tables(s, d))
-    x_shape = (args.batch, s, HIDDEN) if args.batch > 1 else (s, HIDDEN)
-    args_ = (torch.randn(*x_shape, device="cuda", generator=gen).to(bf),
-             (1 + 0.1 * torch.randn(HIDDEN, device="cuda", generator=gen)).to(bf), w(HIDDEN, (HEADS + 2 * KV) * d),
-             cos, sin, w(HEADS * d, HIDDEN), (1 + 0.1 * torch.randn(HIDDEN, device="cuda", generator=gen)).to(bf),
-             w(HIDDEN, 2 * FFN), w(FFN, HIDDEN))
+    s = args.seq
+    args_ = layer_inputs(s, args.batch)
 
     def llama_layer(x, g1, wqkv, cos, sin, wo, g2, wgu, wd):
         return L.layer(x, g1, wqkv, cos, sin, wo, g2, wgu, wd, heads=HEADS, kv_heads=KV)

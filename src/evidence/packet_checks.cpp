@@ -69,6 +69,10 @@ std::string case_contradiction(const json& c) {
   const json domains = c.value("domains", json::object());  // named: items() would dangle on a temporary
   for (const json& o : oracle)
     if (!o.value("pass", false)) return in_case("an oracle check failed (no packet is written for wrong results)");
+  for (const json& o : c.value("kernel_checks", none))
+    if (!o.value("pass", false))
+      return in_case("the check of " + o.value("what", std::string("?")) +
+                     " failed (no packet is written for wrong results)");
   const double stability_pct = c.contains("sampling_used") ? c["sampling_used"].value("stability_pct", -1.0) : -1.0;
   for (auto& [d, st] : domains.items())
     if (std::string why = domain_contradiction(d, st, stability_pct); !why.empty()) return in_case(why);

@@ -151,7 +151,15 @@ int write_report(const std::string& dir, const std::string& root) {
         ratio = std::max(ratio, o.value("worst_ratio", 0.0));
         pass = pass && o.value("pass", false);
       }
+      // Per-kernel checks (programs of several kernels) count like the rest.
+      int64_t kernels = 0;
+      for (const json& o : c.value("kernel_checks", json::array())) {
+        ratio = std::max(ratio, o.value("worst_ratio", 0.0));
+        pass = pass && o.value("pass", false);
+        kernels += o.value("what", std::string()).rfind("kernel", 0) == 0;
+      }
       r.oracle = fmt::format("{:.2g} (max err {:.2g}){}", ratio, err, pass ? "" : " FAIL");
+      if (kernels > 0) r.oracle += fmt::format(" ({} kernel checks)", kernels);
       const std::string scope = c.value("oracle_scope", "full");
       if (scope.rfind("proxy", 0) == 0) r.oracle += " (proxy M,N<=256)";  // packets before the sampled check
       if (scope.rfind("sampled", 0) == 0) r.oracle += " (sampled " + scope.substr(8, scope.find(' ', 8) - 8) + ")";
@@ -172,7 +180,9 @@ int write_report(const std::string& dir, const std::string& root) {
         "(sampled RxC) checked R rows by C columns of the measured run's output (every batch) against the oracle "
         "of the same region cut to those rows and columns, the full size being beyond the oracle (older packets: "
         "(proxy M,N<=256), the same candidate lowered again at M, N <= 256); (sampled N) checked N output elements "
-        "of the measured run spread over the output (attention: each against every key it sees). \"oracle worst "
+        "of the measured run spread over the output (attention: each against every key it sees); (K kernel checks): "
+        "a program of several kernels also had each kernel checked against the oracle of its own region, on the "
+        "values it received, and those checks count in the column. \"oracle worst "
         "err/tol\" is the largest "
         "ratio of an element's error to "
         "that element's tolerance (1 or more fails), with the largest absolute error beside it. A stale packet "

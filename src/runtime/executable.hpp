@@ -29,6 +29,9 @@ struct LaunchRecord {
   // candidate with its version ("openblas 0.3.21", "cublaslt 130000").
   std::string implementation = "tessera";
   bool graph = false;  // launched inside one CUDA graph with the run's other kernels
+  // The run's first record only: GPU events from its first kernel's start to
+  // its last kernel's end, the gaps between kernels included; -1 elsewhere.
+  double device_span_ns = -1;
 };
 
 struct RunResult {

@@ -289,6 +289,16 @@ std::vector<LaunchRecord> CudaExecutable::finish(Binding& b) const {
     }
     out.push_back(r);
   }
+  if (timed_) {
+    size_t first = h_.steps.size(), last = 0;
+    for (size_t i = 0; i < h_.steps.size(); ++i)
+      if (h_.kernels[h_.steps[i].kernel].grid > 0) first = std::min(first, i), last = i;
+    if (first < h_.steps.size()) {
+      float ms = 0;
+      check(cu.cuEventElapsedTime(&ms, events_[2 * first], events_[2 * last + 1]), "cuEventElapsedTime");
+      out.front().device_span_ns = ms * 1e6;
+    }
+  }
   const DeviceBinding& db = own<DeviceBinding>(b);
   h_.check_guards([&](size_t g) { return static_cast<float>(db.slots[h_.guard_slots[g]].download(stream_).get(0)); });
   return out;
