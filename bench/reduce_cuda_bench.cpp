@@ -87,10 +87,10 @@ int run(int argc, char** argv) {
     CudaExecutable exe = CudaExecutable::load(*target);
     Tensor host = generate_input("random:seed=7", DType::F32, c.shape);
     std::unique_ptr<runtime::Binding> b = exe.bind({host});
-    for (int i = 0; i < 3; ++i) exe.launch(*b, true), exe.finish(*b);
+    for (int i = 0; i < 3; ++i) exe.launch(*b, runtime::Timing::each_kernel), exe.finish(*b);
     std::vector<double> device_us;
     for (int r = 0; r < reps; ++r) {
-      exe.launch(*b, true);
+      exe.launch(*b, runtime::Timing::each_kernel);
       double total = 0;
       for (auto& l : exe.finish(*b)) total += std::max(0.0, l.device_event_ns);
       device_us.push_back(total / 1e3);
@@ -99,7 +99,7 @@ int run(int argc, char** argv) {
     std::vector<double> host_us;
     for (int r = 0; r < reps; ++r) {
       auto t0 = Clock::now();
-      exe.launch(*b, false);
+      exe.launch(*b, runtime::Timing::none);
       host_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
       exe.finish(*b);
     }

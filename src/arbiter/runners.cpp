@@ -31,7 +31,7 @@ Runner runner(const std::string& lane_name) {
     std::unique_ptr<runtime::Binding> b = exe->bind(inputs);
     std::vector<double> times;
     for (int i = 0; i <= reps; ++i) {
-      exe->launch(*b, true);
+      exe->launch(*b, runtime::Timing::each_kernel);
       double t = 0;
       for (const auto& l : exe->finish(*b))
         t += std::max(lane.device_clock ? l.device_event_ns : l.kernel_wall_ns, 0.0);

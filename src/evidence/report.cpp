@@ -146,8 +146,10 @@ int write_report(const std::string& dir, const std::string& root) {
       // another element, under a larger tolerance) is shown beside it.
       double err = 0, ratio = 0;
       bool pass = true;
+      int64_t unbounded = 0;
       for (const json& o : c["oracle"]) {
         err = std::max(err, o.value("max_abs_err", 0.0));
+        unbounded += o.value("unbounded", int64_t{0});
         ratio = std::max(ratio, o.value("worst_ratio", 0.0));
         pass = pass && o.value("pass", false);
       }
@@ -160,6 +162,7 @@ int write_report(const std::string& dir, const std::string& root) {
       }
       r.oracle = fmt::format("{:.2g} (max err {:.2g}){}", ratio, err, pass ? "" : " FAIL");
       if (kernels > 0) r.oracle += fmt::format(" ({} kernel checks)", kernels);
+      if (unbounded > 0) r.oracle += fmt::format(" (end-to-end bound infinite at {} elements)", unbounded);
       const std::string scope = c.value("oracle_scope", "full");
       if (scope.rfind("proxy", 0) == 0) r.oracle += " (proxy M,N<=256)";  // packets before the sampled check
       if (scope.rfind("sampled", 0) == 0) r.oracle += " (sampled " + scope.substr(8, scope.find(' ', 8) - 8) + ")";
@@ -173,7 +176,8 @@ int write_report(const std::string& dir, const std::string& root) {
   std::ostringstream md;
   md << "# Evidence report\n\nRendered by `tessera evidence report` from " << packets
      << " packet(s). GB/s counts bytes read and written once, over the median of the packet's primary timing "
-        "domain (device_event on CUDA, kernel_wall on the CPU). \"vs anchor\" is anchor time / Tessera time "
+        "domain (device_event on CUDA, device_span for a CUDA program of several kernels, kernel_wall on the CPU). "
+        "\"vs anchor\" is anchor time / Tessera time "
         "(above 1: Tessera is faster). TFLOP/s (matmul and attention programs) counts 2*batch*m*n*k (attention: "
         "4*B*H*D a visible (query, key) pair; causal with Sq = Sk: half the square) over the same median; a "
         "[candidate] after a case name is a library candidate run through Tessera's runtime; an oracle marked "
@@ -182,7 +186,9 @@ int write_report(const std::string& dir, const std::string& root) {
         "(proxy M,N<=256), the same candidate lowered again at M, N <= 256); (sampled N) checked N output elements "
         "of the measured run spread over the output (attention: each against every key it sees); (K kernel checks): "
         "a program of several kernels also had each kernel checked against the oracle of its own region, on the "
-        "values it received, and those checks count in the column. \"oracle worst "
+        "values it received, and those checks count in the column; (end-to-end bound infinite at U elements): "
+        "the error bound propagated through the whole program grew without limit there, so only the kernel "
+        "checks hold for those elements. \"oracle worst "
         "err/tol\" is the largest "
         "ratio of an element's error to "
         "that element's tolerance (1 or more fails), with the largest absolute error beside it. A stale packet "

@@ -531,6 +531,7 @@ Comparison compare(const Expected& e, const Tensor& got) {
     if (!e.sampled.empty() && !e.sampled[i]) continue;
     ++c.compared;
     const double v = e.value[i], tol = e.tolerance[i], g = got.get(i);
+    c.unbounded += std::isinf(tol);
     double err = 0;
     const bool ok = element_ok(v, tol, g, e.dtype, err);
     double ratio = err == 0 ? 0 : (tol > 0 ? err / tol : kInf);

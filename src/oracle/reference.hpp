@@ -49,6 +49,7 @@ struct Comparison {
   double max_abs_err = 0;     // largest |got - value| over all elements
   double tol_at_worst = 0;    // tolerance of the worst element
   double worst_ratio = 0;     // err/tol of the worst element (inf if tol is 0 and err is not)
+  int64_t unbounded = 0;      // compared elements whose tolerance is infinite: their check proves nothing
   std::string first_failure;  // "index 5 [1,0,1]: got ..., expected ..., tol ..."; empty on pass
 };
 

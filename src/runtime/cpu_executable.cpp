@@ -145,7 +145,7 @@ std::unique_ptr<Binding> CpuExecutable::bind(const std::vector<Tensor>& inputs) 
   return b;
 }
 
-void CpuExecutable::launch(Binding& b, bool) const {
+void CpuExecutable::launch(Binding& b, Timing) const {
   HostBinding& hb = own<HostBinding>(b);
   hb.last = run_on(hb.inputs, nullptr, false);
 }

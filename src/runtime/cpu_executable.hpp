@@ -25,9 +25,9 @@ class CpuExecutable final : public Executable {
 
   // bind() keeps the inputs; each launch() is one whole run (outputs made
   // anew, as run() makes them), so a timed launch costs what a run costs;
-  // `timed` changes nothing, the host clock brackets every kernel anyway.
+  // `timing` changes nothing, the host clock brackets every kernel anyway.
   std::unique_ptr<Binding> bind(const std::vector<Tensor>& inputs) const override;
-  void launch(Binding& b, bool timed) const override;
+  void launch(Binding& b, Timing timing) const override;
   std::vector<LaunchRecord> finish(Binding& b) const override;
   std::vector<Tensor> outputs(const Binding& b) const override;
 

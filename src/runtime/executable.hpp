@@ -18,6 +18,13 @@ namespace tessera::runtime {
 class Executable;
 class ThreadPool;
 
+// How a benchmark's launch is clocked. each_kernel: the lane's clocks around
+// every kernel (a device lane then launches them one by one, so a kernel
+// shorter than a host launch waits for the next one inside its events).
+// whole_run: one pair of device events around the whole run as it normally
+// goes (one CUDA graph), in the first record's device_span_ns.
+enum class Timing { none, each_kernel, whole_run };
+
 struct LaunchRecord {
   std::string kernel;
   std::string placement;  // "native_cpu" | "native_gpu" | "emulated_msl" (Metal kernels run on the CPU under emulation)
@@ -29,8 +36,8 @@ struct LaunchRecord {
   // candidate with its version ("openblas 0.3.21", "cublaslt 130000").
   std::string implementation = "tessera";
   bool graph = false;  // launched inside one CUDA graph with the run's other kernels
-  // The run's first record only: GPU events from its first kernel's start to
-  // its last kernel's end, the gaps between kernels included; -1 elsewhere.
+  // The run's first record only, after a whole_run launch: GPU events around
+  // the run, the gaps between its kernels included; -1 elsewhere.
   double device_span_ns = -1;
 };
 
@@ -66,11 +73,11 @@ class Executable {
 
   // The split a benchmark times. bind() checks the inputs (E610/E611) and
   // makes the run's buffers (a device lane uploads the inputs); launch()
-  // starts every kernel, with `timed` each bracketed by the lane's clocks;
+  // starts every kernel, clocked as `timing` says;
   // finish() waits and returns one record per launch; outputs() reads the
   // results of the last finished launch back to the host.
   virtual std::unique_ptr<Binding> bind(const std::vector<Tensor>& inputs) const = 0;
-  virtual void launch(Binding& b, bool timed) const = 0;
+  virtual void launch(Binding& b, Timing timing) const = 0;
   virtual std::vector<LaunchRecord> finish(Binding& b) const = 0;
   virtual std::vector<Tensor> outputs(const Binding& b) const = 0;
 

@@ -212,7 +212,7 @@ TEST(Runtime, BindLaunchFinishIsARun) {
   runtime::RunResult once = exe.run({x});
   std::unique_ptr<runtime::Binding> b = exe.bind({x});
   for (int i = 0; i < 2; ++i) {
-    exe.launch(*b, true);
+    exe.launch(*b, runtime::Timing::each_kernel);
     std::vector<runtime::LaunchRecord> recs = exe.finish(*b);
     ASSERT_EQ(recs.size(), once.launches.size());
     for (size_t l = 0; l < recs.size(); ++l) {
@@ -224,7 +224,7 @@ TEST(Runtime, BindLaunchFinishIsARun) {
     EXPECT_EQ(std::memcmp(out[0].data(), once.outputs[0].data(), out[0].nbytes()), 0);
   }
   try {
-    q.executable().launch(*b, false);
+    q.executable().launch(*b, runtime::Timing::none);
     FAIL() << "a foreign binding was launched";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), "E614");

@@ -103,10 +103,13 @@ TEST_P(CudaMatrix, MatchesOracleBitwiseRunToRun) {
   std::vector<Tensor> first = run_and_check(p, {x});
   std::vector<Tensor> again = p.exe->run({x}).outputs;
   for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(same_bytes(first[i], again[i])) << "output " << i;
-  // the asynchronous path: device-resident input, one graph launch, results read later
+  // the asynchronous path: device-resident input, one graph launch (clocked whole), results read later
   std::unique_ptr<runtime::Binding> b = p.exe->bind({x});
-  p.exe->launch(*b, false);
-  for (const auto& l : p.exe->finish(*b)) EXPECT_EQ(l.placement, "native_gpu");
+  p.exe->launch(*b, runtime::Timing::whole_run);
+  const std::vector<runtime::LaunchRecord> recs = p.exe->finish(*b);
+  ASSERT_FALSE(recs.empty());
+  EXPECT_GT(recs.front().device_span_ns, 0);
+  for (const auto& l : recs) EXPECT_TRUE(l.placement == "native_gpu" && l.graph && l.device_event_ns < 0);
   std::vector<Tensor> read = p.exe->outputs(*b);
   for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(same_bytes(first[i], read.at(i))) << "graph output " << i;
 }
@@ -557,7 +560,7 @@ TEST_P(CudaTma, TakesTheTmaPathAndMatchesTheOracle) {
   std::vector<Tensor> again = p.exe->run(xs).outputs;
   for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(same_bytes(first[i], again[i])) << "output " << i;
   std::unique_ptr<runtime::Binding> b = p.exe->bind(xs);
-  p.exe->launch(*b, false);
+  p.exe->launch(*b, runtime::Timing::none);
   p.exe->finish(*b);
   std::vector<Tensor> read = p.exe->outputs(*b);
   for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(same_bytes(first[i], read.at(i))) << "graph output " << i;

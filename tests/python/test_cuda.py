@@ -366,7 +366,8 @@ def test_sdpa_with_a_mask_on_torch_tensors_matches_torch(kind):
     got = sdpa(q, k, v, mask)
     torch.cuda.synchronize()
     assert all(launch["placement"] == "native_gpu" for launch in sdpa.last_launches)
-    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=mask,
+    ref_mask = mask if kind == "bool" else mask.float()  # torch wants the bias in the (f32) query's dtype
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=ref_mask,
                                                            enable_gqa=True)
     if kind == "bool":  # (torch's backends differ there: NaN or zeros)
         assert (got[1, :, 7] == 0).all()

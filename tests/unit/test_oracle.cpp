@@ -404,6 +404,18 @@ TEST(OracleCompare, PassesWithinToleranceAndFailsJustOutside) {
   EXPECT_EQ(exact.worst_ratio, kInf);
 }
 
+// An infinite tolerance passes anything finite: such elements are counted,
+// so a report can say the check proved nothing there.
+TEST(OracleCompare, CountsElementsWithoutABound) {
+  Expected e = hand(DType::F32, {1.0, 2.0, 3.0}, {kInf, 1e-6, kInf});
+  Comparison c = compare(e, make(DType::F32, {3}, {1e30, 2.0, -5.0}));
+  EXPECT_TRUE(c.pass);
+  EXPECT_EQ(c.compared, 3);
+  EXPECT_EQ(c.unbounded, 2);
+  EXPECT_EQ(c.worst_ratio, 0);
+  EXPECT_EQ(compare(hand(DType::F32, {1.0}, {0.5}), make(DType::F32, {1}, {1.0})).unbounded, 0);
+}
+
 TEST(OracleCompare, AgainstEvaluatedF32Sum) {
   Tensor x = make(DType::F32, {4}, {1, -2, 3, 4});
   Expected e = eval1("tensor<4xf32>", "tensor<f32>", "kind = \"sum\"", x);

@@ -143,7 +143,7 @@ CudaExecutable CudaExecutable::load(const ir::Module& m, const std::string& func
   }
   const DriverApi& cu = driver();
   check(cu.cuStreamCreate(&e.stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-  e.events_.resize(2 * e.h_.steps.size());
+  e.events_.resize(2 * e.h_.steps.size() + 2);
   for (CUevent& ev : e.events_) check(cu.cuEventCreate(&ev, CU_EVENT_DEFAULT), "cuEventCreate");
   size_t launching = 0;
   bool library = false;
@@ -175,7 +175,7 @@ CudaExecutable::CudaExecutable(CudaExecutable&& o) noexcept
       implementations_(std::move(o.implementations_)),
       stream_(o.stream_),
       events_(std::move(o.events_)),
-      timed_(o.timed_),
+      timing_(o.timing_),
       device_launches_(std::move(o.device_launches_)),
       device_(std::move(o.device_)) {
   if (device_) device_->binding.owner = this;
@@ -242,14 +242,22 @@ void CudaExecutable::encode_maps(DeviceBinding& b, size_t step) const {
   }
 }
 
-void CudaExecutable::launch(Binding& binding, bool timed) const {
+void CudaExecutable::launch(Binding& binding, Timing timing) const {
   const DeviceBinding& b = own<DeviceBinding>(binding);
-  timed_ = timed;
-  if (!timed && b.graph) {
-    check(driver().cuGraphLaunch(b.graph.get(), stream_), "cuGraphLaunch");
+  const DriverApi& cu = driver();
+  timing_ = timing;
+  if (timing == Timing::each_kernel) {
+    launch_each(b, true, stream_);
     return;
   }
-  launch_each(b, timed, stream_);
+  const size_t span = 2 * h_.steps.size();
+  const auto t0 = std::chrono::steady_clock::now();
+  if (timing == Timing::whole_run) check(cu.cuEventRecord(events_[span], stream_), "cuEventRecord");
+  check(cu.cuGraphLaunch(b.graph.get(), stream_), "cuGraphLaunch");
+  if (timing == Timing::whole_run) {
+    check(cu.cuEventRecord(events_[span + 1], stream_), "cuEventRecord");
+    enqueue_ns_.assign(1, std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count());
+  }
 }
 
 void CudaExecutable::launch_each(const DeviceBinding& b, bool timed, CUstream stream) const {
@@ -281,7 +289,8 @@ std::vector<LaunchRecord> CudaExecutable::finish(Binding& b) const {
   for (size_t i = 0; i < h_.steps.size(); ++i) {
     const ir::KernelDesc& k = h_.kernels[h_.steps[i].kernel];
     LaunchRecord r{k.sym, "native_gpu", k.sha256, k.grid, -1, -1, implementations_[h_.steps[i].kernel]};
-    if (timed_ && k.grid > 0) {
+    r.graph = timing_ != Timing::each_kernel;
+    if (timing_ == Timing::each_kernel && k.grid > 0) {
       r.kernel_wall_ns = enqueue_ns_[i];
       float ms = 0;
       check(cu.cuEventElapsedTime(&ms, events_[2 * i], events_[2 * i + 1]), "cuEventElapsedTime");
@@ -289,15 +298,12 @@ std::vector<LaunchRecord> CudaExecutable::finish(Binding& b) const {
     }
     out.push_back(r);
   }
-  if (timed_) {
-    size_t first = h_.steps.size(), last = 0;
-    for (size_t i = 0; i < h_.steps.size(); ++i)
-      if (h_.kernels[h_.steps[i].kernel].grid > 0) first = std::min(first, i), last = i;
-    if (first < h_.steps.size()) {
-      float ms = 0;
-      check(cu.cuEventElapsedTime(&ms, events_[2 * first], events_[2 * last + 1]), "cuEventElapsedTime");
-      out.front().device_span_ns = ms * 1e6;
-    }
+  if (timing_ == Timing::whole_run && !out.empty()) {
+    const size_t span = 2 * h_.steps.size();
+    float ms = 0;
+    check(cu.cuEventElapsedTime(&ms, events_[span], events_[span + 1]), "cuEventElapsedTime");
+    out.front().device_span_ns = ms * 1e6;
+    out.front().kernel_wall_ns = enqueue_ns_[0];
   }
   const DeviceBinding& db = own<DeviceBinding>(b);
   h_.check_guards([&](size_t g) { return static_cast<float>(db.slots[h_.guard_slots[g]].download(stream_).get(0)); });
@@ -416,7 +422,7 @@ std::vector<DeviceTensor> CudaExecutable::run_device(const std::vector<DeviceTen
 
 RunResult CudaExecutable::run_on(const std::vector<Tensor>& inputs, ThreadPool*, bool keep_values) const {
   std::unique_ptr<Binding> b = bind(inputs);
-  launch(*b, true);
+  launch(*b, Timing::each_kernel);
   RunResult r;
   r.launches = finish(*b);
   r.outputs = outputs(*b);

@@ -56,12 +56,13 @@ class CudaExecutable final : public Executable {
 
   // bind(): uploads the inputs once and makes the run's device buffers, kernel
   // argument arrays and a CUDA graph of its launches (one cuGraphLaunch per
-  // untimed launch, whatever the kernel count). launch() enqueues every kernel
-  // and returns at once; with `timed`, kernels are launched one by one, events
-  // bracketing each. finish() waits for the stream and, after a timed launch,
-  // reads each kernel's device time. outputs() downloads the results.
+  // launch not clocked per kernel, whatever the kernel count). launch()
+  // enqueues every kernel and returns at once; clocked each_kernel, kernels
+  // are launched one by one, events bracketing each; clocked whole_run, events
+  // bracket the graph. finish() waits for the stream and reads the events.
+  // outputs() downloads the results.
   std::unique_ptr<Binding> bind(const std::vector<Tensor>& inputs) const override;
-  void launch(Binding& b, bool timed) const override;
+  void launch(Binding& b, Timing timing) const override;
   std::vector<LaunchRecord> finish(Binding& b) const override;
   std::vector<Tensor> outputs(const Binding& b) const override;
 
@@ -99,9 +100,9 @@ class CudaExecutable final : public Executable {
   std::vector<std::shared_ptr<CublasLtMatmul>> libraries_;  // per kernel; null for synthesized ones
   std::vector<std::string> implementations_;
   CUstream stream_ = nullptr;
-  std::vector<CUevent> events_;  // two per step
-  mutable bool timed_ = false;
-  mutable std::vector<double> enqueue_ns_;  // per step, of the last timed launch
+  std::vector<CUevent> events_;  // two per step, then two around a whole run
+  mutable Timing timing_ = Timing::none;
+  mutable std::vector<double> enqueue_ns_;  // per step (each_kernel) or in [0] (whole_run), of the last clocked launch
   std::vector<LaunchRecord> device_launches_;
   std::unique_ptr<DeviceRuns> device_;  // run_device's state, behind its mutex
 };
