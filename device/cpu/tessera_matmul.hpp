@@ -217,4 +217,27 @@ inline void store2d(S* p, int64_t rows, int64_t cols, const tile<T, R * C>& t) {
   }
 }
 
+// Every row of an [R, C] slab becomes the combine of its R rows, in row order.
+#define TSR_FOLD_ROWS(NAME)                                                      \
+  template <int R, int C, class T>                                               \
+  inline tile<T, R * C> fold_rows_##NAME(const tile<T, R * C>& t) {              \
+    constexpr int PR = tile<T, C>::P;                                            \
+    tile<T, C> acc;                                                              \
+    for (int q = 0; q < PR; ++q) acc.v[q] = t.v[q];                              \
+    for (int r = 1; r < R; ++r) {                                                \
+      tile<T, C> row;                                                            \
+      for (int q = 0; q < PR; ++q) row.v[q] = t.v[r * PR + q];                   \
+      acc = combine_##NAME(acc, row);                                            \
+    }                                                                            \
+    tile<T, R * C> out;                                                          \
+    for (int r = 0; r < R; ++r)                                                  \
+      for (int q = 0; q < PR; ++q) out.v[r * PR + q] = acc.v[q];                 \
+    return out;                                                                  \
+  }
+TSR_FOLD_ROWS(sum)
+TSR_FOLD_ROWS(prod)
+TSR_FOLD_ROWS(max)
+TSR_FOLD_ROWS(min)
+#undef TSR_FOLD_ROWS
+
 }  // namespace tsr

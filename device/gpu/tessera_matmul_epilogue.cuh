@@ -1,5 +1,6 @@
 // Tessera GPU matmul epilogue helpers, embedded (after the block libraries)
-// into every CUDA kernel that contains tile.matmul. The epilogue reads the
+// into every CUDA kernel that contains tile.matmul, and the slab helpers alone
+// into kernels that move or fold slabs. The epilogue reads the
 // block back from shared memory as slabs: [R, C] row-major tiles in the tile
 // library's layout (thread t's TSR_VEC contiguous lanes of each part lie in one
 // row, since C is a multiple of TSR_VEC), and moves them to and from memory.
@@ -77,5 +78,31 @@ __device__ __forceinline__ void store2d(S* p, i64 rows, i64 cols, const tile<T, 
     }
   }
 }
+
+// fold_rows_*: every row of an [R, C] slab becomes the combine of its R rows
+// in row order, for each column (a slab's rows are spread over the threads,
+// so through shared memory; one slab at a time in a block). Deterministic.
+#define TSR_FOLD_ROWS(NAME)                                                                  \
+  template <int R, int C, class T> __device__ __forceinline__ tile<T, R * C> fold_rows_##NAME(tile<T, R * C> t) { \
+    static_assert(TSR_CLUSTER == 1, "fold_rows works within one block");                      \
+    __shared__ T slab[R * C];                                                                  \
+    __syncthreads(); /* an earlier fold's readers are done */                                  \
+    _Pragma("unroll") for (int c = 0; c < tile<T, R * C>::P; ++c)                              \
+      _Pragma("unroll") for (int v = 0; v < TSR_VEC; ++v) slab[lane0<R * C>(c) + v] = t.v[c * TSR_VEC + v]; \
+    __syncthreads();                                                                           \
+    _Pragma("unroll") for (int c = 0; c < tile<T, R * C>::P; ++c)                              \
+      _Pragma("unroll") for (int v = 0; v < TSR_VEC; ++v) {                                    \
+        const int col = int((lane0<R * C>(c) + v) % C);                                        \
+        T x = slab[col];                                                                       \
+        for (int r = 1; r < R; ++r) x = combine_##NAME(x, slab[r * C + col]);                  \
+        t.v[c * TSR_VEC + v] = x;                                                              \
+      }                                                                                        \
+    return t;                                                                                  \
+  }
+TSR_FOLD_ROWS(sum)
+TSR_FOLD_ROWS(prod)
+TSR_FOLD_ROWS(max)
+TSR_FOLD_ROWS(min)
+#undef TSR_FOLD_ROWS
 
 }  // namespace tsr

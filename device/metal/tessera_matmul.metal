@@ -82,4 +82,28 @@ inline void store2d(ctx k, device S* p, i64 rows, i64 cols, tile<T, R * C> t) {
     }
 }
 
+// Every row of an [R, C] slab becomes the combine of its R rows, in row order,
+// for each column, through threadgroup memory (`slab`: the kernel's f32
+// array of at least R*C floats; float lanes only).
+#define TSR_FOLD_ROWS(NAME)                                                                  \
+  template <int R, int C, class T, class TG> inline tile<T, R * C> fold_rows_##NAME(ctx k, tile<T, R * C> t, TG slab) { \
+    threadgroup_barrier(mem_flags::mem_threadgroup); /* an earlier fold's readers are done */ \
+    for (int c = 0; c < tile<T, R * C>::P; ++c)                                                \
+      for (int v = 0; v < TSR_VEC; ++v) slab[lane0<R * C>(k, c) + v] = t.v[c * TSR_VEC + v];  \
+    threadgroup_barrier(mem_flags::mem_threadgroup);                                           \
+    for (int c = 0; c < tile<T, R * C>::P; ++c)                                                \
+      for (int v = 0; v < TSR_VEC; ++v) {                                                      \
+        const int col = int((lane0<R * C>(k, c) + v) % C);                                     \
+        T x = slab[col];                                                                       \
+        for (int r = 1; r < R; ++r) x = combine_##NAME(x, T(slab[r * C + col]));               \
+        t.v[c * TSR_VEC + v] = x;                                                              \
+      }                                                                                        \
+    return t;                                                                                  \
+  }
+TSR_FOLD_ROWS(sum)
+TSR_FOLD_ROWS(prod)
+TSR_FOLD_ROWS(max)
+TSR_FOLD_ROWS(min)
+#undef TSR_FOLD_ROWS
+
 }  // namespace tsr

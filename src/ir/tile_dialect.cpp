@@ -91,6 +91,10 @@ Value* TileBuilder::reduce_lanes(const std::string& kind, Value* t) {
   return create1("tile.reduce_lanes", {t}, Type::scalar(t->type.dtype), {{"kind", Attr(kind)}});
 }
 
+Value* TileBuilder::fold_rows(const std::string& kind, Value* t) {
+  return create1("tile.fold_rows", {t}, t->type, {{"kind", Attr(kind)}});
+}
+
 Value* TileBuilder::reduce_block_lanes(const std::string& kind, Value* t) {
   return create1("tile.reduce_lanes", {t}, Type::scalar(t->type.dtype),
                  {{"kind", Attr(kind)}, {"scope", Attr("block")}});

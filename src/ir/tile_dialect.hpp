@@ -53,6 +53,8 @@ class TileBuilder {
   Value* combine(const std::string& kind, Value* a, Value* b);
   Value* reduce_lanes(const std::string& kind, Value* t);
   Value* reduce_block_lanes(const std::string& kind, Value* t);  // scope = "block"
+  // Every row of an [R, C] tile becomes the combine of all its rows, in row order.
+  Value* fold_rows(const std::string& kind, Value* t);
   std::pair<Value*, Value*> softmax_stats(Value* block_max, Value* block_sum);
   Value* divf(Value* a, Value* b);
   // fn of map_result() on tiles or scalars

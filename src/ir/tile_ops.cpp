@@ -77,6 +77,13 @@ void check_reduce_lanes(const Op& op) {
     bad(op, "'scope' is \"block\" or \"program\" (reduce_lanes only)");
 }
 
+void check_fold_rows(const Op& op) {
+  check_kind(op);
+  const Type& t = op.operands[0]->type;
+  if (t.shape.size() != 2) bad(op, "works on 2-D tiles [rows, cols]");
+  if (!(op.result()->type == t)) bad(op, "yields its operand's type");
+}
+
 void check_softmax_stats(const Op& op) {
   const Type& t = op.operands[0]->type;
   if (!(op.operands[1]->type == t) || !(op.results[0]->type == t) || !(op.results[1]->type == t))
@@ -333,6 +340,15 @@ const std::vector<TileOpSpec>& table() {
        "elementwise combine of two values of one type; kind: sum, prod, max, min (max/min propagate NaN whatever "
        "the target's native max does)",
        check_combine},
+      {"tile.fold_rows",
+       "T",
+       "T",
+       "(tile)",
+       {{"kind", K::String, kRequired}},
+       0,
+       "an [R, C] tile whose every row is the combine of its rows: lane (r, c) = lane (0, c) combined with lanes "
+       "(1, c), ..., (R-1, c) in that order (a GPU program goes through its shared memory)",
+       check_fold_rows},
       {"tile.reduce_lanes",
        "T",
        "S",

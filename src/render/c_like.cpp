@@ -99,7 +99,8 @@ bool CLikeRenderer::is_written(const Op& kernel, const Value* ptr) const {
 
 std::string CLikeRenderer::render_kernel(const Op& kernel) {
   names_.clear();
-  const bool slabs = contains(kernel, "tile.load2d") || contains(kernel, "tile.store2d");
+  const bool slabs = contains(kernel, "tile.load2d") || contains(kernel, "tile.store2d") ||
+                     contains(kernel, "tile.fold_rows");
   out_ = prelude() +
          (contains(kernel, "tile.matmul") ? matmul_library(kernel)
           : slabs                         ? slab_library(kernel)
@@ -207,6 +208,12 @@ struct CLikeRenderer::OpEmitter {
     const bool block = op.attr("scope") && tile_string(op, "scope") == "block";
     if (block) require_persistent_programs("block-scope lane reductions (cluster programs)");
     def(r.lane_call(std::string(block ? "reduce_block_lanes_" : "reduce_lanes_") + tile_string(op, "kind"), arg(0)));
+  }
+  void fold_rows() {
+    const Type& t = op.result(0)->type;
+    def(r.lane_call("fold_rows_" + tile_string(op, "kind") + "<" + std::to_string(t.shape[0]) + ", " +
+                        std::to_string(t.shape[1]) + ">",
+                    arg(0)));
   }
   void softmax_stats() {
     require_persistent_programs("cluster programs ('" + op.name + "')");
@@ -399,6 +406,7 @@ const std::unordered_map<std::string_view, CLikeRenderer::OpEmitter::Fn>& CLikeR
       {"tile.transpose", &OpEmitter::transpose},
       {"tile.combine", &OpEmitter::combine},
       {"tile.reduce_lanes", &OpEmitter::reduce_lanes},
+      {"tile.fold_rows", &OpEmitter::fold_rows},
       {"tile.softmax_stats", &OpEmitter::softmax_stats},
       {"tile.divf", &OpEmitter::divf},
       {"tile.map", &OpEmitter::map},

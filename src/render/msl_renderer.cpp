@@ -1,5 +1,6 @@
 #include "render/msl_renderer.hpp"
 
+#include <algorithm>
 #include <functional>
 
 #include "ir/kernel_abi.hpp"
@@ -65,6 +66,16 @@ class MslRenderer : public CLikeRenderer {
     s += ",\n    uint tsr_tid [[thread_position_in_threadgroup]], uint tsr_group [[threadgroup_position_in_grid]],\n"
          "    uint tsr_simd_lane [[thread_index_in_simdgroup]], uint tsr_simd [[simdgroup_index_in_threadgroup]]) {\n"
          "  threadgroup float tsr_scratch[TSR_THREADS / TSR_SIMD];  // one result per simdgroup\n";
+    // A slab fold's shared rows (fold_rows), the largest slab folded.
+    int64_t slab = 0;
+    std::function<void(const Region&)> walk = [&](const Region& r) {
+      for (auto& op : r.ops) {
+        if (op->name == "tile.fold_rows") slab = std::max(slab, op->result()->type.numel());
+        for (auto& inner : op->regions) walk(*inner);
+      }
+    };
+    walk(*k.regions[0]);
+    if (slab) s += "  threadgroup float tsr_slab[" + std::to_string(slab) + "];\n";
     // The scratch is threadgroup memory, which MSL declares at kernel scope:
     // the array itself carries the alloca's name.
     if (const Op* a = scratch_of(k))
@@ -85,8 +96,8 @@ class MslRenderer : public CLikeRenderer {
   std::string scratch_bytes(const std::string& v) const override { return v; }  // the matmul block takes the array
   std::string i64_suffix() const override { return "L"; }
   std::string lane_call(const std::string& fn, const std::string& args) const override {
-    const bool reduce = fn.rfind("reduce_lanes_", 0) == 0;
-    return "tsr::" + fn + "(tsr_ctx, " + args + (reduce ? ", tsr_scratch" : "") + ")";
+    const bool reduce = fn.rfind("reduce_lanes_", 0) == 0, fold = fn.rfind("fold_rows_", 0) == 0;
+    return "tsr::" + fn + "(tsr_ctx, " + args + (reduce ? ", tsr_scratch" : fold ? ", tsr_slab" : "") + ")";
   }
 
   int64_t threads_, vec_;
@@ -111,7 +122,7 @@ void check_expressible(const Op& kernel) {
           fail("E501", "kernel @" + kernel.sym + ": MSL has no 64-bit float (f64 values in " + op->name + ")", op->loc);
       // The cross-simdgroup step of a lane reduction goes through an f32
       // threadgroup array, which would round an integer.
-      if (op->name == "tile.reduce_lanes" && !is_float(op->operands[0]->type.dtype))
+      if ((op->name == "tile.reduce_lanes" || op->name == "tile.fold_rows") && !is_float(op->operands[0]->type.dtype))
         fail("E502", "kernel @" + kernel.sym + ": the Metal lane reduces float lanes only (an integer reduction)",
              op->loc);
       if (op->name == "tile.map" && tile_string(*op, "fn") == "gelu")

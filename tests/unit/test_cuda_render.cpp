@@ -53,10 +53,17 @@ TEST(CudaRender, EveryStrategyCompilesWithNvrtc) {
     const char* kind;
   };
   const std::vector<Shape> shapes = {
-      {{4096, 1024}, {1}, DType::F32, "sum"},  {{64, 128}, {1}, DType::F32, "max"},
-      {{16384, 300}, {0}, DType::F32, "min"},  {{1 << 22}, {0}, DType::F64, "mean"},
-      {{3, 5, 7}, {0, 2}, DType::F16, "prod"}, {{1000, 70}, {1}, DType::BF16, "max"},
-      {{4, 0}, {1}, DType::F32, "sum"},        {{2, 300000}, {-1}, DType::BF16, "mean"},
+      {{4096, 1024}, {1}, DType::F32, "sum"},
+      {{64, 128}, {1}, DType::F32, "max"},
+      {{16384, 300}, {0}, DType::F32, "min"},
+      {{1 << 22}, {0}, DType::F64, "mean"},
+      {{3, 5, 7}, {0, 2}, DType::F16, "prod"},
+      {{1000, 70}, {1}, DType::BF16, "max"},
+      {{4, 0}, {1}, DType::F32, "sum"},
+      {{2, 300000}, {-1}, DType::BF16, "mean"},
+      // split column passes whose second pass takes row groups (fold_rows)
+      {{4096, 3000}, {0}, DType::F32, "sum"},
+      {{3, 777, 1001}, {1}, DType::BF16, "mean"},
   };
   int compiled = 0;
   for (const Shape& s : shapes) {

@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "../../device/cpu/tessera_tile.hpp"
+// (its slab helpers: load2d, store2d, fold_rows)
+#include "../../device/cpu/tessera_matmul.hpp"
 #include "ir/target_dialect.hpp"
 #include "runtime/cpu_module_cache.hpp"
 #include "runtime/cuda/cuda_module_cache.hpp"
@@ -574,6 +576,28 @@ TEST(DeviceMath, CpuConvertAndMask) {
       }
     }
   }
+}
+
+// fold_rows: every row of an [R, C] slab becomes the combine of its rows in
+// row order (the order a GPU's fold takes through shared memory), for each
+// column; max propagates a NaN.
+TEST(DeviceMath, CpuFoldRows) {
+  constexpr int R = 4, C = 16;
+  std::vector<float> x(R * C);
+  for (int i = 0; i < R * C; ++i) x[i] = std::ldexp(float(i % 7) - 3.1f, i % 5 * 9);  // order-sensitive sums
+  x[2 * C + 5] = NAN;
+  float sum[R * C], max[R * C];
+  tsr::store(sum, tsr::fold_rows_sum<R, C>(tsr::load<float, R * C>(x.data())));
+  tsr::store(max, tsr::fold_rows_max<R, C>(tsr::load<float, R * C>(x.data())));
+  for (int c = 0; c < C; ++c) {
+    float s = x[c], m = x[c];
+    for (int r = 1; r < R; ++r) s = s + x[r * C + c], m = tsr::combine_max(m, x[r * C + c]);
+    for (int r = 0; r < R; ++r) {
+      EXPECT_TRUE(sum[r * C + c] == s || (std::isnan(s) && std::isnan(sum[r * C + c]))) << "sum column " << c;
+      EXPECT_TRUE(max[r * C + c] == m || (std::isnan(m) && std::isnan(max[r * C + c]))) << "max column " << c;
+    }
+  }
+  EXPECT_TRUE(std::isnan(max[5]) && std::isnan(max[3 * C + 5]));
 }
 
 // Narrower tiles use the 256- and 128-bit libmvec variants; the kernel calls

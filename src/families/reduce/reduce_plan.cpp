@@ -105,6 +105,27 @@ void choose_cuda(Pass& p, const Assumptions& m) {
   }
 }
 
+// The pass over a split's chunks on a GPU: with one part per thread, a
+// program's columns are a tile wide, so a few thousand columns give a few
+// programs, each thread walking every chunk row in turn (its latency, not
+// the bytes, is the pass's time). Row groups spread those rows over groups
+// of the program's threads, as many groups as fill the device, keep each
+// group's row at least 8 threads of whole vectors wide (a 32-byte sector
+// each) and give each group a few rows. Sums only: their edge lanes load 0.
+void choose_row_groups(Pass& p, const Assumptions& m) {
+  if (!m.gpu || p.strategy != Strategy::Columns || p.combine != Combine::Sum || p.programs >= m.min_programs) return;
+  const auto pow2_floor = [](int64_t v) {
+    return static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(std::max<int64_t>(v, 1))));
+  };
+  const int64_t groups = std::min(
+      {pow2_floor(p.threads / 8), pow2_floor(p.chunk_len() / 4), pow2_floor(m.min_programs / p.programs)});
+  if (groups < 2) return;
+  p.row_groups = groups;
+  p.columns_per_program = p.tile_lanes() / groups;
+  p.row_unroll = std::clamp<int64_t>((p.chunk_len() + groups - 1) / groups, 1, m.row_unroll);
+  p.programs = p.outer * p.chunks * ((p.inner + p.columns_per_program - 1) / p.columns_per_program);
+}
+
 void choose_strategy(Pass& p, const Assumptions& m) {
   if (m.gpu) choose_cuda(p, m);
   else choose_cpu(p, m);
@@ -186,6 +207,7 @@ std::vector<Pass> plan_passes(const ir::Type& input, const ir::ReduceSpec& spec,
       p.mean_count = count;
     }
     choose_strategy(p, m);
+    if (!first) choose_row_groups(p, m);  // a later pass reads partials: never a fused prologue
   }
   return split;
 }

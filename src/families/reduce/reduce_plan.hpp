@@ -4,7 +4,9 @@
 //     whose axes are contiguous is one pass; others become a chain of passes
 //     (innermost first) through accumulation-dtype intermediates;
 //   - a pass with too little parallel work for its size is split: partials
-//     over `chunks` pieces of the extent, then a second pass over the chunks.
+//     over `chunks` pieces of the extent, then a second pass over the chunks;
+//     on a GPU that second pass spreads its rows over groups of each
+//     program's threads when its columns alone give too few programs.
 // Every output element is produced by one program in a fixed order, so
 // results are bitwise deterministic whatever the thread count or timing.
 #pragma once
@@ -30,12 +32,16 @@ struct Pass {
   int64_t outer = 1, extent = 1, inner = 1, chunks = 1;
   DType in_dtype = DType::F32, out_dtype = DType::F32, accum = DType::F32;
   Strategy strategy = Strategy::Rows;
-  int64_t threads = 1;                             // threads per program (a CUDA block); 1 on the CPU
-  int64_t vector_width = 16, unroll = 4;           // tile = threads * vector_width * unroll lanes
-  int64_t rows_per_program = 1;                    // rows
-  int64_t rows_in_flight = 1;                      // rows: rows reduced in lockstep
-  int64_t columns_per_program = 0;                 // columns
-  int64_t row_unroll = 1;                          // columns: input rows combined per step
+  int64_t threads = 1;                    // threads per program (a CUDA block); 1 on the CPU
+  int64_t vector_width = 16, unroll = 4;  // tile = threads * vector_width * unroll lanes
+  int64_t rows_per_program = 1;           // rows
+  int64_t rows_in_flight = 1;             // rows: rows reduced in lockstep
+  int64_t columns_per_program = 0;        // columns
+  int64_t row_unroll = 1;                 // columns: input rows combined per step
+  // columns, registers: the tile is [row_groups, columns_per_program], each
+  // row of it a group of threads walking every row_groups-th input row (sums
+  // only: edge lanes load 0); the groups are folded in order at the end.
+  int64_t row_groups = 1;
   Accumulator accumulator = Accumulator::Scratch;  // columns
   int64_t programs = 1;
   NanMode nan_mode = NanMode::Ieee;

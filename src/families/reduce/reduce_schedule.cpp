@@ -35,6 +35,7 @@ const std::vector<Field<Pass>>& pass_fields() {
       field("columns_per_program", &Pass::columns_per_program, When::Always, columns),
       field("row_unroll", &Pass::row_unroll, When::Always, columns),
       field("accumulator", &Pass::accumulator, When::Always, columns),
+      field("row_groups", &Pass::row_groups, When::IfNotDefault, columns),
       field("programs", &Pass::programs),
       field("nan_mode", &Pass::nan_mode),
   };
@@ -164,12 +165,19 @@ Pass read_pass(const Op& op) {
       p.threads > 1024 || p.vector_width * p.unroll > 256)
     fail("E302", "threads, vector_width and unroll must be powers of two (threads <= 1024, 256 lanes a thread)",
          op.loc);
+  positive(p.row_groups, "row_groups");
+  if (p.row_groups > 1 &&
+      (p.accumulator != Accumulator::Registers || p.combine != Combine::Sum || !op.regions.empty() ||
+       p.tile_lanes() % p.row_groups || (p.tile_lanes() / p.row_groups) % p.vector_width))
+    fail("E302",
+         "row_groups needs a registers accumulator, a sum without a fused prologue, and tile rows of whole vectors",
+         op.loc);
   if (p.strategy == Strategy::Columns && p.accumulator == Accumulator::Registers &&
-      p.columns_per_program != p.tile_lanes())
-    fail("E302", "a registers accumulator holds exactly one tile of columns", op.loc);
+      p.columns_per_program * p.row_groups != p.tile_lanes())
+    fail("E302", "a registers accumulator holds exactly one tile of columns (a row of it with row_groups)", op.loc);
   if (p.strategy == Strategy::Rows && p.threads > 1 && p.rows_in_flight != 1)
     fail("E302", "rows_in_flight must be 1 when a program has several threads", op.loc);
-  if (p.strategy == Strategy::Columns && p.columns_per_program % p.tile_lanes())
+  if (p.strategy == Strategy::Columns && p.row_groups == 1 && p.columns_per_program % p.tile_lanes())
     fail("E302", "columns_per_program must be a multiple of vector_width * unroll", op.loc);
   const int64_t input_numel = op.regions.empty() ? op.operands[0]->type.numel()
                                                  : op.regions[0]->ops.back()->operands[0]->type.numel();
