@@ -231,15 +231,19 @@ json run_bench(const BenchOptions& o) {
     if (!o.only.empty() && name != o.only) continue;
     CaseProgram prog = case_program(c, root);
     // Matmul cases name the candidate that implements their matmuls (forced,
-    // as `--candidate` does; the arbiter does not measure here).
+    // as `--candidate` does; the arbiter does not measure here), or
+    // "default": what a run without --candidate gets, the planner's choice per
+    // region (which may make a matrix-vector product a reduction).
     const bool matmul = has_op(*prog.graph, "tessera.matmul");
     const std::string candidate = c.value("candidate", "tessera");
     if (c.contains("candidate") && !matmul)
       fail("E850", "case " + name + ": 'candidate' applies to matmul programs only");
-    if (candidate != "openblas" && candidate != "cublaslt" && !families::matmul::is_synthesized(candidate))
-      fail("E850",
-           "case " + name + ": unknown candidate '" + candidate + "' (" + families::matmul::candidate_names() + ")");
-    const passes::Candidates chosen = matmul ? passes::Candidates{{"*", candidate}} : passes::Candidates{};
+    if (candidate != "default" && candidate != "openblas" && candidate != "cublaslt" &&
+        !families::matmul::is_synthesized(candidate))
+      fail("E850", "case " + name + ": unknown candidate '" + candidate + "' (default, " +
+                       families::matmul::candidate_names() + ")");
+    const passes::Candidates chosen = matmul && candidate != "default" ? passes::Candidates{{"*", candidate}}
+                                                                       : passes::Candidates{};
     auto schedule = passes::lower(*prog.graph, ir::Layer::Schedule, machine, chosen);
     auto target_ir = passes::lower(*schedule, ir::Layer::Target, machine, chosen);
     const ir::Op* f = prog.graph->funcs()[0];

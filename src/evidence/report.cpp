@@ -269,7 +269,9 @@ std::string ratios_cell(const json& packet, const json& c) {
   const double ns = primary_median_ns(c);
   for (const json& peer : packet["cases"]) {
     const std::string cand = peer.value("candidate", "tessera");
-    if (cand == own || cand.rfind("tessera", 0) == 0 || peer.value("program", "") != c.value("program", "")) continue;
+    if (cand == own || cand == "default" || cand.rfind("tessera", 0) == 0 ||
+        peer.value("program", "") != c.value("program", ""))
+      continue;
     if (ns > 0) parts.push_back(fmt::format("{} {:.2f}x", cand, primary_median_ns(peer) / ns));
   }
   if (parts.empty()) return "-";
