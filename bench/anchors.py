@@ -957,11 +957,14 @@ def main():
     ap.add_argument("--target", choices=["cpu", "cuda"], required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--only", help="anchor one case (as `tessera bench --only`)")
     args = ap.parse_args()
     with open(args.spec) as f:
         spec = json.load(f)
     rows, tools = {}, {}
     for case in spec["cases"]:
+        if args.only and case.get("name") != args.only:
+            continue
         try:
             r = case_rows(case, args.target, args.reps)
         except Exception as e:  # noqa: BLE001 - e.g. out of memory setting up the inputs

@@ -4,6 +4,7 @@
 # in the same call.
 # The tree there has no git, so the commit and its source fingerprint
 # (`tessera evidence fingerprint` on the clean checkout) are passed in.
+# TESSERA_PER_CASE=1: one packet per case in OUT/FAMILY/ (long cases).
 #   scripts/record_cuda_evidence.sh BUILD OUT COMMIT FINGERPRINT
 set -euo pipefail
 build=$1 out=$2 commit=$3 fingerprint=$4
@@ -12,9 +13,22 @@ start=$(date +%s)
 echo "== commit $commit fingerprint $fingerprint"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
 for family in ${TESSERA_PACKETS:-reduce matmul rowops attention}; do
+  spec="bench/${family}_cuda.json"
+  if [[ -n ${TESSERA_PER_CASE:-} ]]; then
+    # One packet per case, each with its anchors timed just before it: a call
+    # that runs out of time keeps every case it finished.
+    for c in $(python3 -c "import json,sys; print(' '.join(c['name'] for c in json.load(open(sys.argv[1]))['cases']))" "$spec"); do
+      echo "== $family/$c: anchors and sealed packet [t+$(($(date +%s) - start))s]"
+      mkdir -p "$out/$family"
+      python3 bench/anchors.py "$spec" --only "$c" --target cuda --out "$out/$family/$c.anchors.json"
+      "$build/tessera" bench "$spec" --only "$c" --target cuda --anchors "$out/$family/$c.anchors.json" \
+        --out "$out/$family/$c.packet.json" --commit "$commit" --fingerprint "$fingerprint"
+    done
+    continue
+  fi
   echo "== $family: anchors and sealed packet [t+$(($(date +%s) - start))s]"
-  python3 bench/anchors.py "bench/${family}_cuda.json" --target cuda --out "$out/$family.anchors.json"
-  "$build/tessera" bench "bench/${family}_cuda.json" --target cuda --anchors "$out/$family.anchors.json" \
+  python3 bench/anchors.py "$spec" --target cuda --out "$out/$family.anchors.json"
+  "$build/tessera" bench "$spec" --target cuda --anchors "$out/$family.anchors.json" \
     --out "$out/$family.packet.json" --commit "$commit" --fingerprint "$fingerprint"
 done
 echo "== done [t+$(($(date +%s) - start))s]"
