@@ -283,7 +283,8 @@ json run_bench(const BenchOptions& o) {
     outputs = first.outputs;
     placement = first.launches.empty() ? "none" : first.launches[0].placement;
     const bool several_kernels = first.launches.size() > 1;
-    // Inputs bound once (resident on a device); each sample one timed launch.
+    // Inputs bound once (resident on a device); each sample one clocked launch (two for several kernels on a
+    // device: below).
     std::unique_ptr<runtime::Binding> binding = exe->bind(inputs);
     sampled = sample(
         [&] {

@@ -51,6 +51,7 @@ TEST(CudaRender, EveryStrategyCompilesWithNvrtc) {
     std::vector<int64_t> axes;
     DType dt;
     const char* kind;
+    bool row_groups = false;  // a split column pass whose second pass folds row groups (tile.fold_rows)
   };
   const std::vector<Shape> shapes = {
       {{4096, 1024}, {1}, DType::F32, "sum"},
@@ -61,23 +62,26 @@ TEST(CudaRender, EveryStrategyCompilesWithNvrtc) {
       {{1000, 70}, {1}, DType::BF16, "max"},
       {{4, 0}, {1}, DType::F32, "sum"},
       {{2, 300000}, {-1}, DType::BF16, "mean"},
-      // split column passes whose second pass takes row groups (fold_rows)
-      {{4096, 3000}, {0}, DType::F32, "sum"},
-      {{3, 777, 1001}, {1}, DType::BF16, "mean"},
+      {{4096, 3000}, {0}, DType::F32, "sum", true},
+      {{4096, 3000}, {0}, DType::F64, "sum", true},
+      {{3, 777, 1001}, {1}, DType::BF16, "mean", true},
   };
   int compiled = 0;
   for (const Shape& s : shapes) {
     GraphBuilder g("nv");
     g.output(g.reduce(g.input("x", ir::Type::tensor(s.dt, s.shape)), s.kind, s.axes, false));
     auto target = passes::lower(g.module(), ir::Layer::Target, "cuda");
+    int folding = 0;
     for (auto& op : target->ops) {
       if (op->name != "target.kernel") continue;
       ir::KernelDesc k = ir::read_kernel_desc(*op);
       EXPECT_EQ(k.abi, "tessera.cuda.v1(buffer pointers in order; grid.x = programs)");
       std::string cubin = runtime::cuda::nvrtc_compile(k.source, k.sym, "sm_90a");
       EXPECT_GT(cubin.size(), 1000u) << k.sym;
+      folding += k.source.find("tsr::fold_rows_sum<") != std::string::npos;
       ++compiled;
     }
+    EXPECT_EQ(folding, s.row_groups ? 1 : 0) << s.kind << " " << dtype_name(s.dt);
   }
   EXPECT_GE(compiled, 10);
 }

@@ -63,6 +63,7 @@ TEST_P(HipCompile, ReductionStrategies) {
       {{4096, 1024}, {1}, DType::F32, "sum"},  {{64, 128}, {1}, DType::F32, "max"},
       {{16384, 300}, {0}, DType::F32, "min"},  {{1 << 22}, {0}, DType::F64, "mean"},
       {{3, 5, 7}, {0, 2}, DType::F16, "prod"}, {{2, 300000}, {-1}, DType::BF16, "mean"},
+      {{4096, 3000}, {0}, DType::F32, "sum"},  // a split column sum: its second pass folds row groups
   };
   int n = 0;
   for (const Shape& s : shapes) {

@@ -301,6 +301,34 @@ func @p(%x: tensor<2x262144xf32>) -> tensor<2x262144xf32> {
     }
 }
 
+// The pass over a split column sum's chunks groups its rows on CUDA
+// (row_groups: a [G, C] tile folded through shared memory); a hand-edited
+// schedule that claims groups the kernel cannot keep is refused.
+TEST(ReduceSchedule, RowGroupClaimsAreValidated) {
+  const char* program = R"(
+func @p(%x: tensor<4096x3000xf32>) -> tensor<3000xf32> {
+  %y = tessera.reduce %x {axes = [0], kind = "sum"} : tensor<4096x3000xf32> -> tensor<3000xf32>
+  return %y : tensor<3000xf32>
+}
+)";
+  auto sched = passes::lower(*parse(program), Layer::Schedule, "cuda");
+  Op& op = *sched->ops[0]->regions[0]->ops[1];
+  ASSERT_EQ(op.name, "schedule.reduce");
+  ASSERT_TRUE(op.attr("row_groups"));
+  EXPECT_EQ(*op.attr("row_groups")->as_int(), 32);
+  EXPECT_FALSE(sched->ops[0]->regions[0]->ops[0]->attr("row_groups"));  // the first pass: one tile of columns
+  passes::lower(*sched, Layer::Tile, "cuda");                           // as planned: accepted
+  auto refused = [&](const char* key, std::optional<Attr> value, const std::string& why = "") {
+    expect_claim_refused(*sched, op, key, value, why);
+  };
+  refused("row_groups", Attr(int64_t{3}), "tile rows of whole vectors");  // does not divide the tile
+  refused("row_groups", Attr(int64_t{0}), "must be positive");
+  refused("row_groups", std::nullopt, "one tile of columns");  // the columns are a row of the tile
+  refused("accumulator", Attr(std::string("scratch")), "registers accumulator");
+  refused("vector_width", Attr(int64_t{32}), "at most 16 KiB");  // a 32 KiB slab in shared memory
+  passes::lower(*sched, Layer::Target, "cuda");                  // restored: accepted again
+}
+
 }  // namespace
 }  // namespace tessera::ir
 

@@ -105,15 +105,17 @@ void choose_cuda(Pass& p, const Assumptions& m) {
   }
 }
 
-// The pass over a split's chunks on a GPU: with one part per thread, a
-// program's columns are a tile wide, so a few thousand columns give a few
-// programs, each thread walking every chunk row in turn (its latency, not
-// the bytes, is the pass's time). Row groups spread those rows over groups
+// A later pass on a GPU (over a split's chunks, or the next reduced axes):
+// with one part per thread, a program's columns are a tile wide, so a few
+// thousand columns give a few programs, each thread walking every row of its
+// span in turn (its latency, not the bytes, is the pass's time). Row groups spread those rows over groups
 // of the program's threads, as many groups as fill the device, keep each
 // group's row at least 8 threads of whole vectors wide (a 32-byte sector
 // each) and give each group a few rows. Sums only: their edge lanes load 0.
 void choose_row_groups(Pass& p, const Assumptions& m) {
-  if (!m.gpu || p.strategy != Strategy::Columns || p.combine != Combine::Sum || p.programs >= m.min_programs) return;
+  if (!m.gpu || p.strategy != Strategy::Columns || p.combine != Combine::Sum || p.programs <= 0 ||
+      p.programs >= m.min_programs)
+    return;  // (no programs: an empty output)
   const auto pow2_floor = [](int64_t v) {
     return static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(std::max<int64_t>(v, 1))));
   };

@@ -5,8 +5,9 @@
 //     (innermost first) through accumulation-dtype intermediates;
 //   - a pass with too little parallel work for its size is split: partials
 //     over `chunks` pieces of the extent, then a second pass over the chunks;
-//     on a GPU that second pass spreads its rows over groups of each
-//     program's threads when its columns alone give too few programs.
+//   - on a GPU a later pass (over the chunks, or the next reduced axes) that
+//     sums columns spreads its rows over groups of each program's threads
+//     when its columns alone give too few programs.
 // Every output element is produced by one program in a fixed order, so
 // results are bitwise deterministic whatever the thread count or timing.
 #pragma once

@@ -166,11 +166,15 @@ Pass read_pass(const Op& op) {
     fail("E302", "threads, vector_width and unroll must be powers of two (threads <= 1024, 256 lanes a thread)",
          op.loc);
   positive(p.row_groups, "row_groups");
+  // The folded slab goes through shared memory whole: at most 16 KiB (the
+  // planner's are at most 8 KiB), within every GPU's static shared memory.
   if (p.row_groups > 1 &&
-      (p.accumulator != Accumulator::Registers || p.combine != Combine::Sum || !op.regions.empty() ||
-       p.tile_lanes() % p.row_groups || (p.tile_lanes() / p.row_groups) % p.vector_width))
+      (!device.gpu() || p.accumulator != Accumulator::Registers || p.combine != Combine::Sum || !op.regions.empty() ||
+       p.tile_lanes() % p.row_groups || (p.tile_lanes() / p.row_groups) % p.vector_width ||
+       p.tile_lanes() * static_cast<int64_t>(dtype_size(p.accum)) > 16384))
     fail("E302",
-         "row_groups needs a registers accumulator, a sum without a fused prologue, and tile rows of whole vectors",
+         "row_groups needs a GPU, a registers accumulator, a sum without a fused prologue, tile rows of whole "
+         "vectors and a tile of at most 16 KiB",
          op.loc);
   if (p.strategy == Strategy::Columns && p.accumulator == Accumulator::Registers &&
       p.columns_per_program * p.row_groups != p.tile_lanes())
