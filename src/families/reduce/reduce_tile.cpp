@@ -140,38 +140,6 @@ struct Kernel {
   // streams in flight). The accumulator is a scratch row (CPU: L1-resident,
   // wider than a tile) or a single register tile (GPU: a tile spread over the
   // block's threads).
-  // Row groups: the tile is [G, C] (C = columns_per_program), row g of it
-  // the group of threads that reads rows k + g, k + G + g, ... of the span;
-  // each step loads row_unroll such slabs (rows past the span and columns
-  // past the output load 0, a sum's identity), and at the end the groups'
-  // partial sums are folded in group order into row 0, which is stored.
-  void grouped_columns() {
-    const int64_t G = p.row_groups, cpp = p.columns_per_program;
-    const int64_t blocks = (p.inner + cpp - 1) / cpp;
-    const Type slab_t = Type::tile(p.accum, {G, cpp});
-    Value* pid = tb.program_id();
-    Value* row = tb.div(pid, tb.index(blocks));
-    Value* col0 = tb.mul(tb.rem(pid, tb.index(blocks)), tb.index(cpp));
-    Value* ncols = tb.min(tb.index(cpp), tb.sub(tb.index(p.inner), col0));
-    Value* inner = tb.index(p.inner);
-    Span s = span(row);
-    const bool aligned = p.inner % p.vector_width == 0;  // every row and col0 start on a vector
-    Value* step = tb.index(G * p.row_unroll);
-    Value* acc = tb.for_loop(
-        s.k0, s.k1, step, {tb.full(identity, slab_t)},
-        [&](Value* k, const std::vector<Value*>& c) -> std::vector<Value*> {
-          std::vector<Value*> slabs;
-          for (int64_t u = 0; u < p.row_unroll; ++u) {
-            Value* k_u = tb.add(k, tb.index(u * G));
-            Value* base = tb.add(tb.mul(tb.add(tb.mul(s.o, tb.index(p.extent)), k_u), inner), col0);
-            slabs.push_back(tb.load2d(in, base, tb.sub(s.k1, k_u), ncols, p.inner, 1, aligned, slab_t));
-          }
-          return {fold(c[0], slabs)};
-        })[0];
-    Value* total = finalize(tb.fold_rows(enum_name(p.combine), acc));
-    tb.store2d(out, tb.add(tb.mul(row, inner), col0), tb.index(1), ncols, total, p.inner, aligned);
-  }
-
   void columns() {
     if (p.row_groups > 1) return grouped_columns();
     const int64_t cpp = p.columns_per_program;
@@ -243,6 +211,38 @@ struct Kernel {
       tb.store_masked(out, tb.add(out_base, j), tb.sub(ncols, j), finalize(tb.load(acc, j, lanes_t)));
       return {};
     });
+  }
+
+  // Row groups: the tile is [G, C] (C = columns_per_program), row g of it
+  // the group of threads that reads rows k + g, k + G + g, ... of the span;
+  // each step loads row_unroll such slabs (rows past the span and columns
+  // past the output load 0, a sum's identity), and at the end the groups'
+  // partial sums are folded in group order into row 0, which is stored.
+  void grouped_columns() {
+    const int64_t G = p.row_groups, cpp = p.columns_per_program;
+    const int64_t blocks = (p.inner + cpp - 1) / cpp;
+    const Type slab_t = Type::tile(p.accum, {G, cpp});
+    Value* pid = tb.program_id();
+    Value* row = tb.div(pid, tb.index(blocks));
+    Value* col0 = tb.mul(tb.rem(pid, tb.index(blocks)), tb.index(cpp));
+    Value* ncols = tb.min(tb.index(cpp), tb.sub(tb.index(p.inner), col0));
+    Value* inner = tb.index(p.inner);
+    Span s = span(row);
+    const bool aligned = p.inner % p.vector_width == 0;  // every row and col0 start on a vector
+    Value* step = tb.index(G * p.row_unroll);
+    Value* acc = tb.for_loop(
+        s.k0, s.k1, step, {tb.full(identity, slab_t)},
+        [&](Value* k, const std::vector<Value*>& c) -> std::vector<Value*> {
+          std::vector<Value*> slabs;
+          for (int64_t u = 0; u < p.row_unroll; ++u) {
+            Value* k_u = tb.add(k, tb.index(u * G));
+            Value* base = tb.add(tb.mul(tb.add(tb.mul(s.o, tb.index(p.extent)), k_u), inner), col0);
+            slabs.push_back(tb.load2d(in, base, tb.sub(s.k1, k_u), ncols, p.inner, 1, aligned, slab_t));
+          }
+          return {fold(c[0], slabs)};
+        })[0];
+    Value* total = finalize(tb.fold_rows(enum_name(p.combine), acc));
+    tb.store2d(out, tb.add(tb.mul(row, inner), col0), tb.index(1), ncols, total, p.inner, aligned);
   }
 };
 
