@@ -25,7 +25,7 @@ def kernels_now(tessera, program, target, candidate, device):
         args = [tessera, "compile", f.name, "--target", target, "--emit", "target"]
         if device:  # the device the packet ran on, as its driver described it (schedules record it)
             args += ["--device", device]
-        if candidate:
+        if candidate and candidate != "default":  # "default": the planner chooses, as without --candidate
             args += ["--candidate", candidate]
         out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
     return sorted(re.findall(r'sha256 = "([0-9a-f]{64})"', out))
