@@ -4,7 +4,8 @@
 # in the same call.
 # The tree there has no git, so the commit and its source fingerprint
 # (`tessera evidence fingerprint` on the clean checkout) are passed in.
-# TESSERA_PER_CASE=1: one packet per case in OUT/FAMILY/ (long cases).
+# TESSERA_PER_CASE=1: one packet per case in OUT/FAMILY/ (long cases);
+# TESSERA_CASES="a b" then records those cases, in that order.
 #   scripts/record_cuda_evidence.sh BUILD OUT COMMIT FINGERPRINT
 set -euo pipefail
 build=$1 out=$2 commit=$3 fingerprint=$4
@@ -17,7 +18,7 @@ for family in ${TESSERA_PACKETS:-reduce matmul rowops attention}; do
   if [[ -n ${TESSERA_PER_CASE:-} ]]; then
     # One packet per case, each with its anchors timed just before it: a call
     # that runs out of time keeps every case it finished.
-    cases=$(python3 -c "import json,sys; print(' '.join(c['name'] for c in json.load(open(sys.argv[1]))['cases']))" "$spec")
+    cases=${TESSERA_CASES:-$(python3 -c "import json,sys; print(' '.join(c['name'] for c in json.load(open(sys.argv[1]))['cases']))" "$spec")}
     for c in $cases; do
       echo "== $family/$c: anchors and sealed packet [t+$(($(date +%s) - start))s]"
       mkdir -p "$out/$family"
