@@ -31,6 +31,13 @@ def kernels_now(tessera, program, target, candidate, device):
     return sorted(re.findall(r'sha256 = "([0-9a-f]{64})"', out))
 
 
+def candidate_of(case):
+    """The --candidate that lowers a case as it ran: a tuned case's per-region decisions."""
+    if case.get("candidate") == "tuned":
+        return ",".join(f"{d['region']}={d['candidate']}" for d in case["arbiter"])
+    return case.get("candidate")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -44,7 +51,7 @@ def main():
             continue
         cases = packet["cases"]
         bad = [c["name"] for c in cases
-               if kernels_now(f"{a.build}/tessera", c["program"], packet["target"], c.get("candidate"),
+               if kernels_now(f"{a.build}/tessera", c["program"], packet["target"], candidate_of(c),
                               packet.get("device_descriptor"))
                != sorted(k["sha256"] for k in c["kernels"])]
         differ += len(bad)

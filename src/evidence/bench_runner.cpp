@@ -6,8 +6,11 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
+#include "arbiter/arbiter.hpp"
 #include "arbiter/region_program.hpp"
 #include "arbiter/region_sample.hpp"
 #include "evidence/ceiling.hpp"
@@ -50,6 +53,38 @@ std::string read_file_or(const std::string& path, const char* code, const std::s
   auto text = read_regular_file(path, why);
   if (!text) fail(code, "cannot read " + what + " '" + path + "': " + why);
   return *text;
+}
+
+// A "tuned" case: the arbiter measures every matmul region's candidates now,
+// in a ledger of its own (a decision from another run is not this packet's
+// evidence), as a plain `tessera run` would; each decision goes in the packet.
+passes::Candidates arbiter_decisions(const ir::Module& graph, const targets::Lane& lane,
+                                     const machine::Descriptor& machine, json& rows) {
+  if (lane.arbiter_lane.empty())
+    fail("E850", "candidate 'tuned': the " + lane.name + " lane has no arbiter to measure matmul candidates");
+  arbiter::Runner runner = arbiter::runner(lane.arbiter_lane);
+  if (lane.arbiter_lane == lane.name) runner.machine = machine;
+  arbiter::Options o;
+  const fs::path ledger = fs::temp_directory_path() / fmt::format("tessera-bench-ledger-{}.json", ::getpid());
+  o.ledger_path = ledger.string();
+  std::vector<arbiter::Decision> decisions = arbiter::arbitrate(graph, runner, o);
+  std::error_code ec;
+  fs::remove(ledger, ec);
+  for (const arbiter::Decision& d : decisions) {
+    json measured = json::array();
+    for (const arbiter::Row& r : d.rows)
+      measured.push_back({{"candidate", r.candidate},
+                          {"status", r.status},
+                          {"median_ns", r.median_ns},
+                          {"worst_ratio", r.worst_ratio},
+                          {"detail", r.detail}});
+    rows.push_back({{"region", d.region},
+                    {"signature", d.signature},
+                    {"candidate", d.candidate},
+                    {"why", d.why},
+                    {"rows", measured}});
+  }
+  return arbiter::choices(decisions);
 }
 
 // A kernel of the measured program: its symbol, digest and what ran it
@@ -232,18 +267,22 @@ json run_bench(const BenchOptions& o) {
     CaseProgram prog = case_program(c, root);
     // Matmul cases name the candidate that implements their matmuls (forced,
     // as `--candidate` does; the arbiter does not measure here), or
-    // "default": what a run without --candidate gets, the planner's choice per
-    // region (which may make a matrix-vector product a reduction).
+    // "default": the planner's choice per region without measuring, what
+    // `tessera run --no-tune` gets (it may make a matrix-vector product a
+    // reduction), or "tuned": what a plain `tessera run` gets, the arbiter's
+    // pick per region, measured now (arbiter_decisions below).
     const bool matmul = has_op(*prog.graph, "tessera.matmul");
     const std::string candidate = c.value("candidate", "tessera");
     if (c.contains("candidate") && !matmul)
       fail("E850", "case " + name + ": 'candidate' applies to matmul programs only");
-    if (candidate != "default" && candidate != "openblas" && candidate != "cublaslt" &&
+    if (candidate != "default" && candidate != "tuned" && candidate != "openblas" && candidate != "cublaslt" &&
         !families::matmul::is_synthesized(candidate))
-      fail("E850", "case " + name + ": unknown candidate '" + candidate + "' (default, " +
+      fail("E850", "case " + name + ": unknown candidate '" + candidate + "' (default, tuned, " +
                        families::matmul::candidate_names() + ")");
-    const passes::Candidates chosen = matmul && candidate != "default" ? passes::Candidates{{"*", candidate}}
-                                                                       : passes::Candidates{};
+    json arbiter_rows = json::array();
+    passes::Candidates chosen;
+    if (matmul && candidate == "tuned") chosen = arbiter_decisions(*prog.graph, lane, machine, arbiter_rows);
+    else if (matmul && candidate != "default") chosen = {{"*", candidate}};
     auto schedule = passes::lower(*prog.graph, ir::Layer::Schedule, machine, chosen);
     auto target_ir = passes::lower(*schedule, ir::Layer::Target, machine, chosen);
     const ir::Op* f = prog.graph->funcs()[0];
@@ -271,6 +310,7 @@ json run_bench(const BenchOptions& o) {
     row["bytes_moved"] = bytes;
     const ProgramFlops work = program_flops(*prog.graph);
     if (matmul) row["candidate"] = candidate;
+    if (!arbiter_rows.empty()) row["arbiter"] = arbiter_rows;
     if (work.counted) row["flops"] = work.flops;
 
     std::vector<Tensor> outputs;

@@ -10,6 +10,7 @@
 #include <csignal>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include "cli_cache.hpp"
 #include "cli_device.hpp"
@@ -34,8 +35,15 @@ int compile_cmd(const std::string& file, const std::string& target, const std::s
                 const std::string& out, const std::string& candidate) {
   auto m = ir::parse_file(file);
   const machine::Descriptor machine = targets::describe_target(target, device);
+  // One candidate for every region, or region=candidate pairs (what a tuned
+  // run's decisions name: `mm#0=cublaslt,mm#1=tessera_tma`).
   passes::Candidates candidates;
-  if (!candidate.empty()) candidates["*"] = candidate;
+  std::stringstream list(candidate);
+  for (std::string item; std::getline(list, item, ',');) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) candidates["*"] = item;
+    else candidates[item.substr(0, eq)] = item.substr(eq + 1);
+  }
   std::string text;
   if (emit == "source") {
     auto t = passes::lower(*m, ir::Layer::Target, machine, candidates);
@@ -107,7 +115,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"graph", "schedule", "tile", "target", "source"}));
   compile->add_option("-o,--output", out, "write to a file instead of stdout");
   compile->add_option("--candidate", candidate,
-                      "implement every matmul with this candidate (tessera, tessera_tma, openblas, cublaslt)");
+                      "implement every matmul with this candidate (tessera, tessera_tma, openblas, cublaslt), or "
+                      "per region: mm#0=cublaslt,mm#1=tessera_tma");
 
   std::string grad_func;
   std::vector<std::string> wrt;
