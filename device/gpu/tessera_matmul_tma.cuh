@@ -7,8 +7,11 @@
 // The program is launched with TSR_THREADS + 128 threads: warpgroups 0 and 1
 // (TSR_THREADS = 256) are the consumers, each owning 64 rows x BN columns of
 // the block in registers; warpgroup 2 is the producer, one thread of which
-// issues the TMA copies. setmaxnreg moves registers from the producer (40)
-// to the consumers (232: 128 accumulators and the loop). The producer returns
+// issues the TMA copies. Every thread keeps the launch's register count (the
+// consumers' 128 accumulators and loop fit in it): moving registers to the
+// consumers with setmaxnreg squeezed the producer's loop into 40 and made it
+// spill to local memory every k-slice, which starved the wgmma (journal,
+// ninth session). The producer returns
 // false once its copies are issued and the kernel returns with it; the
 // consumers write the f32 block row-major to smem, sync among themselves
 // (named barrier 1, TSR_THREADS threads) and return true to run the epilogue.
@@ -135,7 +138,6 @@ __device__ __forceinline__ bool matmul_block_tma(unsigned char* smem, const tens
   __syncthreads();
 
   if (tid >= TSR_THREADS) {  // producer warpgroup
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     if (tid == TSR_THREADS) {
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(ta)) : "memory");
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(tb)) : "memory");
@@ -152,7 +154,6 @@ __device__ __forceinline__ bool matmul_block_tma(unsigned char* smem, const tens
     return false;
   }
 
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
   const int lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
   constexpr int NR = BN / 2;  // accumulators per thread
   float acc[NR];
@@ -196,14 +197,14 @@ __device__ __forceinline__ bool matmul_block_tma(unsigned char* smem, const tens
   return true;
 }
 #else
-// Without sm_90a there is no wgmma (or setmaxnreg): the arbiter offers the
+// Without sm_90a there is no wgmma: the arbiter offers the
 // TMA candidate only on an sm_90 device (the runtime compiles for sm_90a
 // there); a forced one elsewhere fails to compile here rather than run on
 // another path.
 template <class T, int BM, int BN, int BK, int STAGES, i64 K, bool A_KC, bool B_KC, bool A_3D, bool B_3D,
           int SMEM_BYTES>
 __device__ bool matmul_block_tma(unsigned char*, const tensormap*, const tensormap*, i64, i64, i64) {
-  static_assert(sizeof(T) == 0, "the TMA matmul block needs sm_90a (wgmma, setmaxnreg)");
+  static_assert(sizeof(T) == 0, "the TMA matmul block needs sm_90a (wgmma)");
   return false;
 }
 #endif

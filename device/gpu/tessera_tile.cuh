@@ -318,11 +318,68 @@ template <class T, class S> __device__ __forceinline__ T load1(const S* p) { ret
 template <class S, class T> __device__ __forceinline__ void store(S* p, T x) {
   if (program_thread() == 0) *p = narrow<S>(x);
 }
+// The bits of one lane of at most 4 bytes, as the low bits of a word.
+template <class S> __device__ __forceinline__ u32 word_bits(S x) {
+  if constexpr (sizeof(S) == 4) {
+    union {
+      S s;
+      u32 w;
+    } u;
+    u.s = x;
+    return u.w;
+  } else if constexpr (sizeof(S) == 2) {
+    union {
+      S s;
+      u16 h;
+    } u;
+    u.s = x;
+    return u.h;
+  } else {
+    return u32(*reinterpret_cast<const unsigned char*>(&x));
+  }
+}
+
 // TSR_VEC lanes narrowed to S at q, one vector store when aligned (2-byte
 // element stores of bf16 outputs are otherwise a sixth of the write bandwidth).
+// Lanes of up to 4 bytes are packed into words by hand and stored 16 bytes
+// at a time: through a union of S[TSR_VEC] the compiler split 4 bf16 lanes
+// into two 4-byte stores, each filling half of every sector it touched.
 template <class S, class T> __device__ __forceinline__ void store_part(S* q, const T* in) {
   constexpr int B = sizeof(S) * TSR_VEC;
-  if constexpr (B <= 16 && (B & (B - 1)) == 0) {
+  if constexpr (sizeof(S) <= 4 && B >= 4 && (B & (B - 1)) == 0) {
+    constexpr int W = B / 4, PER = 4 / int(sizeof(S)), CHUNK = W < 4 ? W : 4;
+    if ((reinterpret_cast<u64>(q) & (4 * CHUNK - 1)) == 0) {  // uniform across the block
+      u32 w[W];
+#pragma unroll
+      for (int i = 0; i < W; ++i) {
+        w[i] = 0;
+#pragma unroll
+        for (int j = 0; j < PER; ++j) w[i] |= word_bits(narrow<S>(in[i * PER + j])) << (8 * int(sizeof(S)) * j);
+      }
+      u32* out = reinterpret_cast<u32*>(q);
+#pragma unroll
+      for (int i = 0; i < W; i += CHUNK) {
+#ifndef TSR_HIP  // the PTX vector store itself: NVVM split even a uint2 store in two
+        if constexpr (CHUNK == 4)
+          asm volatile("st.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(out + i), "r"(w[i]), "r"(w[i + 1]), "r"(w[i + 2]),
+                       "r"(w[i + 3])
+                       : "memory");
+        else if constexpr (CHUNK == 2)
+          asm volatile("st.v2.u32 [%0], {%1, %2};" ::"l"(out + i), "r"(w[i]), "r"(w[i + 1]) : "memory");
+        else
+          out[i] = w[i];
+#else
+        if constexpr (CHUNK == 4)
+          *reinterpret_cast<uint4*>(out + i) = make_uint4(w[i], w[i + 1], w[i + 2], w[i + 3]);
+        else if constexpr (CHUNK == 2)
+          *reinterpret_cast<uint2*>(out + i) = make_uint2(w[i], w[i + 1]);
+        else
+          out[i] = w[i];
+#endif
+      }
+      return;
+    }
+  } else if constexpr (B <= 16 && (B & (B - 1)) == 0) {
     if ((reinterpret_cast<u64>(q) & (B - 1)) == 0) {  // uniform across the block
       union {
         typename raw<B>::type r;

@@ -101,8 +101,9 @@ class CudaRenderer : public CLikeRenderer {
   std::string kernel_open(const Op& k) override {
     std::string s = "// artifact " + tile_string(k, "artifact_hash") + "\n";
     // min_blocks: the schedule's register budget (blocks that must fit an SM).
-    // A TMA matmul's producer warpgroup is launched beyond TSR_THREADS, and
-    // its setmaxnreg needs the register cap the explicit min_blocks gives.
+    // A TMA block's producer warpgroup is launched beyond TSR_THREADS; the
+    // explicit min_blocks caps the registers of all the block's threads
+    // (the attention block's setmaxnreg moves them within that cap).
     const int64_t min_blocks = int_attr_or(k, "min_blocks", 1);
     const int64_t producer = k.attr("producer_threads") ? int_attr_or(k, "producer_threads", 0) : 0;
     // cluster: the program is a cluster of blocks, fixed at compile time so a

@@ -109,7 +109,7 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
         AttrList{Attr(operand_map(p, leaves[p.a_leaf], a_km, p.m, p.bm, p.a_batch_stride, first).str()),
                  Attr(operand_map(p, leaves[p.b_leaf], b_km, p.n, p.bn, p.b_batch_stride, first + 1).str())});
     k->attrs["producer_threads"] = Plan::kTmaProducerThreads;
-    k->attrs["min_blocks"] = p.min_blocks;  // the register cap setmaxnreg needs
+    k->attrs["min_blocks"] = p.min_blocks;  // one block an SM: the register cap of its three warpgroups
     mm["tma"] = Attr::ints({a_km, b_km, p.a_batch_stride != 0, p.b_batch_stride != 0});
     tb.matmul({leaves[p.a_leaf], leaves[p.b_leaf], scratch, batch, m0, n0}, mm);
   } else {
