@@ -9,8 +9,12 @@ JOBS ?= $(shell nproc)
 	check-format check-commits tidy test-asan
 setup:
 	@scripts/bootstrap.sh
+# Line tables only (-g1): backtraces and sanitizer reports keep file:line,
+# and a build compiles about a fifth faster than with full debug info.
+CONFIGURE = -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+	-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 build: setup
-	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD) $(CONFIGURE) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 demo: build
 	@scripts/demo.sh $(BUILD)
@@ -71,7 +75,7 @@ tidy: build
 ASAN_BUILD ?= build-asan
 ASAN_E2E ?= Semantics.*:Runtime.*:MatmulErrors.*:MatmulRuntime.*:Fusion*.*:RegionSample.*:All/ReduceMatrix.*/sum_f32_*
 test-asan: setup
-	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE=address,undefined >/dev/null
+	@cmake -S . -B $(ASAN_BUILD) $(CONFIGURE) -DTESSERA_SANITIZE=address,undefined >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target tessera tessera_unit_tests tessera_e2e_tests tessera_ir_fuzz
 	@cd $(ASAN_BUILD) && export TESSERA_CACHE_DIR=$$PWD/test-cache TESSERA_CXX=$(CURDIR)/scripts/sanitized_cxx.sh \
 	  ASAN_OPTIONS=detect_leaks=1:intercept_tls_get_addr=0 UBSAN_OPTIONS=print_stacktrace=1 && \
