@@ -3,6 +3,7 @@
 // Sq x Sk buffer; a kernel that drops a key is caught; re-stamped schedules
 // are validated; targets without an attention block refuse it.
 #include <cmath>
+#include <regex>
 
 #include "attention_cases.hpp"
 #include "e2e_util.hpp"
@@ -25,6 +26,28 @@ void check_case(const FusionCase& c, size_t kernels) {
   run_and_check_deterministic(p, inputs_for(c, g.module()));
 }
 
+// The fast tier's sample: one case in 8 by name, then every dtype, every
+// shape (batch, heads, lengths, head dim) and every combination of flags
+// (causal, lse, views, NaN/inf inputs) at least once (sampling.hpp).
+const std::vector<CaseKey<FusionCase>>& attention_coverage() {
+  static const std::vector<CaseKey<FusionCase>> keys = {
+      [](const FusionCase& c) {  // the dtype: "f32_b1..." or "grad_f32_b1..."
+        const std::string n = c.name.rfind("grad_", 0) == 0 ? c.name.substr(5) : c.name;
+        return n.substr(0, n.find('_'));
+      },
+      [](const FusionCase& c) {  // the shape: "b1h2kv1_q17k17d64"
+        static const std::regex shape("b[0-9]+h[0-9]+kv[0-9]+_q[0-9]+k[0-9]+d[0-9]+");
+        std::smatch m;
+        return std::regex_search(c.name, m, shape) ? m.str() : c.name;
+      },
+      [](const FusionCase& c) {  // the flags after the shape: "_causal_lse", "_special", ""
+        static const std::regex tail("d[0-9]+(_.*)?$");
+        std::smatch m;
+        return std::regex_search(c.name, m, tail) ? m[1].str() : std::string();
+      }};
+  return keys;
+}
+
 class AttentionMatrix : public ::testing::TestWithParam<FusionCase> {};
 
 // (the CPU block reads q, k and v contiguous: a view case copies all three)
@@ -34,7 +57,7 @@ TEST_P(AttentionMatrix, MatchesOracleDeterministically) {
 
 INSTANTIATE_TEST_SUITE_P(All, AttentionMatrix,
                          ::testing::ValuesIn(sample_matrix<FusionCase>("AttentionMatrix", attention_cases(false),
-                                                                       fusion_case_name, 3, {})),
+                                                                       fusion_case_name, 8, attention_coverage())),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
 
 // A mask operand (CPU block): booleans and biases of every broadcast shape.
@@ -73,7 +96,7 @@ TEST_P(AttentionGradMatrix, MatchesOracleDeterministically) { check_case(GetPara
 
 INSTANTIATE_TEST_SUITE_P(All, AttentionGradMatrix,
                          ::testing::ValuesIn(sample_matrix<FusionCase>("AttentionGradMatrix", attention_grad_cases(),
-                                                                       fusion_case_name, 3, {})),
+                                                                       fusion_case_name, 8, attention_coverage())),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
 
 // The tolerance catches a kernel that leaves one key out: v of key 40 zeroed
