@@ -33,8 +33,8 @@ def kernels_now(tessera, program, target, candidate, device):
 
 def candidate_of(case):
     """The --candidate that lowers a case as it ran: a tuned case's per-region decisions."""
-    if case.get("candidate") == "tuned":
-        return ",".join(f"{d['region']}={d['candidate']}" for d in case["arbiter"])
+    if case.get("candidate") == "tuned":  # no decisions: its matmuls all became reductions, as by default
+        return ",".join(f"{d['region']}={d['candidate']}" for d in case.get("arbiter", [])) or None
     return case.get("candidate")
 
 
