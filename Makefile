@@ -9,12 +9,13 @@ JOBS ?= $(shell nproc)
 	check-format check-commits tidy test-asan
 setup:
 	@scripts/bootstrap.sh
-# Line tables only (-g1): backtraces and sanitizer reports keep file:line,
-# and a build compiles about a fifth faster than with full debug info.
-CONFIGURE = -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
-	-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
+# $(call configure,OPT): optimized at OPT with line tables only (-g1):
+# backtraces and sanitizer reports keep file:line, and a build compiles
+# about a fifth faster than with full debug info.
+configure = -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="$(1) -g1 -DNDEBUG" \
+	-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(1) -g1 -DNDEBUG"
 build: setup
-	@cmake -S . -B $(BUILD) $(CONFIGURE) >/dev/null
+	@cmake -S . -B $(BUILD) $(call configure,-O2) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 demo: build
 	@scripts/demo.sh $(BUILD)
@@ -73,13 +74,11 @@ tidy: build
 # caught signal 11", google/sanitizers#1322); run-time kernels keep their
 # thread_local scratch in dynamic TLS. Leak checking still covers the heap.
 ASAN_BUILD ?= build-asan
-# -O1: the sanitizers' instrumentation made -O2 compiles about 1.5 times as
-# long (bench_runner.cpp: 48.6 s at -O2, 31.4 s at -O1).
-ASAN_CONFIGURE = -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-	-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
+# At -O1: under the sanitizers' instrumentation a -O2 compile took about 1.5
+# times as long (bench_runner.cpp: 48.6 s at -O2, 31.4 s at -O1).
 ASAN_E2E ?= Semantics.*:Runtime.*:MatmulErrors.*:MatmulRuntime.*:Fusion*.*:RegionSample.*:All/ReduceMatrix.*/sum_f32_*
 test-asan: setup
-	@cmake -S . -B $(ASAN_BUILD) $(ASAN_CONFIGURE) -DTESSERA_SANITIZE=address,undefined >/dev/null
+	@cmake -S . -B $(ASAN_BUILD) $(call configure,-O1) -DTESSERA_SANITIZE=address,undefined >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target tessera tessera_unit_tests tessera_e2e_tests tessera_ir_fuzz
 	@cd $(ASAN_BUILD) && export TESSERA_CACHE_DIR=$$PWD/test-cache TESSERA_CXX=$(CURDIR)/scripts/sanitized_cxx.sh \
 	  ASAN_OPTIONS=detect_leaks=1:intercept_tls_get_addr=0 UBSAN_OPTIONS=print_stacktrace=1 && \
