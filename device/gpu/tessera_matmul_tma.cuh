@@ -29,7 +29,7 @@
 // per operand, 128-byte swizzle, dims innermost first; batched operands have
 // the batch as a third dim, a shared operand is 2-D):
 //   K-major (A row-major, B stored N x K): dims {K, rows}, box {64, BM|BN}: one
-//     copy per operand and stage.
+//     copy per operand and stage (B in halves: box {64, BN/2}, two copies).
 //   MN-major (A stored K x M, B row-major): dims {rows, K}, box {64, 64}: one
 //     copy per 64-wide atom column (8 KiB apart in smem).
 
@@ -105,8 +105,14 @@ __device__ __forceinline__ void load_operand(u32 dst, const tensormap* map, u32 
 // epilogue) and true on the TSR_THREADS consumer threads once the f32 block
 // is in smem and they have synced on it. A_KC: A is K-major (row-major M x K);
 // B_KC: B is K-major (stored N x K). A_3D / B_3D: the map has a batch dim.
+// B_HALF > 0: the block's columns are two halves, BN/2 of B's columns from n0
+// and BN/2 from n0 + B_HALF (an epilogue pairing C's column halves, such as
+// SwiGLU's silu(gate) * up, finds both in one block). The block's B rows of
+// either half are whole boxes in both layouts (K-major: BN/2 rows of 128
+// bytes; MN-major: BN/128 atom columns of 8 KiB), so the halves sit where
+// one box of BN rows would and the wgmma reads them unchanged.
 template <class T, int BM, int BN, int BK, int STAGES, i64 K, bool A_KC, bool B_KC, bool A_3D, bool B_3D,
-          int SMEM_BYTES>
+          int SMEM_BYTES, i64 B_HALF = 0>
 __device__ __forceinline__ bool matmul_block_tma(unsigned char* smem, const tensormap* ta, const tensormap* tb,
                                                  i64 batch, i64 m0, i64 n0) {
   using namespace mma_detail;
@@ -114,6 +120,7 @@ __device__ __forceinline__ bool matmul_block_tma(unsigned char* smem, const tens
   static_assert(sizeof(T) == 2, "the TMA block is for f16_t / bf16_t");
   static_assert(TSR_THREADS == 256 && BM == 128 && (BN == 256 || BN == 128) && BK == 64 && STAGES >= 2,
                 "TMA block shape: two consumer warpgroups of 64 x BN, k-slices of 64 (one 128-byte swizzle row)");
+  static_assert(B_HALF >= 0, "B_HALF: the second half's first column");
   constexpr int A_STAGE = BM * BK * 2, B_STAGE = BN * BK * 2, STAGE = A_STAGE + B_STAGE;  // multiples of 1 KiB
   constexpr int BARS = STAGES * STAGE;  // the 2*STAGES mbarriers follow the ring
   static_assert(1024 + BARS + 16 * STAGES <= SMEM_BYTES, "ring + barriers (+1 KiB alignment slack) exceed SMEM_BYTES");
@@ -148,7 +155,13 @@ __device__ __forceinline__ bool matmul_block_tma(unsigned char* smem, const tens
         const u32 st = base + u32(s) * STAGE, bar = full + 8u * s;
         mbar_expect_tx(bar, STAGE);  // whole boxes, zero-filled ones included
         load_operand<BM, A_KC, A_3D>(st, ta, bar, int(m0), kt * BK, int(batch));
-        load_operand<BN, B_KC, B_3D>(st + A_STAGE, tb, bar, int(n0), kt * BK, int(batch));
+        if constexpr (B_HALF == 0) {
+          load_operand<BN, B_KC, B_3D>(st + A_STAGE, tb, bar, int(n0), kt * BK, int(batch));
+        } else {
+          load_operand<BN / 2, B_KC, B_3D>(st + A_STAGE, tb, bar, int(n0), kt * BK, int(batch));
+          load_operand<BN / 2, B_KC, B_3D>(st + A_STAGE + BN / 2 * 128, tb, bar, int(n0 + B_HALF), kt * BK,
+                                           int(batch));
+        }
       }
     }
     return false;
@@ -202,7 +215,7 @@ __device__ __forceinline__ bool matmul_block_tma(unsigned char* smem, const tens
 // there); a forced one elsewhere fails to compile here rather than run on
 // another path.
 template <class T, int BM, int BN, int BK, int STAGES, i64 K, bool A_KC, bool B_KC, bool A_3D, bool B_3D,
-          int SMEM_BYTES>
+          int SMEM_BYTES, i64 B_HALF = 0>
 __device__ bool matmul_block_tma(unsigned char*, const tensormap*, const tensormap*, i64, i64, i64) {
   static_assert(sizeof(T) == 0, "the TMA matmul block needs sm_90a (wgmma)");
   return false;

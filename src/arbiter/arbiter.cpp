@@ -73,7 +73,7 @@ std::vector<Decision> arbitrate(const Module& graph, const Runner& runner, const
   // candidate keeps every matmul (choices() forces it for all: "*").
   const std::unique_ptr<Module> rewritten = clone(graph);
   passes::rewrite_graph(*rewritten, !o.forced.empty());
-  for (const MatmulRegion& mr : matmul_regions(*rewritten)) {
+  for (const MatmulRegion& mr : matmul_regions(*rewritten, &runner.machine)) {
     Decision d;
     d.region = mr.id;
     auto program = region_program(mr.region);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "families/matmul/matmul_schedule.hpp"
 #include "ir/graph_dialect.hpp"
 #include "passes/fusion.hpp"
 #include "passes/graph_to_schedule.hpp"
@@ -11,11 +12,11 @@ namespace tessera::arbiter {
 
 using namespace tessera::ir;
 
-std::vector<MatmulRegion> matmul_regions(const Module& graph) {
+std::vector<MatmulRegion> matmul_regions(const Module& graph, const machine::Descriptor* device) {
   std::vector<MatmulRegion> out;
   for (Op* f : graph.funcs()) {
     int i = 0;
-    for (const families::fused::FusedRegion& r : passes::partition(*f))
+    for (const families::fused::FusedRegion& r : passes::partition(*f, device))
       if (r.kind == families::fused::FusedRegion::Kind::Matmul)
         out.push_back({passes::matmul_region_id(f->sym, i++), r});
   }
@@ -27,16 +28,18 @@ double region_macs(const families::fused::FusedRegion& r) {
   return double(s.batch) * double(s.m) * double(s.n) * double(s.k);
 }
 
-std::pair<int64_t, int64_t> mn_dims(const families::fused::FusedRegion& r, const Value* v) {
+MnDims mn_dims(const families::fused::FusedRegion& r, const Value* v) {
   const Op& core = *r.core;
   const MatmulSpec s = matmul_spec(core);
   const Type& t = v->type;
-  if (!t.is_tensor() || t.rank() == 0) return {-1, -1};
+  if (!t.is_tensor() || t.rank() == 0) return {};
   const int64_t rank = t.rank();
   auto dim = [&](int64_t d, int64_t extent) { return d >= 0 && t.shape[d] == extent && extent != 1 ? d : -1; };
-  if (v == core.operands[0]) return {dim(s.transpose_a ? rank - 1 : rank - 2, s.m), -1};
-  if (v == core.operands[1]) return {-1, dim(s.transpose_b ? rank - 2 : rank - 1, s.n)};
-  return {dim(rank - 2, s.m), dim(rank - 1, s.n)};
+  if (v == core.operands[0]) return {dim(s.transpose_a ? rank - 1 : rank - 2, s.m), -1, false};
+  if (v == core.operands[1]) return {-1, dim(s.transpose_b ? rank - 2 : rank - 1, s.n), false};
+  // Past a split into column halves, the epilogue's values are half as wide.
+  const bool half = v != core.result() && families::matmul::halves_split(r.ops, core);
+  return {dim(rank - 2, s.m), dim(rank - 1, half ? s.n / 2 : s.n), half};
 }
 
 std::unique_ptr<Module> region_program(const families::fused::FusedRegion& r, int64_t rows, int64_t cols) {
@@ -55,11 +58,13 @@ std::unique_ptr<Module> region_program(const families::fused::FusedRegion& r, in
   }
   // Dims are rewritten by position: the M and N dims of A, B and of values
   // shaped like (or broadcast to) the result.
+  const Op* split = families::matmul::halves_split(r.ops, core);
+  if (split && n2 % 2 != 0) fail("E770", "matmul region on column halves: N must stay even");
   auto resize = [&](const Value* v) {
     Type t = v->type;
-    const auto [dm, dn] = mn_dims(r, v);
-    if (dm >= 0) t.shape[dm] = m2;
-    if (dn >= 0) t.shape[dn] = n2;
+    const MnDims d = mn_dims(r, v);
+    if (d.m >= 0) t.shape[d.m] = m2;
+    if (d.n >= 0) t.shape[d.n] = d.half ? n2 / 2 : n2;
     return t;
   };
   auto m = std::make_unique<Module>();
@@ -75,7 +80,8 @@ std::unique_ptr<Module> region_program(const families::fused::FusedRegion& r, in
     for (const Value* v : op->operands) operands.push_back(map.at(v));
     Op& copy = b.create(op->name, operands, op->attrs);
     copy.loc = op->loc;
-    map[op->result()] = copy.add_result(op->result()->name, resize(op->result()));
+    if (op == split) copy.attrs["sizes"] = Attr::ints({n2 / 2, n2 / 2});
+    for (auto& res : op->results) map[res.get()] = copy.add_result(res->name, resize(res.get()));
   }
   b.create("return", {map.at(r.result)});
   verify_graph(*m);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "arbiter/region_program.hpp"
+#include "families/matmul/matmul_schedule.hpp"
 #include "ir/graph_dialect.hpp"
 #include "oracle/sample.hpp"
 
@@ -50,15 +51,21 @@ RegionSample::RegionSample(const families::fused::FusedRegion& r, double max_mac
   const double per = std::max(1.0, double(s.batch) * double(std::max<int64_t>(s.k, 1)));
   const int64_t want = std::clamp<int64_t>(static_cast<int64_t>(std::sqrt(max_macs / per)), 16, 128);
   rows_ = oracle::spread_indices(s.m, want);
-  cols_ = oracle::spread_indices(s.n, want);
-  program_ = region_program(region_, static_cast<int64_t>(rows_.size()), static_cast<int64_t>(cols_.size()));
+  // With an epilogue on column halves, output column j reads C's columns j
+  // and j + n/2: B's sample holds both.
+  const bool halves = families::matmul::halves_split(r.ops, *r.core) != nullptr;
+  cols_ = oracle::spread_indices(halves ? s.n / 2 : s.n, want);
+  b_cols_ = cols_;
+  if (halves)
+    for (int64_t c : cols_) b_cols_.push_back(c + s.n / 2);
+  program_ = region_program(region_, static_cast<int64_t>(rows_.size()), static_cast<int64_t>(b_cols_.size()));
 }
 
 Tensor RegionSample::cut(const Value* v, const Tensor& full) const {
-  const auto [dm, dn] = mn_dims(region_, v);
+  const MnDims d = mn_dims(region_, v);
   std::vector<std::vector<int64_t>> index(full.shape().size());
-  if (dm >= 0) index[dm] = rows_;
-  if (dn >= 0) index[dn] = cols_;
+  if (d.m >= 0) index[d.m] = rows_;
+  if (d.n >= 0) index[d.n] = d.half || v != region_.core->operands[1] ? cols_ : b_cols_;
   return gather(full, index);
 }
 

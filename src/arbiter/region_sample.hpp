@@ -37,7 +37,8 @@ class RegionSample {
 
   families::fused::FusedRegion region_;  // a copy: its pointers are into the graph, which must outlive this
   std::unique_ptr<ir::Module> program_;
-  std::vector<int64_t> rows_, cols_;
+  std::vector<int64_t> rows_, cols_;  // of the result
+  std::vector<int64_t> b_cols_;       // of B: cols_, and with halves cols_ + n/2 too
 };
 
 }  // namespace tessera::arbiter

@@ -189,6 +189,9 @@ void check_matmul(const Op& op) {
   if (tma)
     for (int64_t v : ints("tma"))
       if (v > 1) bad(op, "'tma' holds four flags (0 or 1)");
+  // b_half: B's block columns in two halves, the second from n0 + b_half.
+  if (op.attr("b_half") && (!tma || tile_int(op, "b_half") < 1 || blk[1] % 128 != 0))
+    bad(op, "'b_half' (a column offset >= 1) is for the tma form with 128-column multiples of blocks");
   // stage_a: the f32 block that stages row-major A through registers.
   if (const Attr* s = op.attr("stage_a");
       s && tile_bool(op, "stage_a") && (tma || op.operands[0]->type.dtype != DType::F32 || ints("a_strides")[1] != 1))
@@ -405,12 +408,14 @@ const std::vector<TileOpSpec>& table() {
         {"b_strides", K::Ints, kRequired, 2},
         {"vec", K::Ints, kRequired, 2},
         {"tma", K::Ints, kOptional, 4},
+        {"b_half", K::Int, kOptional},
         {"stage_a", K::Bool, kOptional}},
        0,
        "the [BM, BN] f32 block (block = [BM, BN, BK]) of A x B over all of k, left row-major in %scratch (a "
        "tile.alloca; on GPUs the block's shared memory); element (r, k) of A is a[a_base + r*SAM + k*SAK] "
        "(a_strides = [SAM, SAK]), (k, c) of B b[b_base + k*SBK + c*SBN] (b_strides = [SBK, SBN]); with tma, A and "
-       "B come from the kernel's tensor maps 0 and 1 and the operands after scratch are (batch, m0, n0)",
+       "B come from the kernel's tensor maps 0 and 1 and the operands after scratch are (batch, m0, n0); with b_half, "
+       "the block's columns are BN/2 of B's from n0 and BN/2 from n0 + b_half",
        check_matmul},
       {"tile.attention",
        "PPPPIIIP*",

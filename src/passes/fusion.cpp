@@ -133,6 +133,45 @@ bool picks_a_row(const State& s, const Op& take) {
          families::fused::group_strides(take.operands[1]->type.shape, x.shape, view_groups(*ls->def));
 }
 
+// Region p as the epilogue of matmul region mm whose result a split cuts into
+// two column halves that only p reads (SwiGLU: silu(gate) * up of one
+// [gate | up] projection). The TMA block takes a block's columns from both
+// halves (families/matmul, Plan::halves), so neither half reaches memory.
+// p must compute elementwise in the halves' shape, on what a matmul epilogue
+// takes (floats, no f64, no memory reads), and its other leaves must be
+// linear in [batch, m, n] of that shape.
+bool pairs_halves(const State& s, const FusedRegion& mm, const FusedRegion& p, const Op& split) {
+  if (mm.kind != FusedRegion::Kind::Matmul || mm.ops.size() != 1 || p.kind != FusedRegion::Kind::Pointwise ||
+      !p.copies_because.empty() || split.name != "tessera.split" || split.results.size() != 2 ||
+      split.operands[0] != mm.result || !s.single_use(mm.result))
+    return false;
+  const Type& c = mm.result->type;
+  std::vector<int64_t> half = c.shape;
+  if (half.size() < 2 || half.back() < 2 || half.back() % 2 != 0) return false;
+  half.back() /= 2;
+  const Value *lo = split.result(0), *hi = split.result(1);
+  if (lo->type.shape != half || hi->type.shape != half || s.returned.count(lo) || s.returned.count(hi)) return false;
+  // Every use of either half is in p.
+  int in_p = 0;
+  for (const Op* op : p.ops)
+    in_p += static_cast<int>(std::count(op->operands.begin(), op->operands.end(), lo) +
+                             std::count(op->operands.begin(), op->operands.end(), hi));
+  auto uses = [&](const Value* v) { return s.uses.count(v) ? s.uses.at(v) : 0; };
+  if (in_p == 0 || in_p != uses(lo) + uses(hi)) return false;
+  auto epilogue_value = [](const Value* v) { return is_float(v->type.dtype) && v->type.dtype != DType::F64; };
+  for (const Op* op : p.ops) {
+    if (op->name == "tessera.iota" || reads_memory(*op) || op->results.size() != 1 ||
+        op->result()->type.shape != half || !epilogue_value(op->result()))
+      return false;
+    for (const Value* v : op->operands)
+      if (!epilogue_value(v)) return false;
+  }
+  const int rank = static_cast<int>(half.size());
+  for (const Value* v : p.leaves)
+    if (v != lo && v != hi && !families::fused::group_strides(v->type.shape, half, {rank - 2, 1, 1})) return false;
+  return true;
+}
+
 }  // namespace
 
 std::vector<FusedRegion> partition(const Op& func, const machine::Descriptor* device) {
@@ -237,6 +276,32 @@ std::vector<FusedRegion> partition(const Op& func, const machine::Descriptor* de
         if ((!v->def || !inside.count(v->def)) && std::find(r.leaves.begin(), r.leaves.end(), v) == r.leaves.end())
           r.leaves.push_back(v);
   }
+
+  // Matmuls whose column halves one pointwise region pairs, on a device with
+  // the TMA block: that region becomes the matmul's epilogue.
+  if (device && device->has(machine::Cap::Tma) && device->has(machine::Cap::Wgmma))
+    for (size_t i = 0; i < s.regions.size(); ++i) {
+      FusedRegion& mm = s.regions[i];
+      if (mm.kind != FusedRegion::Kind::Matmul || !s.single_use(mm.result)) continue;
+      const Op* split = nullptr;
+      for (const Op* op : ops)
+        if (std::find(op->operands.begin(), op->operands.end(), mm.result) != op->operands.end()) split = op;
+      if (!split || split->results.size() != 2) continue;
+      auto p = std::find_if(s.regions.begin(), s.regions.end(), [&](const FusedRegion& r) {
+        return std::find(r.leaves.begin(), r.leaves.end(), split->result(0)) != r.leaves.end();
+      });
+      if (p == s.regions.end() || !pairs_halves(s, mm, *p, *split)) continue;
+      mm.ops.push_back(split);
+      mm.ops.insert(mm.ops.end(), p->ops.begin(), p->ops.end());
+      mm.result = p->result;
+      for (const Value* v : p->leaves)
+        if (v != split->result(0) && v != split->result(1) &&
+            std::find(mm.leaves.begin(), mm.leaves.end(), v) == mm.leaves.end())
+          mm.leaves.push_back(v);
+      const size_t gone = static_cast<size_t>(p - s.regions.begin());
+      s.regions.erase(p);
+      if (gone < i) --i;
+    }
 
   // Views cost nothing where a pointwise kernel reads them (through their
   // layout); a view another kind of kernel reads, or a function returns, gets

@@ -96,11 +96,13 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
         }
         case FusedRegion::Kind::Matmul: {
           const std::string candidate = candidate_for(matmul_region_id(f->sym, matmuls++), r);
-          if (families::matmul::is_synthesized(candidate) || r.ops.size() == 1) {
+          if (families::matmul::runs_epilogue(r, candidate)) {
             map[r.result] = families::matmul::emit_schedule(b, r, map, device, prefix, candidate);
             break;
           }
-          // A library computes the matmul alone; its epilogue becomes a pointwise kernel.
+          // A library (or a kernel that cannot pair column halves) computes the
+          // matmul alone; its epilogue becomes a pointwise kernel, which reads
+          // the halves as views.
           FusedRegion mm{FusedRegion::Kind::Matmul, r.core, {r.core}, {}, r.core->result(), {}};
           for (const Value* v : r.core->operands)
             if (std::find(mm.leaves.begin(), mm.leaves.end(), v) == mm.leaves.end()) mm.leaves.push_back(v);
@@ -108,7 +110,7 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
           // everything but the matmul (a producer of an epilogue leaf may precede it)
           FusedRegion epi{FusedRegion::Kind::Pointwise, nullptr, {}, {}, r.result, {}};
           std::copy_if(r.ops.begin(), r.ops.end(), std::back_inserter(epi.ops),
-                       [&](const Op* op) { return op != r.core; });
+                       [&](const Op* op) { return op != r.core && !is_view_op(op->name); });
           for (const Op* op : epi.ops)
             for (const Value* v : op->operands) {
               const bool inside = v->def && std::find(epi.ops.begin(), epi.ops.end(), v->def) != epi.ops.end();

@@ -297,6 +297,7 @@ void CLikeRenderer::OpEmitter::matmul() {
     // optional temporary would dangle before C++23 and read freed flags).
     for (int64_t f : tile_ints(op, "tma")) t += f ? ", true" : ", false";
     t += ", " + std::to_string(scratch_bytes);
+    if (op.attr("b_half")) t += ", " + std::to_string(tile_int(op, "b_half")) + r.i64_suffix();
     r.out_ += pad() + "if (!tsr::matmul_block_tma<" + t + ">(reinterpret_cast<unsigned char*>(" + arg(2) + "), &" +
               tensor_map_param(0) + ", &" + tensor_map_param(1) + ", " + arg(3) + ", " + arg(4) + ", " + arg(5) +
               ")) return;\n";

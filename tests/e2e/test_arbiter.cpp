@@ -14,6 +14,7 @@
 #include "arbiter/region_sample.hpp"
 #include "e2e_util.hpp"
 #include "ir/printer.hpp"
+#include "machine/descriptor.hpp"
 #include "matmul_cases.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/cpu_executable.hpp"
@@ -265,6 +266,40 @@ TEST(RegionSample, CutsEveryValueByItsRole) {
   auto target = passes::lower(*full, ir::Layer::Target, "cpu");
   const Tensor out = runtime::CpuExecutable::load(*target).run(xs).outputs.at(0);
   EXPECT_TRUE(oracle::compare(part, sample.output(out)).pass);
+}
+
+// SwiGLU on C's column halves (a region fusion forms for a TMA device): the
+// sample's output columns J read B's columns J and J + N/2, the cut program
+// splits its C of 2|J| columns into halves of |J|, and its oracle equals the
+// full oracle's values at the sampled positions.
+TEST(RegionSample, PairsTheColumnHalves) {
+  GraphBuilder g("swiglu");
+  ir::Value* mm = g.matmul(g.input("a", T(DType::F32, {150, 24})), g.input("b", T(DType::F32, {24, 140})), DType::F32);
+  std::vector<ir::Value*> gu = g.split(mm, -1, {70, 70});
+  g.output(g.binary("add", g.binary("mul", g.unary("silu", gu[0]), gu[1]), g.input("bias", T(DType::F32, {70}))));
+  const machine::Descriptor h200 = machine::profile("h200");
+  auto regions = arbiter::matmul_regions(g.module(), &h200);
+  ASSERT_EQ(regions.size(), 1u);
+  const auto& r = regions[0].region;
+  ASSERT_EQ(r.result, g.module().funcs()[0]->regions[0]->ops.back()->operands[0]) << "SwiGLU did not join the matmul";
+  auto full = arbiter::region_program(r);
+  std::vector<Tensor> xs;
+  int seed = 60;
+  for (auto& a : full->funcs()[0]->regions[0]->args)
+    xs.push_back(generate_input("random:seed=" + std::to_string(seed++), a->type.dtype, a->type.shape));
+  const oracle::Expected whole = oracle::evaluate(*full, "", xs).at(0);
+  arbiter::RegionSample sample(r, 1);
+  EXPECT_EQ(sample.cols().size(), 16u);
+  EXPECT_EQ(sample.cols().back(), 69);
+  const std::string cut_text = ir::print(sample.program());
+  EXPECT_NE(cut_text.find("sizes = [16, 16]"), std::string::npos) << cut_text;
+  const oracle::Expected part = oracle::evaluate(sample.program(), "", sample.inputs(xs)).at(0);
+  Tensor whole_t = Tensor::empty(DType::F64, whole.shape);
+  for (int64_t i = 0; i < whole_t.numel(); ++i) whole_t.set(i, whole.value[i]);
+  const Tensor cut = sample.output(whole_t);
+  ASSERT_EQ(cut.shape(), (std::vector<int64_t>{16, 16}));
+  ASSERT_EQ(static_cast<int64_t>(part.value.size()), cut.numel());
+  for (int64_t i = 0; i < cut.numel(); ++i) ASSERT_EQ(part.value[i], cut.get(i)) << "element " << i;
 }
 
 TEST(Arbiter, ForcedCandidatesAreNotMeasuredAndMustApply) {

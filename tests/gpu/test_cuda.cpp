@@ -477,7 +477,7 @@ std::vector<FusionCase> tma_matmul_cases() {
     std::vector<int64_t> a, b;
     bool ta, tb;
     DType in, out;
-    int epilogue;  // 0 plain, 1 bias + gelu, 2 per-row scale + relu
+    int epilogue;  // 0 plain, 1 bias + gelu, 2 per-row scale + relu, 3 SwiGLU on C's halves, 4 SwiGLU + bias
     bool special;
   };
   const std::vector<Shape> shapes = {
@@ -493,6 +493,16 @@ std::vector<FusionCase> tma_matmul_cases() {
       // K < 64: one k-slice, mostly zero-filled (a box wider than the dim).
       {{2048, 40}, {40, 2048}, false, false, DType::BF16, DType::BF16, 0, false},
       {{40, 2048}, {2048, 40}, true, true, DType::F16, DType::F16, 0, false},
+      // SwiGLU: silu(C[:, :N/2]) * C[:, N/2:], one block taking B's columns
+      // from both halves (Plan::halves): ragged halves (a first-half box
+      // reaching into the second), B stored N x K, A stored K x M, batches,
+      // NaN / inf, an f32 result, a bias leaf.
+      {{1300, 200}, {200, 2600}, false, false, DType::BF16, DType::BF16, 3, false},
+      {{1300, 136}, {2600, 136}, false, true, DType::BF16, DType::BF16, 4, false},
+      {{136, 1304}, {136, 2600}, true, false, DType::F16, DType::F16, 3, false},
+      {{3, 520, 72}, {3, 72, 2056}, false, false, DType::BF16, DType::BF16, 4, false},
+      {{1280, 256}, {2560, 256}, false, true, DType::F16, DType::F32, 3, true},
+      {{640, 128}, {5, 128, 1288}, false, false, DType::BF16, DType::F32, 3, false},
   };
   std::vector<FusionCase> out;
   int seed = 7000;
@@ -503,12 +513,14 @@ std::vector<FusionCase> tma_matmul_cases() {
              (s.ta ? "T" : "") + "_x_" + shape_name(s.b) + (s.tb ? "T" : "") +
              (s.epilogue == 1   ? "_bias_gelu"
               : s.epilogue == 2 ? "_rowscale_relu"
+              : s.epilogue == 3 ? "_swiglu"
+              : s.epilogue == 4 ? "_swiglu_bias"
                                 : "") +
              (s.special ? "_special" : "");
     c.inputs = {(s.special ? "special:seed=" : "random:seed=") + std::to_string(seed) +
                     (s.special ? ",rate=0.002" : ",lo=-2,hi=2"),
                 "random:seed=" + std::to_string(seed + 1) + ",lo=-2,hi=2"};
-    if (s.epilogue) c.inputs.push_back("random:seed=" + std::to_string(seed + 2));
+    if (s.epilogue && s.epilogue != 3) c.inputs.push_back("random:seed=" + std::to_string(seed + 2));
     c.build = [=](GraphBuilder& g) {
       ir::Value* a = g.input("a", T(s.in, s.a));
       ir::Value* b = g.input("b", T(s.in, s.b));
@@ -519,6 +531,11 @@ std::vector<FusionCase> tma_matmul_cases() {
       } else if (s.epilogue == 2) {
         shape.back() = 1;
         mm = g.unary("relu", g.binary("mul", mm, g.input("rs", T(s.out, shape))));
+      } else if (s.epilogue >= 3) {
+        const int64_t half = shape.back() / 2;
+        std::vector<ir::Value*> gu = g.split(mm, -1, {half, half});
+        mm = g.binary("mul", g.unary("silu", gu[0]), gu[1]);
+        if (s.epilogue == 4) mm = g.binary("add", mm, g.input("bias", T(s.out, {half})));
       }
       g.output(mm);
     };
@@ -550,10 +567,17 @@ TEST_P(CudaTma, TakesTheTmaPathAndMatchesTheOracle) {
   c.build(g);
   const passes::Candidates tma = {{"*", "tessera_tma"}};  // forced, as --candidate does
   auto target = passes::lower(g.module(), ir::Layer::Target, "cuda", tma);
-  int maps = 0;
+  int maps = 0, kernels = 0;
   for (auto& op : target->ops)
-    if (op->name == "target.kernel") maps += static_cast<int>(ir::read_kernel_desc(*op).tensor_maps.size());
+    if (op->name == "target.kernel") {
+      maps += static_cast<int>(ir::read_kernel_desc(*op).tensor_maps.size());
+      ++kernels;
+    }
   EXPECT_EQ(maps, 2) << "the matmul did not take the TMA path";
+  // SwiGLU joins the block (C's halves never reach memory).
+  if (c.name.find("swiglu") != std::string::npos) {
+    EXPECT_EQ(kernels, 1) << "the SwiGLU epilogue is a kernel of its own";
+  }
   GpuProgram p = compile_cuda(g.module(), tma);
   std::vector<Tensor> xs = inputs_for(c, g.module());
   std::vector<Tensor> first = run_and_check(p, xs);

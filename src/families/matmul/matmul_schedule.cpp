@@ -65,6 +65,7 @@ std::string tma_unsupported(const Plan& p) {
     return "needs its C block (" + std::to_string(c_bytes) + " bytes) to fit in its ring of " +
            std::to_string(ring_bytes) + " bytes (more stages)";
   if (p.m < 1 || p.n < 1 || p.k < 1) return "needs non-empty operands (a tensor map has no empty dims)";
+  if (p.halves && p.bn % 128 != 0) return "pairs column halves in blocks of 128-column multiples (whole boxes)";
   const int64_t limit = int64_t{1} << 31;  // TMA coordinates are int32
   if (p.m >= limit || p.n >= limit || p.k >= limit || p.batch >= limit) return "needs dims below 2^31";
   // Row strides (bytes) of the operands as stored; batch strides are whole rows of them.
@@ -157,7 +158,7 @@ void choose(Plan& p, const machine::Descriptor& d, bool tma) {
     }
     p.threads = p.wm * p.wn * d.simd_width;  // a warp is the device's SIMD group (wavefronts of 64 on CDNA)
     p.vector_width = 4;
-    p.slab_rows = 16 * p.threads / p.bn;  // 16 lanes of a slab per thread
+    p.slab_rows = 16 * p.threads / p.out_bn();  // 16 lanes of a slab per thread
   }
   p.group_m = 8;
   p.vec_a = vec_aligned(p, true);
@@ -185,8 +186,9 @@ bool stage_through_transpose(const Plan& p, bool a, const machine::Descriptor& d
   return a ? !p.transpose_a && p.n >= 1024 : p.transpose_b && p.m >= 1024;
 }
 
-// The facts a schedule.matmul must agree with, from its region's matmul op.
-Plan facts(const Op& core, const std::vector<const Value*>& leaves) {
+// The facts a schedule.matmul must agree with, from its region's matmul op
+// (and the split of its result into halves among `ops`).
+Plan facts(const Op& core, const std::vector<const Value*>& leaves, const std::vector<const Op*>& ops) {
   MatmulSpec s = matmul_spec(core);
   Plan p;
   p.batch = s.batch;
@@ -202,6 +204,7 @@ Plan facts(const Op& core, const std::vector<const Value*>& leaves) {
   };
   p.a_leaf = leaf_of(core.operands[0]);
   p.b_leaf = leaf_of(core.operands[1]);
+  p.halves = halves_split(ops, core) != nullptr;
   return p;
 }
 
@@ -220,6 +223,33 @@ const std::string& candidate_names() {
 
 bool is_synthesized(const std::string& candidate) { return candidate == "tessera" || candidate == "tessera_tma"; }
 
+const Op* halves_split(const std::vector<const Op*>& ops, const Op& core) {
+  const Value* c = core.result();
+  auto reads_c = [&](const Op* op) {
+    return std::find(op->operands.begin(), op->operands.end(), c) != op->operands.end();
+  };
+  const Op* split = nullptr;
+  for (const Op* op : ops)
+    if (op->name == "tessera.split" && reads_c(op)) split = op;
+  if (!split) return nullptr;
+  // Two results of C's shape with half its columns: only a split of the last axis gives that.
+  std::vector<int64_t> half = c->type.shape;
+  const bool even = !half.empty() && half.back() >= 2 && half.back() % 2 == 0;
+  if (even) half.back() /= 2;
+  if (!even || split->results.size() != 2 || split->result(0)->type.shape != half ||
+      split->result(1)->type.shape != half)
+    fail("E302", "a split of a fused matmul's result must cut its columns into two equal halves", split->loc);
+  for (const Op* op : ops)
+    if (op != split && op != &core && reads_c(op))
+      fail("E302", "a fused matmul's result split into halves is read only through them", op->loc);
+  return split;
+}
+
+bool runs_epilogue(const fused::FusedRegion& region, const std::string& candidate) {
+  if (!is_synthesized(candidate)) return region.ops.size() == 1;
+  return candidate == "tessera_tma" || !halves_split(region.ops, *region.core);
+}
+
 std::vector<Candidate> candidates(const fused::FusedRegion& region, const machine::Descriptor& device) {
   const Op& core = *region.core;
   const DType in = core.operands[0]->type.dtype, out = core.result()->type.dtype;
@@ -230,7 +260,7 @@ std::vector<Candidate> candidates(const fused::FusedRegion& region, const machin
                             ? ""
                             : "needs a device with TMA and wgmma (" + device.name + ", " + device.arch + ", has not)";
   if (tma_why.empty()) {
-    Plan p = facts(core, region.leaves);
+    Plan p = facts(core, region.leaves, region.ops);
     choose(p, device, true);
     tma_why = tma_unsupported(p);
   }
@@ -251,7 +281,7 @@ std::vector<Candidate> candidates(const fused::FusedRegion& region, const machin
 
 std::string default_candidate(const fused::FusedRegion& region, const machine::Descriptor& device) {
   if (!device.has(machine::Cap::Tma) || !device.has(machine::Cap::Wgmma)) return "tessera";
-  Plan p = facts(*region.core, region.leaves);
+  Plan p = facts(*region.core, region.leaves, region.ops);
   choose(p, device, false);
   const bool large_blocks = p.strategy == Strategy::Mma && p.bm == 128;  // the problem fills the SMs
   choose(p, device, true);
@@ -271,6 +301,7 @@ const std::vector<Field<Plan>>& fact_fields() {
       field("a_batch_stride", &Plan::a_batch_stride),
       field("b_batch_stride", &Plan::b_batch_stride),
       field("operand", &Plan::operand),
+      field("halves", &Plan::halves, Field<Plan>::When::IfNotDefault),
   };
   return fields;
 }
@@ -310,9 +341,13 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   if (!known) fail("E304", "unknown matmul candidate '" + candidate + "' (" + candidate_names() + ")", core.loc);
   if (!is_synthesized(candidate) && region.ops.size() != 1)
     fail("E303", "a library matmul's region must hold the matmul alone (an epilogue is its own kernel)", core.loc);
-  Plan p = facts(core, region.leaves);
+  Plan p = facts(core, region.leaves, region.ops);
   p.candidate = candidate;
-  const Type& c = core.result()->type;
+  if (p.halves && candidate != "tessera_tma")
+    fail("E303", "a matmul epilogue on column halves runs in the TMA block only (graph_to_schedule splits it off)",
+         core.loc);
+  // The epilogue's space: C, or one of its halves.
+  const Type& c = region.result->type;
   const std::vector<int> groups = {static_cast<int>(c.rank() - 2), 1, 1};
   for (const Value* leaf : region.leaves) {
     // Leaves the epilogue reads are addressed over [batch, m, n]; A and B only
@@ -403,12 +438,16 @@ Plan read_plan(const Op& op) {
   if (!core) fail("E302", "schedule.matmul: the region has no tessera.matmul", op.loc);
   std::vector<const Value*> leaves;
   for (auto& a : region.args) leaves.push_back(a.get());
-  Plan p = facts(*core, leaves);
-  // The kernel writes batch*m*n elements: an epilogue may not broadcast the result wider.
-  if (op.result()->type.shape != core->result()->type.shape)
+  std::vector<const Op*> ops;
+  for (auto& inner : region.ops) ops.push_back(inner.get());
+  Plan p = facts(*core, leaves, ops);
+  // The kernel writes batch*m*out_n elements: an epilogue may not broadcast the result wider.
+  std::vector<int64_t> written = core->result()->type.shape;
+  written.back() = p.out_n();
+  if (op.result()->type.shape != written)
     fail("E302",
          "schedule.matmul: the result " + op.result()->type.str() + " is not the matmul's shape " +
-             core->result()->type.str(),
+             core->result()->type.str() + (p.halves ? " with half its columns" : ""),
          op.loc);
   const machine::Descriptor device = read_device(op);
   // The recorded facts must be the region's.
@@ -433,7 +472,7 @@ Plan read_plan(const Op& op) {
     const bool operand_only = (int64_t(l) == p.a_leaf || int64_t(l) == p.b_leaf) &&
                               p.leaf_strides[l] == std::vector<int64_t>{0, 0, 0};
     if (!operand_only)  // A and B are read by the block library, within their shapes
-      fused::check_leaf_reach({p.batch, p.m, p.n}, p.leaf_strides[l], op.operands[l]->type, op);
+      fused::check_leaf_reach({p.batch, p.m, p.out_n()}, p.leaf_strides[l], op.operands[l]->type, op);
   }
   read_fields(decision_fields(), op, p);
   const bool cpu = !device.gpu();
@@ -449,13 +488,13 @@ Plan read_plan(const Op& op) {
   for (int64_t v : {p.bm, p.bn, p.bk, p.wm, p.wn, p.stages, p.group_m})
     if (v < 1 || v > 1024)
       fail("E302", "schedule.matmul: block, warps, stages and group_m must be in [1, 1024]", op.loc);
-  if (!pow2(p.bn) || !pow2(p.slab_rows) || p.slab_rows * p.bn > (1 << 16))
+  if (!pow2(p.bn) || !pow2(p.slab_rows) || p.slab_rows * p.out_bn() > (1 << 16))
     fail("E302", "schedule.matmul: the block's columns and slab rows must be powers of two (slabs up to 2^16 lanes)",
          op.loc);
   if (p.threads < 1 || p.vector_width < 1 ||
       (cpu ? (p.bm % 12 != 0 || p.bn % 32 != 0 || p.threads != 1)
            : (p.threads != p.wm * p.wn * device.simd_width || p.threads > 1024 ||
-              (p.slab_rows * p.bn) % (p.threads * p.vector_width))))
+              (p.slab_rows * p.out_bn()) % (p.threads * p.vector_width))))
     fail("E302",
          "schedule.matmul: block, warps, threads or slab do not fit the " + std::string(device.target()) +
              " block library",
@@ -478,6 +517,7 @@ Plan read_plan(const Op& op) {
          op.loc);
   if (p.tma != (p.candidate == "tessera_tma"))
     fail("E302", "schedule.matmul: 'tma' is set exactly for the candidate tessera_tma", op.loc);
+  if (p.halves && !p.tma) fail("E302", "schedule.matmul: an epilogue on column halves needs the TMA block", op.loc);
   if (p.tma) {
     if (!device.has(machine::Cap::Tma) || !device.has(machine::Cap::Wgmma))
       fail("E302", "schedule.matmul: 'tma' on device " + device.name + ", which has no TMA and wgmma", op.loc);

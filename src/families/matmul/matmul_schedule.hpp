@@ -51,13 +51,22 @@ struct Plan {
   // through a register stage into a transposed [BK][BM+4] smem tile, two smem
   // stages (device/gpu/tessera_matmul_simt_stage_a.cuh).
   bool stage_a = false;
+  // The epilogue reads C as two column halves side by side: a split of C into
+  // [.., :n/2] and [.., n/2:] in the region (SwiGLU's silu(gate) * up on one
+  // [gate | up] matmul; passes/fusion.cpp). A block's BN columns are then BN/2
+  // of each half (B's columns from n0 and n0 + n/2) and the kernel writes
+  // [batch, m, n/2]. The TMA block only.
+  bool halves = false;
 
   // f32 elements between rows of the C block in shared memory: the TMA
   // block pads each row by 8 (rows 256 floats apart put a warp's float2
   // stores of 4 rows on the same banks; 264 spreads them over all 32).
   int64_t c_stride() const { return tma ? bn + 8 : bn; }
   int64_t tiles_m() const { return (m + bm - 1) / bm; }
-  int64_t tiles_n() const { return (n + bn - 1) / bn; }
+  // The columns the kernel writes, and those of a block.
+  int64_t out_n() const { return halves ? n / 2 : n; }
+  int64_t out_bn() const { return halves ? bn / 2 : bn; }
+  int64_t tiles_n() const { return (out_n() + out_bn() - 1) / out_bn(); }
   // Element strides of A (m, k) and B (k, n) within one matrix.
   int64_t sam() const { return transpose_a ? 1 : k; }
   int64_t sak() const { return transpose_a ? m : 1; }
@@ -83,6 +92,15 @@ std::string default_candidate(const fused::FusedRegion& region, const machine::D
 const std::string& candidate_names();
 // Tessera's own kernels (tessera, tessera_tma), as opposed to library calls.
 bool is_synthesized(const std::string& candidate);
+
+// The split of the core's result into column halves in a region's ops
+// (Plan::halves), or null; E302 unless it halves the last axis.
+const ir::Op* halves_split(const std::vector<const ir::Op*>& ops, const ir::Op& core);
+
+// Whether `candidate` runs the region's epilogue in its kernel; graph_to_schedule
+// otherwise computes the matmul alone and the epilogue as a pointwise kernel
+// (libraries always; tessera for an epilogue on column halves).
+bool runs_epilogue(const fused::FusedRegion& region, const std::string& candidate);
 
 // A library candidate's region holds the matmul alone (graph_to_schedule
 // splits the epilogue off); E304 if `candidate` does not apply.

@@ -68,8 +68,12 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   if (p.min_blocks > 1) k->attrs["min_blocks"] = p.min_blocks;
   const Region& region = *sop.regions[0];
   const Op* core = nullptr;
-  for (auto& op : region.ops)
+  std::vector<const Op*> ops;
+  for (auto& op : region.ops) {
+    ops.push_back(op.get());
     if (op->name == "tessera.matmul") core = op.get();
+  }
+  const Op* halves = halves_split(ops, *core);
   Region& body = *k->regions[0];
   std::vector<Value*> leaves = fused::add_leaf_args(body, region);
   Value* out = body.add_arg("out", Type::ptr(sop.result()->type.dtype));
@@ -87,9 +91,10 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   Value* group_size = tb.min(tb.sub(idx(p.tiles_m()), first_m), idx(p.group_m));
   Value* within = tb.rem(t, idx(width));
   Value* m0 = tb.mul(tb.add(first_m, tb.rem(within, group_size)), idx(p.bm));
-  Value* n0 = tb.mul(tb.div(within, group_size), idx(p.bn));
+  // n0: the block's first column of the result (of each half, with halves).
+  Value* n0 = tb.mul(tb.div(within, group_size), idx(p.out_bn()));
   Value* mrows = tb.min(idx(p.bm), tb.sub(idx(p.m), m0));
-  Value* ncols = tb.min(idx(p.bn), tb.sub(idx(p.n), n0));
+  Value* ncols = tb.min(idx(p.out_bn()), tb.sub(idx(p.out_n()), n0));
 
   // The f32 block of A x B, row-major in scratch.
   Value* scratch = tb.scratch(p.scratch, DType::F32);
@@ -107,10 +112,11 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
     const bool a_km = !p.transpose_a, b_km = p.transpose_b;
     k->attrs["tensor_maps"] = Attr(
         AttrList{Attr(operand_map(p, leaves[p.a_leaf], a_km, p.m, p.bm, p.a_batch_stride, first).str()),
-                 Attr(operand_map(p, leaves[p.b_leaf], b_km, p.n, p.bn, p.b_batch_stride, first + 1).str())});
+                 Attr(operand_map(p, leaves[p.b_leaf], b_km, p.n, p.out_bn(), p.b_batch_stride, first + 1).str())});
     k->attrs["producer_threads"] = Plan::kTmaProducerThreads;
     k->attrs["min_blocks"] = p.min_blocks;  // one block an SM: the register cap of its three warpgroups
     mm["tma"] = Attr::ints({a_km, b_km, p.a_batch_stride != 0, p.b_batch_stride != 0});
+    if (p.halves) mm["b_half"] = p.n / 2;
     tb.matmul({leaves[p.a_leaf], leaves[p.b_leaf], scratch, batch, m0, n0}, mm);
   } else {
     Value* a_base = tb.add(tb.mul(batch, idx(p.a_batch_stride)), tb.mul(m0, idx(p.sam())));
@@ -122,11 +128,11 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
 
   // The epilogue, a slab of rows at a time: the region evaluated on the
   // accumulator's tiles, leaves read by their [batch, m, n] strides.
-  const Type slab_t = Type::tile(DType::F32, {p.slab_rows, p.bn});
+  const Type slab_t = Type::tile(DType::F32, {p.slab_rows, p.out_bn()});
   const Value* yielded = region.ops.back()->operands[0];
   const int64_t vw = p.vector_width;
   auto aligned = [&](int64_t sb, int64_t sm, int64_t sn) {
-    return sn == 1 && sm % vw == 0 && sb % vw == 0 && p.bn % vw == 0;
+    return sn == 1 && sm % vw == 0 && sb % vw == 0 && p.out_bn() % vw == 0;
   };
   auto leaf_base = [&](const std::vector<int64_t>& st, Value* row) {
     return tb.add(tb.add(tb.mul(batch, idx(st[0])), tb.mul(row, idx(st[1]))), tb.mul(n0, idx(st[2])));
@@ -146,17 +152,25 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
     Value* rows = tb.min(idx(p.slab_rows), tb.sub(mrows, r0));
     Value* row = tb.add(m0, r0);
     fused::Env env;
-    // The TMA block's C rows are padded (Plan::c_stride): a strided read.
-    env[core->result()] = p.tma ? tb.load2d(scratch, tb.mul(r0, idx(p.c_stride())), rows, ncols, p.c_stride(), 1, true,
-                                            slab_t)
-                                : tb.load(scratch, tb.mul(r0, idx(p.bn)), slab_t);
+    // The TMA block's C rows are padded (Plan::c_stride): a strided read;
+    // with halves, each half's columns are one half of the block's.
+    auto c_slab = [&](int64_t column) {
+      return tb.load2d(scratch, tb.add(tb.mul(r0, idx(p.c_stride())), idx(column)), rows, ncols, p.c_stride(), 1, true,
+                       slab_t);
+    };
+    if (halves) {
+      env[halves->result(0)] = c_slab(0);
+      env[halves->result(1)] = c_slab(p.out_bn());
+    } else {
+      env[core->result()] = p.tma ? c_slab(0) : tb.load(scratch, tb.mul(r0, idx(p.bn)), slab_t);
+    }
     Value* y = fused::eval(tb, region, yielded, slab_t, env, [&](size_t l) {
       if (row_invariant[l]) return row_invariant[l];
       const std::vector<int64_t>& st = p.leaf_strides[l];
       return tb.load2d(leaves[l], leaf_base(st, row), rows, ncols, st[1], st[2], aligned(st[0], st[1], st[2]), slab_t);
     });
-    Value* at = tb.add(tb.mul(tb.add(tb.mul(batch, idx(p.m)), row), idx(p.n)), n0);
-    tb.store2d(out, at, rows, ncols, y, p.n, aligned(p.m * p.n, p.n, 1));
+    Value* at = tb.add(tb.mul(tb.add(tb.mul(batch, idx(p.m)), row), idx(p.out_n())), n0);
+    tb.store2d(out, at, rows, ncols, y, p.out_n(), aligned(p.m * p.out_n(), p.out_n(), 1));
     return {};
   });
   m.ops.push_back(std::move(k));
