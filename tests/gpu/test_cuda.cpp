@@ -495,14 +495,15 @@ std::vector<FusionCase> tma_matmul_cases() {
       {{40, 2048}, {2048, 40}, true, true, DType::F16, DType::F16, 0, false},
       // SwiGLU: silu(C[:, :N/2]) * C[:, N/2:], one block taking B's columns
       // from both halves (Plan::halves): ragged halves (a first-half box
-      // reaching into the second), B stored N x K, A stored K x M, batches,
+      // reaching into the second; row-major B needs N/2 % 8 == 0, stored
+      // N x K any N/2), B stored N x K, A stored K x M, batches,
       // NaN / inf, an f32 result, a bias leaf.
-      {{1300, 200}, {200, 2600}, false, false, DType::BF16, DType::BF16, 3, false},
+      {{1300, 200}, {200, 2608}, false, false, DType::BF16, DType::BF16, 3, false},
       {{1300, 136}, {2600, 136}, false, true, DType::BF16, DType::BF16, 4, false},
-      {{136, 1304}, {136, 2600}, true, false, DType::F16, DType::F16, 3, false},
-      {{3, 520, 72}, {3, 72, 2056}, false, false, DType::BF16, DType::BF16, 4, false},
+      {{136, 1304}, {136, 2608}, true, false, DType::F16, DType::F16, 3, false},
+      {{3, 520, 72}, {3, 72, 2064}, false, false, DType::BF16, DType::BF16, 4, false},
       {{1280, 256}, {2560, 256}, false, true, DType::F16, DType::F32, 3, true},
-      {{640, 128}, {5, 128, 1288}, false, false, DType::BF16, DType::F32, 3, false},
+      {{640, 128}, {5, 128, 1296}, false, false, DType::BF16, DType::F32, 3, false},
   };
   std::vector<FusionCase> out;
   int seed = 7000;

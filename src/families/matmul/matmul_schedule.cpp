@@ -66,6 +66,10 @@ std::string tma_unsupported(const Plan& p) {
            std::to_string(ring_bytes) + " bytes (more stages)";
   if (p.m < 1 || p.n < 1 || p.k < 1) return "needs non-empty operands (a tensor map has no empty dims)";
   if (p.halves && p.bn % 128 != 0) return "pairs column halves in blocks of 128-column multiples (whole boxes)";
+  // A box's innermost coordinate must fall on 16 bytes: B's second half starts
+  // N/2 columns in (row-major B; stored N x K it starts N/2 rows down).
+  if (p.halves && !p.transpose_b && p.n / 2 * 2 % 16 != 0)
+    return "pairs the column halves of a row-major B only where N/2 is a multiple of 8 (16-byte box starts)";
   const int64_t limit = int64_t{1} << 31;  // TMA coordinates are int32
   if (p.m >= limit || p.n >= limit || p.k >= limit || p.batch >= limit) return "needs dims below 2^31";
   // Row strides (bytes) of the operands as stored; batch strides are whole rows of them.
