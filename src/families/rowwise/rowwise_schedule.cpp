@@ -147,6 +147,7 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
     const int64_t want = d.gpu() ? static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(units * 4))) : 64;
     p.rows_per_program = std::max<int64_t>(1, (p.outer + want - 1) / want);
     p.programs = (p.outer + p.rows_per_program - 1) / p.rows_per_program;
+    p.early_loads = d.gpu() && p.resident && experimental("rowgrad_early_loads");
   }
 }
 
@@ -173,6 +174,7 @@ const std::vector<Field<Plan>>& plan_fields() {
       field("staged", &Plan::staged, When::IfNotDefault),
       field("pick", &Plan::pick, When::IfNotDefault),
       field("rows_per_program", &Plan::rows_per_program, When::Always, [](const Plan& p) { return p.norm_grad(); }),
+      field("early_loads", &Plan::early_loads, When::IfNotDefault),
       field("programs", &Plan::programs),
   };
   return fields;
@@ -301,6 +303,8 @@ Plan read_plan(const Op& op) {
   if (p.norm_grad() != (op.attr("rows_per_program") != nullptr) || p.rows_per_program < 1 ||
       (p.norm_grad() && p.strategy != Strategy::Rows))
     fail("E302", "'rows_per_program' (>= 1) is recorded for the norms' gradients, on rows, only", op.loc);
+  if (p.early_loads && (!p.norm_grad() || !p.resident))
+    fail("E302", "'early_loads' is for the norms' gradients on resident rows", op.loc);
   const int64_t want = p.norm_grad()                  ? (p.outer + p.rows_per_program - 1) / p.rows_per_program
                        : p.strategy == Strategy::Rows ? p.outer
                                                       : p.outer * p.column_blocks();

@@ -76,6 +76,10 @@ struct Plan {
   // Norm gradients: consecutive rows a program takes (its dw, db partial sums
   // cover them). Recorded only for them.
   int64_t rows_per_program = 1;
+  // Norm gradients on resident rows: dy and w are loaded with x, before the
+  // row's first reduction, so their latency overlaps it (else they load at
+  // their first use, after it). Recorded only when true.
+  bool early_loads = false;
   int64_t programs = 0;
 
   bool norm_grad() const { return op == RowOp::LayerNormGrad || op == RowOp::RmsNormGrad; }

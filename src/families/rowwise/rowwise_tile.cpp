@@ -252,6 +252,10 @@ struct RowKernel {
       // and the partial sums of dy n (dw) and dy (db).
       const bool layer = p.op == RowOp::LayerNormGrad;
       const Value* dy = core.operands[2];
+      if (p.early_loads && res) {  // memoized in the resident row's env: loaded here, used below
+        at(dy, tb.index(0), resident_count(), *res);
+        at(w, tb.index(0), resident_count(), *res);
+      }
       Value* mt = nullptr;
       if (layer) {
         Value* sum_x = stat(
