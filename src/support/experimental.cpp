@@ -8,7 +8,7 @@
 namespace tessera {
 
 namespace {
-const char* const kFeatures[] = {"rows_cluster", "matmul_f32_stage_a", "rowgrad_early_loads"};
+const char* const kFeatures[] = {"rows_cluster", "matmul_f32_stage_a", "rows_walk"};
 }
 
 // Read on every call (cheap, and tests can set the variable per case).

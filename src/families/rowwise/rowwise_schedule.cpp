@@ -147,7 +147,17 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
     const int64_t want = d.gpu() ? static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(units * 4))) : 64;
     p.rows_per_program = std::max<int64_t>(1, (p.outer + want - 1) / want);
     p.programs = (p.outer + p.rows_per_program - 1) / p.rows_per_program;
-    p.early_loads = d.gpu() && p.resident && experimental("rowgrad_early_loads");
+    // dy and w load with x (bench/evidence/cuda/raw/rowgrad-early-loads-h100-66214c2.log).
+    p.early_loads = d.gpu() && p.resident;
+  } else if (d.gpu() && p.strategy == Strategy::Rows && p.resident && p.cluster == 1 && !p.staged && !p.pick &&
+             experimental("rows_walk")) {
+    // Programs that walk consecutive rows (four a unit), each asking for its
+    // own next row in L2, as the norm gradients' do: no block launch a row.
+    const int64_t want = std::max<int64_t>(d.compute_units, 1) * 4;
+    p.walk = true;
+    p.rows_per_program = std::max<int64_t>(1, (p.outer + want - 1) / want);
+    p.programs = (p.outer + p.rows_per_program - 1) / p.rows_per_program;
+    if (p.prefetch_rows > 0) p.prefetch_rows = 1;
   }
 }
 
@@ -173,7 +183,9 @@ const std::vector<Field<Plan>>& plan_fields() {
       field("prefetch_rows", &Plan::prefetch_rows, When::IfNotDefault),
       field("staged", &Plan::staged, When::IfNotDefault),
       field("pick", &Plan::pick, When::IfNotDefault),
-      field("rows_per_program", &Plan::rows_per_program, When::Always, [](const Plan& p) { return p.norm_grad(); }),
+      field("walk", &Plan::walk, When::IfNotDefault),
+      field("rows_per_program", &Plan::rows_per_program, When::Always,
+            [](const Plan& p) { return p.norm_grad() || p.walk; }),
       field("early_loads", &Plan::early_loads, When::IfNotDefault),
       field("programs", &Plan::programs),
   };
@@ -300,12 +312,15 @@ Plan read_plan(const Op& op) {
                             p.leaf_offsets[l]);
   if (p.resident && (p.strategy != Strategy::Rows || p.tile_lanes() < p.extent))
     fail("E302", "a resident row must fit in one tile", op.loc);
-  if (p.norm_grad() != (op.attr("rows_per_program") != nullptr) || p.rows_per_program < 1 ||
+  if ((p.norm_grad() || p.walk) != (op.attr("rows_per_program") != nullptr) || p.rows_per_program < 1 ||
       (p.norm_grad() && p.strategy != Strategy::Rows))
-    fail("E302", "'rows_per_program' (>= 1) is recorded for the norms' gradients, on rows, only", op.loc);
+    fail("E302", "'rows_per_program' (>= 1) is recorded for the norms' gradients, on rows, and walking rows only",
+         op.loc);
+  if (p.walk && (p.norm_grad() || p.strategy != Strategy::Rows || !p.resident || p.cluster != 1 || p.staged || p.pick))
+    fail("E302", "'walk' is for resident rows of one block (not a norm gradient's, which always walk)", op.loc);
   if (p.early_loads && (!p.norm_grad() || !p.resident))
     fail("E302", "'early_loads' is for the norms' gradients on resident rows", op.loc);
-  const int64_t want = p.norm_grad()                  ? (p.outer + p.rows_per_program - 1) / p.rows_per_program
+  const int64_t want = p.norm_grad() || p.walk        ? (p.outer + p.rows_per_program - 1) / p.rows_per_program
                        : p.strategy == Strategy::Rows ? p.outer
                                                       : p.outer * p.column_blocks();
   if (p.programs != want)

@@ -73,12 +73,16 @@ struct Plan {
   // The region ends in a take_along of the log_softmax, one index a row: the
   // output is that element of each row (result [outer]). Recorded only when true.
   bool pick = false;
+  // CUDA resident rows of one block (experimental rows_walk): each program
+  // walks rows_per_program consecutive rows, as a norm gradient's does.
+  // Recorded only when true.
+  bool walk = false;
   // Norm gradients: consecutive rows a program takes (its dw, db partial sums
   // cover them). Recorded only for them.
   int64_t rows_per_program = 1;
-  // Norm gradients on resident rows: dy and w are loaded with x, before the
-  // row's first reduction, so their latency overlaps it (else they load at
-  // their first use, after it). Recorded only when true.
+  // Norm gradients on resident GPU rows: dy and w are loaded with x, before
+  // the row's first reduction, so their latency overlaps it (else they load
+  // at their first use, after it). Recorded only when true.
   bool early_loads = false;
   int64_t programs = 0;
 

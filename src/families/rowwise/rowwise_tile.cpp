@@ -459,6 +459,19 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
     m.ops.push_back(std::move(k));
     return;
   }
+  if (p.walk) {
+    // rows [first, first + rows_per_program), clipped at the end
+    Value* first = tb.mul(pid, tb.index(p.rows_per_program));
+    Value* count = tb.min(tb.index(p.rows_per_program), tb.sub(tb.index(p.outer), first));
+    tb.for_loop(tb.index(0), count, tb.index(1), {}, [&](Value* i, const std::vector<Value*>&) -> std::vector<Value*> {
+      kern.o = tb.add(first, i);
+      kern.prefetch_ahead();
+      kern.build();
+      return {};
+    });
+    m.ops.push_back(std::move(k));
+    return;
+  }
   if (p.staged) {
     // Rows pid, pid + programs, ... (the runtime launches at most p.outer
     // programs, so every program has at least one).
