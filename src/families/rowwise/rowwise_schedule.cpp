@@ -150,9 +150,14 @@ void choose(Plan& p, const machine::Descriptor& d, int64_t storage_bytes, DType 
     // dy and w load with x (bench/evidence/cuda/raw/rowgrad-early-loads-h100-66214c2.log).
     p.early_loads = d.gpu() && p.resident;
   } else if (d.gpu() && p.strategy == Strategy::Rows && p.resident && p.cluster == 1 && !p.staged && !p.pick &&
-             experimental("rows_walk")) {
+             ((rows_16bit && (p.op == RowOp::SoftmaxGrad || p.op == RowOp::LogSoftmaxGrad)) ||
+              experimental("rows_walk"))) {
     // Programs that walk consecutive rows (four a unit), each asking for its
     // own next row in L2, as the norm gradients' do: no block launch a row.
+    // On the H100 this sped up the bf16 softmax gradient (two 16-bit rows
+    // read) and slowed its f32 form and the forward rows, which keep a
+    // program a row and the far prefetch (the experimental rows_walk walks
+    // them too; bench/evidence/cuda/raw/rows-walk-h100-08ace46.log).
     const int64_t want = std::max<int64_t>(d.compute_units, 1) * 4;
     p.walk = true;
     p.rows_per_program = std::max<int64_t>(1, (p.outer + want - 1) / want);

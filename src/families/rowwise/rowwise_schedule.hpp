@@ -73,9 +73,9 @@ struct Plan {
   // The region ends in a take_along of the log_softmax, one index a row: the
   // output is that element of each row (result [outer]). Recorded only when true.
   bool pick = false;
-  // CUDA resident rows of one block (experimental rows_walk): each program
-  // walks rows_per_program consecutive rows, as a norm gradient's does.
-  // Recorded only when true.
+  // CUDA resident rows of one block (the 16-bit softmax gradients; others
+  // with the experimental rows_walk): each program walks rows_per_program
+  // consecutive rows, as a norm gradient's does. Recorded only when true.
   bool walk = false;
   // Norm gradients: consecutive rows a program takes (its dw, db partial sums
   // cover them). Recorded only for them.
