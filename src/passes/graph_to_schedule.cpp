@@ -65,6 +65,7 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
                                           const Candidates& candidates) {
   verify_graph(graph);
   auto out = std::make_unique<Module>();
+  std::vector<std::string> regions;  // every matmul region's id, to check the named candidates against
   for (Op* f : graph.funcs()) {
     std::vector<std::pair<std::string, Type>> args;
     for (auto& a : f->regions[0]->args) args.emplace_back(a->name, a->type);
@@ -76,6 +77,7 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
     Builder b(body, "s");
     int index = 0, matmuls = 0;
     auto candidate_for = [&](const std::string& id, const FusedRegion& r) {
+      regions.push_back(id);
       if (auto it = candidates.find(id); it != candidates.end()) return it->second;
       if (auto it = candidates.find("*"); it != candidates.end()) return it->second;
       return families::matmul::default_candidate(r, device);
@@ -163,6 +165,14 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
     for (Value* v : ret.operands) vals.push_back(map.at(v));
     b.create("return", vals).loc = ret.loc;
   }
+  // A candidate named for a region the program does not have is a typo, not a no-op.
+  for (const auto& [id, candidate] : candidates)
+    if (id != "*" && std::find(regions.begin(), regions.end(), id) == regions.end()) {
+      std::string known;
+      for (const std::string& r : regions) known += (known.empty() ? "" : ", ") + r;
+      fail("E304", "matmul candidate '" + candidate + "' names region '" + id + "', which this program does not have" +
+                       (known.empty() ? " (it has no matmul region)" : " (its regions: " + known + ")"));
+    }
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <mutex>
 
 #include "support/diagnostic.hpp"
@@ -16,11 +17,28 @@ using Sgemm = void (*)(int order, int ta, int tb, int m, int n, int k, float alp
                        const float* b, int ldb, float beta, float* c, int ldc);
 using GetConfig = char* (*)();
 
+// A DYNAMIC_ARCH OpenBLAS picks its kernels by the CPU's model number, and
+// one older than the CPU (Debian 12's 0.3.21 on recent Xeons) falls back to
+// its generic Prescott kernels, about 6x slower at sgemm (docs/journal.md,
+// ninth session). Unless the user chose a core type, name the one the CPU's
+// features support, before the library reads the variable at load.
+void choose_core_type() {
+  if (std::getenv("OPENBLAS_CORETYPE")) return;
+  __builtin_cpu_init();
+  const char* core = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
+                         ? "SkylakeX"
+                     : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "Haswell"
+                                                                                       : nullptr;
+  if (core) setenv("OPENBLAS_CORETYPE", core, 0);
+}
+
 struct OpenBlas {
   Sgemm sgemm = nullptr;
   GetConfig config = nullptr;
   std::string error;
   OpenBlas() {
+    choose_core_type();
     void* lib = nullptr;
     for (const char* name : {"libopenblas.so.0", "libopenblas.so"})
       if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
