@@ -65,11 +65,18 @@ passes::Candidates arbiter_decisions(const ir::Module& graph, const targets::Lan
   arbiter::Runner runner = arbiter::runner(lane.arbiter_lane);
   if (lane.arbiter_lane == lane.name) runner.machine = machine;
   arbiter::Options o;
-  const fs::path ledger = fs::temp_directory_path() / fmt::format("tessera-bench-ledger-{}.json", ::getpid());
-  o.ledger_path = ledger.string();
+  // One ledger a case (a packet may hold several tuned cases), gone when the
+  // case is measured or fails.
+  static int cases = 0;
+  struct TempLedger {
+    fs::path path;
+    ~TempLedger() {
+      std::error_code ec;
+      fs::remove(path, ec);
+    }
+  } ledger{fs::temp_directory_path() / fmt::format("tessera-bench-ledger-{}-{}.json", ::getpid(), cases++)};
+  o.ledger_path = ledger.path.string();
   std::vector<arbiter::Decision> decisions = arbiter::arbitrate(graph, runner, o);
-  std::error_code ec;
-  fs::remove(ledger, ec);
   for (const arbiter::Decision& d : decisions) {
     json measured = json::array();
     for (const arbiter::Row& r : d.rows)
