@@ -206,6 +206,19 @@ inline tile<T, R * C> load2d(const S* p, int64_t rows, int64_t cols) {
   return out;
 }
 
+// `into` with lanes (r, c), LO <= c < HI, r < rows, read from p[r*RS + c - LO]
+// (one operand of a concat along the columns).
+template <int R, int C, long long RS, long long LO, long long HI, bool ALIGNED, class T, class S>
+inline tile<T, R * C> load2d_piece(tile<T, R * C> into, const S* p, int64_t rows) {
+  constexpr int L = tile<T, R * C>::L;
+  for (int r = 0; r < R && r < rows; ++r)
+    for (long long c = LO; c < HI; ++c) {
+      const int l = r * C + int(c);
+      into.v[l / L][l % L] = load1<T>(p + r * RS + (c - LO));
+    }
+  return into;
+}
+
 template <int R, int C, long long RS, bool ALIGNED, class S, class T>
 inline void store2d(S* p, int64_t rows, int64_t cols, const tile<T, R * C>& t) {
   constexpr int PR = tile<T, C>::P;

@@ -61,6 +61,28 @@ __device__ __forceinline__ tile<T, R * C> load2d_shared(const float* p, i64 rows
   return out;
 }
 
+// `into` with lanes (r, c), LO <= c < HI, r < rows, read from p[r*RS + c - LO]:
+// one operand of a concat along the columns. A thread's part lies in one
+// operand (LO and HI are whole vectors), so it is one vector load or none.
+template <int R, int C, long long RS, long long LO, long long HI, bool ALIGNED, class T, class S>
+__device__ __forceinline__ tile<T, R * C> load2d_piece(tile<T, R * C> into, const S* p, i64 rows) {
+  static_assert(C % TSR_VEC == 0 && LO % TSR_VEC == 0 && HI % TSR_VEC == 0, "a piece is whole vectors of lanes");
+#pragma unroll
+  for (int c = 0; c < tile<T, R * C>::P; ++c) {
+    const i64 l = lane0<R * C>(c), r = l / C, col = l % C;
+    if (r >= rows || col < LO || col >= HI) continue;
+    T* o = &into.v[c * TSR_VEC];
+    const S* q = p + r * RS + (col - LO);
+    if (ALIGNED) {
+      load_part<T>(q, o);
+    } else {
+#pragma unroll
+      for (int v = 0; v < TSR_VEC; ++v) o[v] = T(widen(q[v]));
+    }
+  }
+  return into;
+}
+
 template <int R, int C, long long RS, bool ALIGNED, class S, class T>
 __device__ __forceinline__ void store2d(S* p, i64 rows, i64 cols, const tile<T, R * C>& t) {
   static_assert(C % TSR_VEC == 0, "a thread's lanes must lie in one row");

@@ -60,6 +60,18 @@ template <class T, int N, class TG> inline tile<T, N> load_shared(ctx k, TG p) {
   return r;
 }
 
+// `into` with lanes (r, c), LO <= c < HI, r < rows, read from p[r*RS + c - LO]
+// (one operand of a concat along the columns).
+template <int R, int C, long RS, long LO, long HI, bool ALIGNED, class T, class S>
+inline tile<T, R * C> load2d_piece(ctx k, tile<T, R * C> into, device const S* p, i64 rows) {
+  for (int c = 0; c < tile<T, R * C>::P; ++c)
+    for (int v = 0; v < TSR_VEC; ++v) {
+      const i64 l = lane0<R * C>(k, c) + v, r = l / C, col = l % C;
+      if (r < rows && col >= LO && col < HI) into.v[c * TSR_VEC + v] = T(widen(p[r * RS + col - LO]));
+    }
+  return into;
+}
+
 // Lane (r, c) of an [R, C] slab = p[r*RS + c*CS], 0 past rows/cols (CS is 1,
 // or 0 for a value per row).
 template <class T, int R, int C, long RS, long CS, bool ALIGNED, class S>

@@ -134,6 +134,12 @@ Value* TileBuilder::load2d(Value* ptr, Value* base, Value* rows, Value* cols, in
                  {{"row_stride", Attr(row_stride)}, {"col_stride", Attr(col_stride)}, {"aligned", Attr(aligned)}});
 }
 
+Value* TileBuilder::load2d_piece(Value* into, Value* ptr, Value* base, Value* rows, int64_t row_stride, int64_t lo,
+                                 int64_t hi, bool aligned) {
+  return create1("tile.load2d_piece", {into, ptr, base, rows}, into->type,
+                 {{"row_stride", Attr(row_stride)}, {"lo", Attr(lo)}, {"hi", Attr(hi)}, {"aligned", Attr(aligned)}});
+}
+
 void TileBuilder::matmul(std::vector<Value*> operands, AttrDict attrs) {
   create("tile.matmul", std::move(operands), std::move(attrs));
 }

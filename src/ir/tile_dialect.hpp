@@ -67,6 +67,10 @@ class TileBuilder {
   Value* load2d(Value* ptr, Value* base, Value* rows, Value* cols, int64_t row_stride, int64_t col_stride, bool aligned,
                 Type result);
   void store2d(Value* ptr, Value* base, Value* rows, Value* cols, Value* v, int64_t row_stride, bool aligned);
+  // `into` with its lanes (r, c), lo <= c < hi, r < rows replaced by
+  // ptr[base + r*row_stride + c - lo]: one piece of a concat along the columns.
+  Value* load2d_piece(Value* into, Value* ptr, Value* base, Value* rows, int64_t row_stride, int64_t lo, int64_t hi,
+                      bool aligned);
   // tile.matmul: its operands and attributes as the op's table entry lists them.
   void matmul(std::vector<Value*> operands, AttrDict attrs);
   // tile.attention: likewise.

@@ -208,6 +208,14 @@ void check_load2d(const Op& op) {
     if (tile_int(op, key) < 0) bad(op, std::string("needs an integer '") + key + "' >= 0");
 }
 
+void check_load2d_piece(const Op& op) {
+  const Type& t = op.result()->type;
+  if (t.shape.size() != 2 || op.operands[0]->type != t) bad(op, "works on 2-D tiles [rows, cols], the result's type");
+  const int64_t lo = tile_int(op, "lo"), hi = tile_int(op, "hi");
+  if (tile_int(op, "row_stride") < 0 || lo < 0 || lo >= hi || hi > t.shape[1])
+    bad(op, "needs 'row_stride' >= 0 and columns 0 <= lo < hi <= the tile's");
+}
+
 void check_store2d(const Op& op) {
   if (op.operands[4]->type.shape.size() != 2) bad(op, "works on 2-D tiles [rows, cols]");
   if (tile_int(op, "row_stride") < 0) bad(op, "needs an integer 'row_stride' >= 0");
@@ -471,6 +479,18 @@ const std::vector<TileOpSpec>& table() {
        0,
        "an [R, C] tile, lane (r, c) = p[base + r*row_stride + c*col_stride] (0 past rows/cols)",
        check_load2d},
+      {"tile.load2d_piece",
+       "TPII",
+       "T",
+       "(tile into, ptr, index base, index rows)",
+       {{"row_stride", K::Int, kRequired},
+        {"lo", K::Int, kRequired},
+        {"hi", K::Int, kRequired},
+        {"aligned", K::Bool, kRequired}},
+       0,
+       "`into` with lanes (r, c), lo <= c < hi, r < rows, replaced by p[base + r*row_stride + c - lo] (one "
+       "operand of a concat along the columns; lo and hi are whole vectors of lanes)",
+       check_load2d_piece},
       {"tile.store2d",
        "PIIIT",
        "",

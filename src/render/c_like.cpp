@@ -99,8 +99,8 @@ bool CLikeRenderer::is_written(const Op& kernel, const Value* ptr) const {
 
 std::string CLikeRenderer::render_kernel(const Op& kernel) {
   names_.clear();
-  const bool slabs = contains(kernel, "tile.load2d") || contains(kernel, "tile.store2d") ||
-                     contains(kernel, "tile.fold_rows");
+  const bool slabs = contains(kernel, "tile.load2d") || contains(kernel, "tile.load2d_piece") ||
+                     contains(kernel, "tile.store2d") || contains(kernel, "tile.fold_rows");
   out_ = prelude() +
          (contains(kernel, "tile.matmul") ? matmul_library(kernel)
           : slabs                         ? slab_library(kernel)
@@ -267,6 +267,13 @@ struct CLikeRenderer::OpEmitter {
                         ", " + (tile_bool(op, "aligned") ? "true" : "false") + ">",
                     arg(0) + " + " + arg(1) + ", " + arg(2) + ", " + arg(3)));
   }
+  void load2d_piece() {
+    const Type& t = op.result(0)->type;
+    def(r.lane_call("load2d_piece<" + std::to_string(t.shape[0]) + ", " + std::to_string(t.shape[1]) + ", " +
+                        std::to_string(tile_int(op, "row_stride")) + ", " + std::to_string(tile_int(op, "lo")) + ", " +
+                        std::to_string(tile_int(op, "hi")) + ", " + (tile_bool(op, "aligned") ? "true" : "false") + ">",
+                    arg(0) + ", " + arg(1) + " + " + arg(2) + ", " + arg(3)));
+  }
   void store2d() {
     const Type& t = op.operands[4]->type;
     statement(r.lane_call("store2d<" + std::to_string(t.shape[0]) + ", " + std::to_string(t.shape[1]) + ", " +
@@ -420,6 +427,7 @@ const std::unordered_map<std::string_view, CLikeRenderer::OpEmitter::Fn>& CLikeR
       {"tile.attention", &OpEmitter::attention},
       {"tile.attention_grad", &OpEmitter::attention_grad},
       {"tile.load2d", &OpEmitter::load2d},
+      {"tile.load2d_piece", &OpEmitter::load2d_piece},
       {"tile.store2d", &OpEmitter::store2d},
       {"tile.for", &OpEmitter::for_loop},
       {"tile.yield", &OpEmitter::yield},

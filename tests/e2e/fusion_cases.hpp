@@ -472,6 +472,19 @@ std::vector<FusionCase> view_cases() {
                      ir::Value* y = g.binary("add", g.binary("mul", x, cos), g.binary("mul", rot, sin));
                      g.output(g.transpose(y, {1, 0, 2}));  // [heads, tokens, dim], copied
                    }});
+    // RoPE on the q part of a fused QKV buffer: rows of heads 1024 apart, the
+    // rotate-half concat read by pieces (tile.load2d_piece) on GPUs.
+    out.push_back({"rope_qkv_" + d + "_32x1024",
+                   {spec("special:rate=0.01,"), spec("random:"), spec("random:")},
+                   [=](GraphBuilder& g) {
+                     ir::Value* qkv = g.input("qkv", T(dt, {32, 1024}));
+                     ir::Value* cos = g.input("cos", T(dt, {32, 1, 128}));
+                     ir::Value* sin = g.input("sin", T(dt, {32, 1, 128}));
+                     ir::Value* q = g.reshape(g.split(qkv, 1, {512, 256, 256})[0], {32, 4, 128});
+                     std::vector<ir::Value*> h = g.split(q, -1, {64, 64});
+                     ir::Value* rot = g.concat({h[1], h[0]}, -1);
+                     g.output(g.binary("add", g.binary("mul", q, cos), g.binary("mul", rot, sin)));
+                   }});
     out.push_back({"sliced_heads_" + d + "_16x8x136", {spec("special:rate=0.01,")}, [=](GraphBuilder& g) {
                      ir::Value* x = g.input("x", T(dt, {16, 8, 136}));
                      g.output(g.unary("exp", g.slice(x, {0, 0, 4}, {16, 8, 132}, {1, 1, 1})));

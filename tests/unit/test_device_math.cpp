@@ -600,6 +600,27 @@ TEST(DeviceMath, CpuFoldRows) {
   EXPECT_TRUE(std::isnan(max[5]) && std::isnan(max[3 * C + 5]));
 }
 
+// load2d_piece: a concat along the columns, one operand at a time. Rotate-
+// half of rows of 16 (two pieces of 8 from a strided bf16 buffer, the second
+// operand first) on 3 of 4 rows: lanes outside a piece's columns and rows
+// keep what `into` held.
+TEST(DeviceMath, CpuLoad2dPiece) {
+  constexpr int R = 4, C = 16;
+  constexpr long long RS = 40;  // the operands' row stride
+  std::vector<tsr::bf16_t> buf(R * RS);
+  for (size_t i = 0; i < buf.size(); ++i) buf[i] = tsr::narrow<tsr::bf16_t>(float(i) * 0.5f - 7.0f);
+  float got[R * C];
+  auto t = tsr::full<float, R * C>(-1.0f);
+  t = tsr::load2d_piece<R, C, RS, 0, 8, true>(t, buf.data() + 8, 3);  // columns 0..7: the second half
+  t = tsr::load2d_piece<R, C, RS, 8, 16, true>(t, buf.data(), 3);     // columns 8..15: the first half
+  tsr::store(got, t);
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) {
+      const float want = r >= 3 ? -1.0f : tsr::widen(buf[r * RS + (c < 8 ? 8 + c : c - 8)]);
+      EXPECT_EQ(got[r * C + c], want) << "lane (" << r << ", " << c << ")";
+    }
+}
+
 // Narrower tiles use the 256- and 128-bit libmvec variants; the kernel calls
 // libmvec's vector entry points (seen in the disassembly).
 TEST(DeviceMath, CpuNativeUsesLibmvec) {

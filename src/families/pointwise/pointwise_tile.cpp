@@ -70,6 +70,48 @@ Value* concat_tile(TileBuilder& tb, const Op& concat, const Region& region, cons
   return result;
 }
 
+// Whether a row tile (tile_rows) can read `concat` by pieces: a float concat
+// of the view's own shape along its last (column) axis whose operands are
+// whole vectors wide, each with contiguous columns. A thread's vector then
+// lies in one operand: a vector load of it (tile.load2d_piece) instead of a
+// gather per lane of every operand (RoPE's rotate-half at 1.1 TB/s on the
+// H100: bench/evidence/cuda/raw/llama-s2048-swiglu-h100-dd01419.log).
+bool concat_by_pieces(const Op& concat, const Region& region, const Plan& p) {
+  const Type& r = concat.result()->type;
+  if (!is_float(r.dtype) || r.shape != p.view || concat_axis(concat) != r.rank() - 1) return false;
+  for (const Value* operand : concat.operands) {
+    const int64_t s = operand->type.shape.back();
+    if (s % p.vector_width != 0) return false;  // (so every operand starts on a vector too)
+    if (s > 0 && p.gather_strides[leaf_index(region, operand)].back() != 1) return false;
+  }
+  return true;
+}
+
+// The row tile of `concat` (concat_by_pieces) at the rows whose coordinates
+// in the view's outer groups are `coords`: each operand's lanes loaded from
+// its rows, which step by its stride along the tile's group.
+Value* concat_pieces(TileBuilder& tb, const Op& concat, const Region& region, const std::vector<Value*>& leaves,
+                     const Plan& p, const std::vector<Value*>& coords, const Type& lanes) {
+  Value* t = tb.full(0.0, fused::lane_type(concat.result()->type.dtype, lanes));
+  const size_t rows_group = p.view.size() - 2;
+  int64_t start = 0;
+  for (const Value* operand : concat.operands) {
+    const int64_t s = operand->type.shape.back();
+    if (s == 0) continue;
+    const size_t l = leaf_index(region, operand);
+    const std::vector<int64_t>& st = p.gather_strides[l];
+    Value* base = tb.index(p.leaf_offsets[l]);
+    bool aligned = p.leaf_offsets[l] % p.vector_width == 0;
+    for (size_t g = 0; g < coords.size(); ++g) {
+      aligned = aligned && st[g] % p.vector_width == 0;
+      if (st[g] != 0) base = tb.add(base, tb.mul(coords[g], tb.index(st[g])));
+    }
+    t = tb.load2d_piece(t, leaves[l], base, tb.index(p.tile_rows), st[rows_group], start, start + s, aligned);
+    start += s;
+  }
+  return t;
+}
+
 // The tile of a gather or take_along at the lanes from flat index `position`
 // of the region's result: its operand x (a leaf) read at the lanes'
 // coordinates, with the one along the axis replaced by the lane's index. A
@@ -133,9 +175,10 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
         // Leaf offsets of this row: its coordinate in each outer group, innermost first.
         std::vector<Value*> base;
         for (int64_t offset : p.leaf_offsets) base.push_back(tb.index(offset));
+        std::vector<Value*> coords(p.view.size() - 1);  // the row's coordinate in each outer group
         Value* rest = row;
         for (size_t g = p.view.size() - 1; g-- > 0;) {
-          Value* coord = g == 0 ? rest : tb.rem(rest, tb.index(p.view[g]));
+          Value* coord = coords[g] = g == 0 ? rest : tb.rem(rest, tb.index(p.view[g]));
           if (g > 0) rest = tb.div(rest, tb.index(p.view[g]));
           for (size_t l = 0; l < leaves.size(); ++l)
             if (p.leaf_strides[l][g]) base[l] = tb.add(base[l], tb.mul(coord, tb.index(p.leaf_strides[l][g])));
@@ -162,6 +205,8 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
               },
               [&] { return tb.add(out_base, c); },
               [&](const Op& op, Value* indices) {
+                if (!indices && row_tile && concat_by_pieces(op, region, p))
+                  return concat_pieces(tb, op, region, leaves, p, coords, lanes_t);
                 Value* position = tb.add(out_base, c);
                 return indices ? index_tile(tb, op, indices, region, leaves, p, sop.result()->type, position, lanes_t)
                                : concat_tile(tb, op, region, leaves, p, sop.result()->type, position, lanes_t);
