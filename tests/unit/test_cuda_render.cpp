@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <regex>
 #include <set>
 
 #include "../e2e/attention_cases.hpp"
@@ -17,6 +18,7 @@
 #include "render/cpp_renderer.hpp"
 #include "render/cuda_renderer.hpp"
 #include "render/msl_renderer.hpp"
+#include "runtime/cuda/cuda_api.hpp"
 #include "runtime/cuda/cuda_module_cache.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/tensor.hpp"
@@ -515,6 +517,55 @@ TEST(CudaRender, MatmulKernelsCompileWithNvrtc) {
   // kernels too); large blocks: the 2 row-major-A layouts.
   EXPECT_EQ(staged, 16);
   EXPECT_GE(staged_configs.size(), 2u);  // 64x64 and 128x128 blocks
+}
+
+// The TMA block's registers: ptxas's report of every TMA matmul kernel (the
+// Llama layer's gate/up projection with its SwiGLU epilogue, its down
+// projection with the residual add, and a plain 8192^3 bf16 matmul) says no
+// spills. The producer warpgroup spilled every k-slice when setmaxnreg left
+// it 40 registers, which starved the tensor cores (docs/journal.md, ninth
+// session); one block of 384 threads an SM gives each thread 168.
+TEST(CudaRender, TmaMatmulKernelsDoNotSpill) {
+  const runtime::cuda::NvrtcApi* nv = nullptr;
+  try {
+    nv = &runtime::cuda::nvrtc();
+  } catch (const Error& e) {
+    GTEST_SKIP() << "NVRTC not available: " << e.what();
+  }
+  const char* text = R"(
+func @mlp(%x: tensor<2048x4096xbf16>, %wgu: tensor<4096x28672xbf16>, %wd: tensor<14336x4096xbf16>, %r: tensor<2048x4096xbf16>, %a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> (tensor<2048x4096xbf16>, tensor<8192x8192xbf16>) {
+  %gu = tessera.matmul %x, %wgu : (tensor<2048x4096xbf16>, tensor<4096x28672xbf16>) -> tensor<2048x28672xbf16>
+  %g, %u = tessera.split %gu {axis = 1, sizes = [14336, 14336]} : tensor<2048x28672xbf16> -> (tensor<2048x14336xbf16>, tensor<2048x14336xbf16>)
+  %s = tessera.silu %g : tensor<2048x14336xbf16> -> tensor<2048x14336xbf16>
+  %h = tessera.mul %s, %u : (tensor<2048x14336xbf16>, tensor<2048x14336xbf16>) -> tensor<2048x14336xbf16>
+  %d = tessera.matmul %h, %wd : (tensor<2048x14336xbf16>, tensor<14336x4096xbf16>) -> tensor<2048x4096xbf16>
+  %y = tessera.add %r, %d : (tensor<2048x4096xbf16>, tensor<2048x4096xbf16>) -> tensor<2048x4096xbf16>
+  %c = tessera.matmul %a, %b : (tensor<8192x8192xbf16>, tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  return %y, %c : tensor<2048x4096xbf16>, tensor<8192x8192xbf16>
+})";
+  auto target = passes::lower(*ir::parse(text, "mlp.tsr"), ir::Layer::Target, "cuda");
+  int tma = 0;
+  for (auto& op : target->ops) {
+    if (op->name != "target.kernel") continue;
+    const ir::KernelDesc k = ir::read_kernel_desc(*op);
+    if (k.source.find("tsr::matmul_block_tma<") == std::string::npos) continue;
+    ++tma;
+    nvrtcProgram prog;
+    ASSERT_EQ(nv->nvrtcCreateProgram(&prog, k.source.c_str(), (k.sym + ".cu").c_str(), 0, nullptr, nullptr),
+              NVRTC_SUCCESS);
+    const char* opts[] = {"-std=c++17", "--fmad=false", "-default-device", "--gpu-architecture=sm_90a",
+                          "--ptxas-options=-v"};
+    const nvrtcResult r = nv->nvrtcCompileProgram(prog, 5, opts);
+    size_t size = 0;
+    nv->nvrtcGetProgramLogSize(prog, &size);
+    std::string log(size, '\0');
+    if (size) nv->nvrtcGetProgramLog(prog, log.data());
+    nv->nvrtcDestroyProgram(&prog);
+    ASSERT_EQ(r, NVRTC_SUCCESS) << log;
+    EXPECT_NE(log.find("bytes spill stores"), std::string::npos) << "no ptxas report: " << log;
+    EXPECT_FALSE(std::regex_search(log, std::regex("[1-9][0-9]* bytes spill"))) << k.sym << ":\n" << log;
+  }
+  EXPECT_EQ(tma, 3) << "every matmul here takes the TMA block";
 }
 
 }  // namespace
