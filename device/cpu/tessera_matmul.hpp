@@ -12,6 +12,15 @@
 // ascending), so results do not depend on threads or blocking of other blocks.
 // FMAs are explicit: kernels are compiled with -ffp-contract=off.
 //
+// With NORM (an RMSNorm prologue, tile.matmul norm_eps) the block is
+// rms_norm(A, w) x B without a normalized A: B's row k is scaled by w[k] as it
+// is packed, the squares of the block's rows of A are summed on the way, and
+// C's row r is scaled by rsqrt(sum_r / K + eps) at the end (a pass over C in
+// the scratch; in the epilogue's slabs the scale cost a broadcast tile each).
+// A thread keeps the scales of its last few row blocks for the launch (the
+// pid order walks the same row blocks down every block column), so each row
+// block's squares are summed once a thread, not once a block column.
+//
 // load2d / store2d move [R, C] slabs (row-major tiles) between memory and the
 // epilogue: rows past `rows` read 0 and are not written, columns past `cols` the same.
 namespace tsr {
@@ -101,24 +110,59 @@ inline thread_local unsigned long long launch_epoch = 0;
 inline void begin_launch() { ++launch_epoch; }
 
 // B's chunk [k0, k0+kc) of the block columns [c0, c0+ncols) as micro-panels
-// [np][kc][NR], columns past ncols zero.
-template <class T, long long SBK, long long SBN>
-inline void pack_b(float* dst, const T* src, int64_t kc, int64_t ncols) {
+// [np][kc][NR], columns past ncols zero; with SCALE, row k times w[k].
+template <class T, long long SBK, long long SBN, bool SCALE = false>
+inline void pack_b(float* dst, const T* src, int64_t kc, int64_t ncols, const T* w = nullptr) {
+  // w[k] read once a row into a local (dst's stores could alias w)
+  auto scale = [&](int64_t k) {
+    if constexpr (SCALE) return float(widen(w[k]));
+    else return 1.0f;
+  };
+  auto at = [&](const T* s, float wk, int64_t offset) {
+    if constexpr (SCALE) return float(widen(s[offset])) * wk;
+    else return float(widen(s[offset]));
+  };
   const int64_t np = (ncols + NR - 1) / NR;
   for (int64_t j = 0; j < np; ++j, dst += kc * NR) {
     const T* s = src + j * NR * SBN;
     const int64_t cn = ncols - j * NR < NR ? ncols - j * NR : NR;
     if (SBN == 1 && cn == NR) {  // rows of B contiguous, a whole panel: vector copies
-      for (int64_t k = 0; k < kc; ++k)
-        for (int c = 0; c < NR; ++c) dst[k * NR + c] = float(widen(s[k * SBK + c]));
+      for (int64_t k = 0; k < kc; ++k) {
+        const float wk = scale(k);
+        for (int c = 0; c < NR; ++c) dst[k * NR + c] = at(s, wk, k * SBK + c);
+      }
     } else if (SBN == 1) {
-      for (int64_t k = 0; k < kc; ++k)
-        for (int c = 0; c < NR; ++c) dst[k * NR + c] = c < cn ? float(widen(s[k * SBK + c])) : 0.0f;
+      for (int64_t k = 0; k < kc; ++k) {
+        const float wk = scale(k);
+        for (int c = 0; c < NR; ++c) dst[k * NR + c] = c < cn ? at(s, wk, k * SBK + c) : 0.0f;
+      }
     } else {  // transposed B: its columns are contiguous along k
       for (int c = 0; c < NR; ++c)
-        for (int64_t k = 0; k < kc; ++k) dst[k * NR + c] = c < cn ? float(widen(s[c * SBN + k * SBK])) : 0.0f;
+        for (int64_t k = 0; k < kc; ++k) dst[k * NR + c] = c < cn ? at(s, scale(k), c * SBN + k * SBK) : 0.0f;
     }
   }
+}
+
+// An RMSNorm prologue's sums of squares of a row, as 16 partial sums (lane j
+// takes the k = j mod 16), added to and folded in a fixed order: the same on
+// every ISA and in every program that holds the row.
+typedef float squares16 __attribute__((vector_size(64)));
+template <class T>
+inline void add_squares(squares16& part, const T* row, int64_t kc) {
+  auto add = [&](const tile<float, 16>& x) {
+    squares16 v;
+    std::memcpy(&v, &x.v, sizeof v);
+    part += v * v;
+  };
+  int64_t k = 0;
+  for (; k + 16 <= kc; k += 16) add(load<float, 16>(row + k));
+  if (k < kc) add(load_masked<float, 16>(row + k, kc - k, 0.0f));
+}
+// The row's scale rsqrt(sum / K + eps), the sum folded in a fixed order.
+inline float norm_scale(squares16 part, int64_t k, float eps) {
+  for (int w = 8; w >= 1; w /= 2)
+    for (int j = 0; j < w; ++j) part[j] += part[j + w];
+  return 1.0f / std::sqrt(part[0] / float(k) + eps);
 }
 
 // A's chunk as micro-panels [mp][kc][MR], rows past mrows zero.
@@ -141,13 +185,29 @@ inline void pack_a(float* dst, const T* src, int64_t kc, int64_t mrows) {
 }  // namespace mm
 
 template <class T, int BM, int BN, int BK, int WM, int WN, int STAGES, long long K, long long SAM, long long SAK,
-          long long SBK, long long SBN, bool VEC_A, bool VEC_B, int SMEM_BYTES>
+          long long SBK, long long SBN, bool VEC_A, bool VEC_B, int SMEM_BYTES, bool NORM = false>
 inline void matmul_block(unsigned char* smem, const T* A, int64_t a_base, const T* B, int64_t b_base, int64_t mrows,
-                         int64_t ncols) {
+                         int64_t ncols, const T* w = nullptr, float eps = 0.0f) {
   using mm::MR;
   using mm::NR;
   static_assert(BM % MR == 0 && BN % NR == 0, "the CPU block must hold whole micro-tiles");
   static_assert(SMEM_BYTES >= BM * BN * 4, "the scratch must hold the C block");
+  static_assert(!NORM || SAK == 1, "an RMSNorm prologue normalizes rows of a row-major A");
+  alignas(64) static thread_local mm::squares16 squares[NORM ? BM : 1];
+  struct RowScales {
+    const T* a = nullptr;
+    int64_t base = -1;
+    unsigned long long epoch = 0;
+    float scale[BM];
+  };
+  static thread_local RowScales kept_scales[NORM ? 8 : 1];
+  static thread_local int next_scales = 0;
+  RowScales* scales = nullptr;
+  if constexpr (NORM) {
+    for (RowScales& k : kept_scales)
+      if (k.a == A && k.base == a_base && k.epoch == mm::launch_epoch) scales = &k;
+  }
+  const bool sum_squares = NORM && !scales;
   // B's whole panel (K x BN) is kept across programs when it is at most 4 MiB
   // (it then streams from L3 a micro-panel at a time); else a chunk is packed
   // per program and chunk.
@@ -167,10 +227,12 @@ inline void matmul_block(unsigned char* smem, const T* A, int64_t a_base, const 
     have_b = kept_b == B && kept_base == b_base && kept_cols == ncols && kept_epoch == mm::launch_epoch;
     kept_b = B, kept_base = b_base, kept_cols = ncols, kept_epoch = mm::launch_epoch;
   }
+  if (sum_squares)
+    for (int64_t r = 0; r < mrows; ++r) squares[r] = mm::squares16{};
   for (int64_t k0 = 0; k0 < K; k0 += BK) {
     const int64_t kc = K - k0 < BK ? K - k0 : BK;
     float* const b_chunk = KEEP_B ? b_pack + k0 * BN : b_pack;
-    if (!have_b) mm::pack_b<T, SBK, SBN>(b_chunk, B + b_base + k0 * SBK, kc, ncols);
+    if (!have_b) mm::pack_b<T, SBK, SBN, NORM>(b_chunk, B + b_base + k0 * SBK, kc, ncols, NORM ? w + k0 : w);
     // f32 A with rows contiguous along k is read in place, whole panels of MR
     // rows (the broadcasts walk MR rows; packing it cost a fifth of 2048^3);
     // other A, and a last partial panel, are packed.
@@ -185,6 +247,25 @@ inline void matmul_block(unsigned char* smem, const T* A, int64_t a_base, const 
                                     C + i * MR * BN + j * NR, k0 == 0);
       for (int64_t i = direct; i < mp; ++i)
         mm::micro_kernel<BN, 0>(kc, a_pack + (i - direct) * kc * MR, b_panel, C + i * MR * BN + j * NR, k0 == 0);
+    }
+    // The chunk's squares, read while the micro-kernels left it in cache.
+    if (sum_squares)
+      for (int64_t r = 0; r < mrows; ++r) {
+        mm::squares16 part = squares[r];  // in a register: stores to squares could alias A
+        mm::add_squares(part, A + a_base + r * SAM + k0, kc);
+        squares[r] = part;
+      }
+  }
+  if constexpr (NORM) {
+    if (sum_squares) {
+      scales = &kept_scales[next_scales];
+      next_scales = (next_scales + 1) % 8;
+      scales->a = A, scales->base = a_base, scales->epoch = mm::launch_epoch;
+      for (int64_t r = 0; r < mrows; ++r) scales->scale[r] = mm::norm_scale(squares[r], K, eps);
+    }
+    for (int64_t r = 0; r < mrows; ++r) {
+      const float s = scales->scale[r];
+      for (int64_t j = 0; j < BN; ++j) C[r * BN + j] *= s;
     }
   }
 }
@@ -204,6 +285,12 @@ inline tile<T, R * C> load2d(const S* p, int64_t rows, int64_t cols) {
     for (int q = 0; q < PR; ++q) out.v[r * PR + q] = row.v[q];
   }
   return out;
+}
+
+// The scratch is ordinary memory here (shared memory on GPUs, hence the name).
+template <class T, int R, int C, long long RS, long long CS, bool ALIGNED, class S>
+inline tile<T, R * C> load2d_shared(const S* p, int64_t rows, int64_t cols) {
+  return load2d<T, R, C, RS, CS, ALIGNED>(p, rows, cols);
 }
 
 // `into` with lanes (r, c), LO <= c < HI, r < rows, read from p[r*RS + c - LO]

@@ -35,7 +35,11 @@ MnDims mn_dims(const families::fused::FusedRegion& r, const Value* v) {
   if (!t.is_tensor() || t.rank() == 0) return {};
   const int64_t rank = t.rank();
   auto dim = [&](int64_t d, int64_t extent) { return d >= 0 && t.shape[d] == extent && extent != 1 ? d : -1; };
-  if (v == core.operands[0]) return {dim(s.transpose_a ? rank - 1 : rank - 2, s.m), -1, false};
+  // An RMSNorm prologue's x has A's dims (row-major), its weight neither.
+  const Op* norm = families::matmul::norm_prologue(r.ops, core);
+  if (norm && v == norm->operands[1]) return {};
+  if (v == core.operands[0] || (norm && v == norm->operands[0]))
+    return {dim(s.transpose_a ? rank - 1 : rank - 2, s.m), -1, false};
   if (v == core.operands[1]) return {-1, dim(s.transpose_b ? rank - 2 : rank - 1, s.n), false};
   // Past a split into column halves, the epilogue's values are half as wide.
   const bool half = v != core.result() && families::matmul::halves_split(r.ops, core);
@@ -49,11 +53,12 @@ std::unique_ptr<Module> region_program(const families::fused::FusedRegion& r, in
   // Resizing rewrites dims by role; a value with two roles (A is B, or an
   // operand also read by the epilogue) has no consistent resize.
   if (m2 != s.m || n2 != s.n) {
-    const Value *a = core.operands[0], *b = core.operands[1];
-    bool shared = a == b;
+    const Op* norm = families::matmul::norm_prologue(r.ops, core);
+    const Value *a = core.operands[0], *b = core.operands[1], *x = norm ? norm->operands[0] : a;
+    bool shared = a == b || x == b;
     for (const Op* op : r.ops)
-      if (op != &core)
-        for (const Value* v : op->operands) shared = shared || v == a || v == b;
+      if (op != &core && op != norm)
+        for (const Value* v : op->operands) shared = shared || v == a || v == b || v == x;
     if (shared) fail("E770", "matmul region: an operand has two roles, so M and N cannot be resized");
   }
   // Dims are rewritten by position: the M and N dims of A, B and of values

@@ -169,10 +169,16 @@ void check_matmul(const Op& op) {
   // The TMA form (attribute tma = [a_k_major, b_k_major, a_batched,
   // b_batched]) reads A and B through the kernel's tensor maps 0 and 1 and
   // takes the block's coordinates instead of bases and extents.
-  const bool tma = op.attr("tma") != nullptr;
-  if (op.operands.size() != (tma ? 6u : 7u))
-    bad(op, tma ? "(tma) takes (ptr a, ptr b, ptr scratch, index batch, index m0, index n0)"
-                : "takes (ptr a, ptr b, ptr scratch, index a_base, index b_base, index mrows, index ncols)");
+  // The norm form (norm_eps) takes one more: the RMSNorm weight w.
+  const bool tma = op.attr("tma") != nullptr, norm = op.attr("norm_eps") != nullptr;
+  if (tma && norm) bad(op, "the tma form takes no 'norm_eps'");
+  if (op.operands.size() != (tma ? 6u : norm ? 8u : 7u))
+    bad(op, tma    ? "(tma) takes (ptr a, ptr b, ptr scratch, index batch, index m0, index n0)"
+            : norm ? "(norm_eps) takes (ptr a, ptr b, ptr scratch, index a_base, index b_base, index mrows, index "
+                     "ncols, ptr w)"
+                   : "takes (ptr a, ptr b, ptr scratch, index a_base, index b_base, index mrows, index ncols)");
+  if (norm && op.operands[7]->type.dtype != op.operands[0]->type.dtype) bad(op, "(norm_eps) takes w in A's dtype");
+  if (norm && !(tile_number(op, "norm_eps") >= 0)) bad(op, "'norm_eps' must be a number >= 0");
   if (op.operands[2]->type.dtype != DType::F32 || !is_alloca(op.operands[2]))
     bad(op, "accumulates into f32 scratch from tile.alloca");
   if (op.operands[0]->type.dtype != op.operands[1]->type.dtype) bad(op, "a and b must have one dtype");
@@ -405,9 +411,9 @@ const std::vector<TileOpSpec>& table() {
        0,
        "lanes at or past count replaced by `other`"},
       {"tile.matmul",
-       "PPPIIII?",
+       "PPPIIII?P?",
        "",
-       "(ptr a, ptr b, ptr scratch, index a_base, index b_base, index mrows, index ncols)",
+       "(ptr a, ptr b, ptr scratch, index a_base, index b_base, index mrows, index ncols[, ptr w])",
        {{"k", K::Int, kRequired},
         {"block", K::Ints, kRequired, 3},
         {"warps", K::Ints, kRequired, 2},
@@ -417,13 +423,16 @@ const std::vector<TileOpSpec>& table() {
         {"vec", K::Ints, kRequired, 2},
         {"tma", K::Ints, kOptional, 4},
         {"b_half", K::Int, kOptional},
-        {"stage_a", K::Bool, kOptional}},
+        {"stage_a", K::Bool, kOptional},
+        {"norm_eps", K::Number, kOptional}},
        0,
        "the [BM, BN] f32 block (block = [BM, BN, BK]) of A x B over all of k, left row-major in %scratch (a "
        "tile.alloca; on GPUs the block's shared memory); element (r, k) of A is a[a_base + r*SAM + k*SAK] "
        "(a_strides = [SAM, SAK]), (k, c) of B b[b_base + k*SBK + c*SBN] (b_strides = [SBK, SBN]); with tma, A and "
        "B come from the kernel's tensor maps 0 and 1 and the operands after scratch are (batch, m0, n0); with b_half, "
-       "the block's columns are BN/2 of B's from n0 and BN/2 from n0 + b_half",
+       "the block's columns are BN/2 of B's from n0 and BN/2 from n0 + b_half; with norm_eps, the block is rms_norm(A, "
+       "w) x B: "
+       "B's row k scaled by w[k] and C's row r by rsqrt(mean_k A(r, k)^2 + norm_eps)",
        check_matmul},
       {"tile.attention",
        "PPPPIIIP*",

@@ -11,7 +11,7 @@ namespace tessera::machine {
 
 namespace {
 
-constexpr std::array<std::pair<Cap, const char*>, 10> kCapNames = {{
+constexpr std::array<std::pair<Cap, const char*>, 11> kCapNames = {{
     {Cap::ThreadBlocks, "thread_blocks"},
     {Cap::BlockMatmul, "block_matmul"},
     {Cap::TensorCores, "tensor_cores"},
@@ -22,6 +22,7 @@ constexpr std::array<std::pair<Cap, const char*>, 10> kCapNames = {{
     {Cap::L2Prefetch, "l2_prefetch"},
     {Cap::TransposeBlock, "transpose_block"},
     {Cap::AttentionGradBlock, "attention_grad_block"},
+    {Cap::MatmulNorm, "matmul_norm"},
 }};
 
 uint32_t caps_of(std::initializer_list<Cap> cs) {
@@ -39,7 +40,7 @@ const std::map<std::string, Descriptor>& profiles() {
     Descriptor cpu;
     cpu.kind = Kind::Cpu, cpu.name = "x86-64", cpu.origin = "profile", cpu.arch = "x86-64";
     cpu.vector_bytes = 64;  // the CPU tile library's vectors (device/cpu/tessera_tile.hpp), on AVX2 as two registers
-    cpu.caps = caps_of({Cap::BlockMatmul});
+    cpu.caps = caps_of({Cap::BlockMatmul, Cap::MatmulNorm});
     cpu.blas = "openblas";
     t.emplace(cpu.name, cpu);
 

@@ -33,6 +33,7 @@ enum class Cap : uint32_t {
   L2Prefetch = 1u << 7,          // an L2 prefetch hint the rows family issues ahead of a row
   TransposeBlock = 1u << 8,      // a shared-memory transpose block
   AttentionGradBlock = 1u << 9,  // a block for attention's backward pass (tile.attention_grad)
+  MatmulNorm = 1u << 10,         // tile.matmul takes an RMSNorm prologue (B's rows scaled, A's rows' sums of squares)
 };
 
 struct Descriptor {

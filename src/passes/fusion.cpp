@@ -172,6 +172,19 @@ bool pairs_halves(const State& s, const FusedRegion& mm, const FusedRegion& p, c
   return true;
 }
 
+// Row region n (an rms_norm alone) as the prologue of matmul region mm, whose
+// A it is and only it reads: on a device whose matmul block scales B's rows
+// by the weight and sums A's rows' squares (Cap::MatmulNorm), the normalized
+// rows never reach memory (families/matmul, Plan::norm_leaf).
+bool norms_rows(const State& s, const FusedRegion& n, const FusedRegion& mm) {
+  if (n.kind != FusedRegion::Kind::Row || n.ops.size() != 1 || n.core->name != "tessera.rms_norm" ||
+      mm.kind != FusedRegion::Kind::Matmul || n.result != mm.core->operands[0] || !s.single_use(n.result))
+    return false;
+  const Type& x = n.core->operands[0]->type;
+  const bool block_dtype = x.dtype == DType::F32 || x.dtype == DType::F16 || x.dtype == DType::BF16;
+  return block_dtype && x.shape.back() >= 1 && !matmul_spec(*mm.core).transpose_a;
+}
+
 }  // namespace
 
 std::vector<FusedRegion> partition(const Op& func, const machine::Descriptor* device) {
@@ -262,6 +275,21 @@ std::vector<FusedRegion> partition(const Op& func, const machine::Descriptor* de
       s.region_of.erase(op);
     }
     open(op, FusedRegion::Kind::Pointwise);
+  }
+
+  // RMSNorms that only feed a matmul's A join it as its prologue (region_of
+  // is not kept past this point).
+  if (device && device->has(machine::Cap::MatmulNorm)) {
+    std::vector<size_t> joined;
+    for (FusedRegion& mm : s.regions) {
+      if (mm.kind != FusedRegion::Kind::Matmul || !mm.core->operands[0]->def) continue;
+      auto n = s.region_of.find(mm.core->operands[0]->def);
+      if (n == s.region_of.end() || !norms_rows(s, s.regions[n->second], mm)) continue;
+      mm.ops.push_back(n->first);
+      joined.push_back(static_cast<size_t>(n->second));
+    }
+    std::sort(joined.rbegin(), joined.rend());
+    for (size_t i : joined) s.regions.erase(s.regions.begin() + static_cast<std::ptrdiff_t>(i));
   }
 
   // Program order inside each region; leaves; regions in dependency order

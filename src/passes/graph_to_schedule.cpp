@@ -98,21 +98,29 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
         }
         case FusedRegion::Kind::Matmul: {
           const std::string candidate = candidate_for(matmul_region_id(f->sym, matmuls++), r);
-          if (families::matmul::runs_epilogue(r, candidate)) {
+          if (families::matmul::runs_region(r, candidate, device)) {
             map[r.result] = families::matmul::emit_schedule(b, r, map, device, prefix, candidate);
             break;
           }
-          // A library (or a kernel that cannot pair column halves) computes the
-          // matmul alone; its epilogue becomes a pointwise kernel, which reads
-          // the halves as views.
+          // A library (or a kernel that cannot pair column halves, or take an
+          // RMSNorm prologue) computes the matmul alone: the prologue becomes
+          // a row kernel before it, the epilogue a pointwise kernel after it,
+          // which reads the halves as views.
+          const Op* norm = families::matmul::norm_prologue(r.ops, *r.core);
+          if (norm) {
+            const FusedRegion rows{FusedRegion::Kind::Row, norm, {norm}, {norm->operands[0], norm->operands[1]},
+                                   norm->result(),         {}};
+            map[norm->result()] = families::rowwise::emit_schedule(b, rows, map, device, prefix + "p").result(0);
+          }
           FusedRegion mm{FusedRegion::Kind::Matmul, r.core, {r.core}, {}, r.core->result(), {}};
           for (const Value* v : r.core->operands)
             if (std::find(mm.leaves.begin(), mm.leaves.end(), v) == mm.leaves.end()) mm.leaves.push_back(v);
           map[r.core->result()] = families::matmul::emit_schedule(b, mm, map, device, prefix, candidate);
+          if (r.result == r.core->result()) break;  // a prologue, no epilogue
           // everything but the matmul (a producer of an epilogue leaf may precede it)
           FusedRegion epi{FusedRegion::Kind::Pointwise, nullptr, {}, {}, r.result, {}};
           std::copy_if(r.ops.begin(), r.ops.end(), std::back_inserter(epi.ops),
-                       [&](const Op* op) { return op != r.core && !is_view_op(op->name); });
+                       [&](const Op* op) { return op != r.core && op != norm && !is_view_op(op->name); });
           for (const Op* op : epi.ops)
             for (const Value* v : op->operands) {
               const bool inside = v->def && std::find(epi.ops.begin(), epi.ops.end(), v->def) != epi.ops.end();

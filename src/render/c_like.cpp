@@ -312,12 +312,20 @@ void CLikeRenderer::OpEmitter::matmul() {
   }
   targs += std::string(", ") + (vec[0] ? "true" : "false") + ", " + (vec[1] ? "true" : "false") + ", " +
            std::to_string(scratch_bytes);
+  // norm_eps: the block with an RMSNorm prologue, its weight and eps last.
+  std::string norm_args;
+  if (op.attr("norm_eps")) {
+    if (!r.has_matmul_norm())
+      fail("E502", "this lane's matmul block takes no RMSNorm prologue (tile.matmul norm_eps)", op.loc);
+    targs += ", true";
+    norm_args = ", " + arg(7) + ", " + r.number_literal(tile_number(op, "norm_eps"), DType::F32);
+  }
   // stage_a: the f32 block that stages row-major A through registers
   // (tessera_matmul_simt_stage_a.cuh), same parameters.
   const bool staged = op.attr("stage_a") && tile_bool(op, "stage_a");
   statement(r.lane_call(std::string(staged ? "matmul_block_stage_a<" : "matmul_block<") + targs + ">",
                         r.scratch_bytes(arg(2)) + ", " + arg(0) + ", " + arg(3) + ", " + arg(1) + ", " + arg(4) + ", " +
-                            arg(5) + ", " + arg(6)));
+                            arg(5) + ", " + arg(6) + norm_args));
 }
 
 void CLikeRenderer::OpEmitter::attention() {

@@ -54,6 +54,7 @@ class CppRenderer : public CLikeRenderer {
   std::string kernel_close(const Op&) override { return "  }\n}\n"; }
   std::string program_id_expr() const override { return "tsr_pid"; }
   std::string matmul_library(const Op&) const override { return kMatmulLibrary; }
+  bool has_matmul_norm() const override { return true; }
   // The backward's blocks build on the forward's vector pieces.
   std::string attention_library(const Op& k) const override {
     return std::string(kAttentionLibrary) + (contains(k, "tile.attention_grad") ? kAttentionGradLibrary : "");

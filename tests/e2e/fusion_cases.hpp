@@ -508,6 +508,37 @@ std::vector<FusionCase> view_cases() {
                      g.output(g.matmul(g.reshape(g.unary("exp", x), {24, 16}), g.reshape(w, {16, 8}), DType::F32));
                    }});
   }
+  // RMSNorm feeding a matmul's A: its prologue where the block takes one
+  // (the CPU; passes/fusion.cpp): NaN/inf rows, K across chunks with a ragged
+  // tail, a reshaped x, a batched x, an epilogue beside it; K = 1; no rows.
+  for (DType dt : {DType::F32, DType::BF16}) {
+    const std::string d(dtype_name(dt));
+    struct NormMatmul {
+      std::string name;
+      std::vector<int64_t> x;  // its last dim is K
+      int64_t n;
+    };
+    for (const NormMatmul& c : {NormMatmul{"37x300x130", {37, 300}, 130}, NormMatmul{"3x13x1030x40", {3, 13, 1030}, 40},
+                                NormMatmul{"5x1x7", {5, 1}, 7}, NormMatmul{"0x64x9", {0, 64}, 9}})
+      out.push_back({"rms_norm_matmul_" + d + "_" + c.name,
+                     {spec("special:rate=0.01,"), spec("random:"), spec("random:lo=-0.2,hi=0.2,"), spec("random:")},
+                     [=](GraphBuilder& g) {
+                       const int64_t k = c.x.back();
+                       ir::Value* x = g.input("x", T(dt, c.x));
+                       ir::Value* w = g.input("w", T(dt, {k}));
+                       ir::Value* b = g.input("b", T(dt, {k, c.n}));
+                       ir::Value* bias = g.input("bias", T(dt, {c.n}));
+                       g.output(g.binary("add", g.matmul(g.rms_norm(x, w, 1e-5), b, dt), bias));
+                     }});
+    out.push_back({"rms_norm_matmul_reshaped_" + d + "_4x9x256",
+                   {spec("special:rate=0.01,"), spec("random:"), spec("random:lo=-0.2,hi=0.2,")},
+                   [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {4, 9, 256}));
+                     ir::Value* w = g.input("w", T(dt, {256}));
+                     ir::Value* b = g.input("b", T(dt, {256, 48}));
+                     g.output(g.matmul(g.rms_norm(g.reshape(x, {36, 256}), w), b, DType::F32));
+                   }});
+  }
   out.push_back({"concat_and_read_f32_33x33", {spec("random:"), spec("random:lo=0,hi=2,")}, [=](GraphBuilder& g) {
                    ir::Value* x = g.input("x", T(DType::F32, {33, 33}));
                    ir::Value* t = g.transpose(x, {1, 0});  // a leaf a concat and an add both read

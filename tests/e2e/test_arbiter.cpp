@@ -302,6 +302,49 @@ TEST(RegionSample, PairsTheColumnHalves) {
   for (int64_t i = 0; i < cut.numel(); ++i) ASSERT_EQ(part.value[i], cut.get(i)) << "element " << i;
 }
 
+// An RMSNorm prologue's x is cut like A (its rows) and its weight not at
+// all, with K square enough to be mistaken for N (K == N == 40).
+TEST(RegionSample, CutsANormPrologueLikeA) {
+  GraphBuilder g("norm");
+  ir::Value* x = g.input("x", T(DType::F32, {150, 40}));
+  ir::Value* n = g.rms_norm(x, g.input("w", T(DType::F32, {40})));
+  g.output(g.binary("add", g.matmul(n, g.input("b", T(DType::F32, {40, 40})), DType::F32),
+                    g.input("bias", T(DType::F32, {40}))));
+  const machine::Descriptor& cpu = machine::profile("x86-64");
+  auto regions = arbiter::matmul_regions(g.module(), &cpu);
+  ASSERT_EQ(regions.size(), 1u);
+  const auto& r = regions[0].region;
+  ASSERT_EQ(r.ops.front()->name, "tessera.rms_norm") << "the norm did not join the matmul";
+  auto full = arbiter::region_program(r);
+  std::vector<Tensor> xs;
+  int seed = 70;
+  for (auto& a : full->funcs()[0]->regions[0]->args)
+    xs.push_back(generate_input("random:seed=" + std::to_string(seed++), a->type.dtype, a->type.shape));
+  const oracle::Expected whole = oracle::evaluate(*full, "", xs).at(0);
+  arbiter::RegionSample sample(r, 1);
+  const std::vector<Tensor> cut_inputs = sample.inputs(xs);
+  EXPECT_EQ(cut_inputs[0].shape(), (std::vector<int64_t>{16, 40}));  // x: rows cut, all of K
+  EXPECT_EQ(cut_inputs[1].shape(), (std::vector<int64_t>{40}));      // w: whole
+  const oracle::Expected part = oracle::evaluate(sample.program(), "", cut_inputs).at(0);
+  Tensor whole_t = Tensor::empty(DType::F64, whole.shape);
+  for (int64_t i = 0; i < whole_t.numel(); ++i) whole_t.set(i, whole.value[i]);
+  const Tensor cut = sample.output(whole_t);
+  ASSERT_EQ(static_cast<int64_t>(part.value.size()), cut.numel());
+  for (int64_t i = 0; i < cut.numel(); ++i) ASSERT_EQ(part.value[i], cut.get(i)) << "element " << i;
+  // Both candidates pass the gate: the library runs the norm as a row kernel first.
+  TempLedger ledger;
+  arbiter::Options o;
+  o.ledger_path = ledger.path;
+  o.reps = 1;
+  auto d = arbiter::arbitrate(g.module(), arbiter::cpu_runner(), o);
+  ASSERT_EQ(d.size(), 1u);
+  for (const auto& row : d[0].rows) {
+    if (row.candidate == "tessera" || row.candidate == "openblas") {
+      EXPECT_TRUE(row.status == "winner" || row.status == "survivor") << row.candidate << ": " << row.detail;
+    }
+  }
+}
+
 TEST(Arbiter, ForcedCandidatesAreNotMeasuredAndMustApply) {
   GraphBuilder g("arb");
   const ir::Module& m = small_program(g);

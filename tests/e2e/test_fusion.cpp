@@ -45,6 +45,28 @@ TEST(FusionDecisions, ChainsBecomeOneKernel) {
   EXPECT_NE(p.emit("schedule").find("tessera.silu"), std::string::npos);
 }
 
+// RMSNorm feeding a matmul is the matmul's prologue on the CPU (one kernel,
+// no normalized x in memory); a library candidate runs it as a row kernel.
+TEST(FusionDecisions, RmsNormJoinsTheMatmulItFeeds) {
+  for (DType dt : {DType::F32, DType::BF16}) {
+    GraphBuilder g("f");
+    ir::Value* x = g.input("x", T(dt, {50, 300}));
+    ir::Value* n = g.rms_norm(x, g.input("w", T(dt, {300})));
+    g.output(g.unary("silu", g.matmul(n, g.input("b", T(dt, {300, 70})), dt)));
+    std::vector<Tensor> xs = {generate_input("special:seed=5,rate=0.02", dt, {50, 300}),
+                              generate_input("random:seed=6", dt, {300}),
+                              generate_input("random:seed=7,lo=-0.2,hi=0.2", dt, {300, 70})};
+    Program p = Program::compile(g.module(), "cpu");
+    EXPECT_EQ(count_schedule_ops(p), 1) << p.emit("schedule");
+    EXPECT_NE(p.emit("schedule").find("norm_leaf = 1"), std::string::npos) << p.emit("schedule");
+    run_and_check_deterministic(p, xs);
+    if (dt != DType::F32) continue;  // OpenBLAS is sgemm
+    Program lib = Program::compile(g.module(), "cpu", "", {{"*", "openblas"}});
+    EXPECT_EQ(count_schedule_ops(lib), 3) << lib.emit("schedule");  // rows, the library, the epilogue
+    run_and_check_deterministic(lib, xs);
+  }
+}
+
 TEST(FusionDecisions, ViewsCostNoKernelWherePointwiseKernelsReadThem) {
   GraphBuilder g("f");
   ir::Value* q = g.input("q", T(DType::F32, {2, 40, 24}));

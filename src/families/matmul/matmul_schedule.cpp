@@ -53,6 +53,7 @@ int64_t scratch_elements(const Plan& p, const machine::Descriptor& device) {
 
 std::string tma_unsupported(const Plan& p) {
   if (p.strategy != Strategy::Mma) return "is for the tensor-core (mma) strategy";
+  if (p.norm_leaf >= 0) return "takes no RMSNorm prologue (TMA copies A to the tensor cores as it is)";
   if (p.bm != 128 || (p.bn != 256 && p.bn != 128) || p.bk != 64 || p.wm != 2 || p.wn != 4 || p.stages < 2)
     return "needs blocks of 128 x 256 (or 128) x 64 on 2 x 4 warps and at least 2 stages";
   // Ring of STAGES (A + B) slices, its mbarriers, 1 KiB alignment slack (tessera_matmul_tma.cuh).
@@ -184,14 +185,15 @@ void choose(Plan& p, const machine::Descriptor& d, bool tma) {
 // it takes A as stored.
 bool stage_through_transpose(const Plan& p, bool a, const machine::Descriptor& device) {
   if (!device.has(machine::Cap::TransposeBlock)) return false;  // no copy kernel on this device
-  if (p.strategy != Strategy::Simt || p.bm != 128 || p.a_leaf == p.b_leaf || (a && p.stage_a)) return false;
+  if (p.strategy != Strategy::Simt || p.bm != 128 || p.a_leaf == p.b_leaf || (a && (p.stage_a || p.norm_leaf >= 0)))
+    return false;
   const int64_t leaf = a ? p.a_leaf : p.b_leaf;
   if (p.leaf_strides[leaf] != std::vector<int64_t>{0, 0, 0}) return false;  // the epilogue reads it
   return a ? !p.transpose_a && p.n >= 1024 : p.transpose_b && p.m >= 1024;
 }
 
 // The facts a schedule.matmul must agree with, from its region's matmul op
-// (and the split of its result into halves among `ops`).
+// (and the split of its result into halves, and an RMSNorm producing A, among `ops`).
 Plan facts(const Op& core, const std::vector<const Value*>& leaves, const std::vector<const Op*>& ops) {
   MatmulSpec s = matmul_spec(core);
   Plan p;
@@ -206,8 +208,10 @@ Plan facts(const Op& core, const std::vector<const Value*>& leaves, const std::v
     if (it == leaves.end()) fail("E302", "schedule.matmul: a matmul operand is not a region argument", core.loc);
     return static_cast<int64_t>(it - leaves.begin());
   };
-  p.a_leaf = leaf_of(core.operands[0]);
+  const Op* norm = norm_prologue(ops, core);
+  p.a_leaf = leaf_of(norm ? norm->operands[0] : core.operands[0]);
   p.b_leaf = leaf_of(core.operands[1]);
+  if (norm) p.norm_leaf = leaf_of(norm->operands[1]);
   p.halves = halves_split(ops, core) != nullptr;
   return p;
 }
@@ -249,9 +253,20 @@ const Op* halves_split(const std::vector<const Op*>& ops, const Op& core) {
   return split;
 }
 
-bool runs_epilogue(const fused::FusedRegion& region, const std::string& candidate) {
+const Op* norm_prologue(const std::vector<const Op*>& ops, const Op& core) {
+  const Op* norm = nullptr;
+  for (const Op* op : ops)
+    if (op->name == "tessera.rms_norm" && op->result() == core.operands[0]) norm = op;
+  if (norm && matmul_spec(core).transpose_a)
+    fail("E302", "an RMSNorm prologue of a fused matmul needs A row-major (its rows normalized)", norm->loc);
+  return norm;
+}
+
+bool runs_region(const fused::FusedRegion& region, const std::string& candidate, const machine::Descriptor& device) {
   if (!is_synthesized(candidate)) return region.ops.size() == 1;
-  return candidate == "tessera_tma" || !halves_split(region.ops, *region.core);
+  const bool norm = norm_prologue(region.ops, *region.core) != nullptr;
+  if (candidate == "tessera_tma") return !norm;
+  return !halves_split(region.ops, *region.core) && (!norm || device.has(machine::Cap::MatmulNorm));
 }
 
 std::vector<Candidate> candidates(const fused::FusedRegion& region, const machine::Descriptor& device) {
@@ -306,6 +321,7 @@ const std::vector<Field<Plan>>& fact_fields() {
       field("b_batch_stride", &Plan::b_batch_stride),
       field("operand", &Plan::operand),
       field("halves", &Plan::halves, Field<Plan>::When::IfNotDefault),
+      field("norm_leaf", &Plan::norm_leaf, Field<Plan>::When::IfNotDefault),
   };
   return fields;
 }
@@ -350,15 +366,20 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   if (p.halves && candidate != "tessera_tma")
     fail("E303", "a matmul epilogue on column halves runs in the TMA block only (graph_to_schedule splits it off)",
          core.loc);
+  const Op* norm = norm_prologue(region.ops, core);
+  if (norm && !runs_region(region, candidate, device))
+    fail("E303",
+         "an RMSNorm prologue runs in the tessera block of a device with matmul_norm (graph_to_schedule splits it off)",
+         core.loc);
   // The epilogue's space: C, or one of its halves.
   const Type& c = region.result->type;
   const std::vector<int> groups = {static_cast<int>(c.rank() - 2), 1, 1};
   for (const Value* leaf : region.leaves) {
-    // Leaves the epilogue reads are addressed over [batch, m, n]; A and B only
-    // through the block library.
+    // Leaves the epilogue reads are addressed over [batch, m, n]; A and B
+    // (and an RMSNorm prologue's x and w) only through the block library.
     bool in_epilogue = false;
     for (const Op* op : region.ops)
-      if (op != &core && std::find(op->operands.begin(), op->operands.end(), leaf) != op->operands.end())
+      if (op != &core && op != norm && std::find(op->operands.begin(), op->operands.end(), leaf) != op->operands.end())
         in_epilogue = true;
     if (!in_epilogue) {
       p.leaf_strides.push_back({0, 0, 0});
@@ -472,8 +493,14 @@ Plan read_plan(const Op& op) {
       fail("E302", "schedule.matmul: a library call's region holds the matmul alone, on two distinct operands", op.loc);
     return p;
   }
+  if (p.norm_leaf >= 0 && !device.has(machine::Cap::MatmulNorm))
+    fail("E302",
+         "schedule.matmul: an RMSNorm prologue (norm_leaf) on device " + device.name +
+             ", whose matmul block has none (no matmul_norm)",
+         op.loc);
   for (size_t l = 0; l < p.leaf_strides.size(); ++l) {
-    const bool operand_only = (int64_t(l) == p.a_leaf || int64_t(l) == p.b_leaf) &&
+    const int64_t i = static_cast<int64_t>(l);
+    const bool operand_only = (i == p.a_leaf || i == p.b_leaf || i == p.norm_leaf) &&
                               p.leaf_strides[l] == std::vector<int64_t>{0, 0, 0};
     if (!operand_only)  // A and B are read by the block library, within their shapes
       fused::check_leaf_reach({p.batch, p.m, p.out_n()}, p.leaf_strides[l], op.operands[l]->type, op);

@@ -57,6 +57,12 @@ struct Plan {
   // of each half (B's columns from n0 and n0 + n/2) and the kernel writes
   // [batch, m, n/2]. The TMA block only.
   bool halves = false;
+  // An RMSNorm prologue: the region computes rms_norm(x, w) @ B with x the
+  // leaf a_leaf and w the leaf norm_leaf (-1: none), and the block computes
+  // it (tile.matmul norm_eps): B's row k scaled by w[k], C's row by
+  // rsqrt(mean(x_row^2) + eps) (passes/fusion.cpp). So the normalized x
+  // never reaches memory. Devices with Cap::MatmulNorm.
+  int64_t norm_leaf = -1;
 
   // f32 elements between rows of the C block in shared memory: the TMA
   // block pads each row by 8 (rows 256 floats apart put a warp's float2
@@ -97,10 +103,15 @@ bool is_synthesized(const std::string& candidate);
 // (Plan::halves), or null; E302 unless it halves the last axis.
 const ir::Op* halves_split(const std::vector<const ir::Op*>& ops, const ir::Op& core);
 
-// Whether `candidate` runs the region's epilogue in its kernel; graph_to_schedule
-// otherwise computes the matmul alone and the epilogue as a pointwise kernel
-// (libraries always; tessera for an epilogue on column halves).
-bool runs_epilogue(const fused::FusedRegion& region, const std::string& candidate);
+// The rms_norm among a region's ops whose result is the core's A (Plan::norm_leaf),
+// or null.
+const ir::Op* norm_prologue(const std::vector<const ir::Op*>& ops, const ir::Op& core);
+
+// Whether `candidate` runs the whole region in its kernel; graph_to_schedule
+// otherwise runs an RMSNorm prologue as a row kernel, the matmul alone and the
+// epilogue as a pointwise kernel (libraries always; tessera for an epilogue
+// on column halves, tessera_tma for a prologue).
+bool runs_region(const fused::FusedRegion& region, const std::string& candidate, const machine::Descriptor& device);
 
 // A library candidate's region holds the matmul alone (graph_to_schedule
 // splits the epilogue off); E304 if `candidate` does not apply.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "families/fused/expr_tile.hpp"
+#include "ir/graph_dialect.hpp"
 #include "ir/schedule_dialect.hpp"
 #include "ir/target_dialect.hpp"
 
@@ -74,6 +75,7 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
     if (op->name == "tessera.matmul") core = op.get();
   }
   const Op* halves = halves_split(ops, *core);
+  const Op* norm = norm_prologue(ops, *core);
   Region& body = *k->regions[0];
   std::vector<Value*> leaves = fused::add_leaf_args(body, region);
   Value* out = body.add_arg("out", Type::ptr(sop.result()->type.dtype));
@@ -123,7 +125,13 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
     Value* b_base = tb.add(tb.mul(batch, idx(p.b_batch_stride)), tb.mul(n0, idx(p.sbn())));
     // Row-major f32 A through registers (tessera_matmul_simt_stage_a.cuh).
     if (p.stage_a) mm["stage_a"] = true;
-    tb.matmul({leaves[p.a_leaf], leaves[p.b_leaf], scratch, a_base, b_base, mrows, ncols}, mm);
+    std::vector<Value*> operands = {leaves[p.a_leaf], leaves[p.b_leaf], scratch, a_base, b_base, mrows, ncols};
+    // An RMSNorm prologue: the block is rms_norm(A, w) x B (tile.matmul norm_eps).
+    if (norm) {
+      mm["norm_eps"] = row_op_eps(*norm);
+      operands.push_back(leaves[p.norm_leaf]);
+    }
+    tb.matmul(operands, mm);
   }
 
   // The epilogue, a slab of rows at a time: the region evaluated on the
