@@ -53,7 +53,15 @@ std::string device_name(const ::testing::TestParamInfo<const char*>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Devices, HipCompile, ::testing::Values("mi250x", "rx7900xtx", "radeon-8060s"), device_name);
 
-TEST_P(HipCompile, ReductionStrategies) {
+// One device a wave size for the reductions and fused families: the two
+// wave32 devices take the same code paths there (they differ in compute
+// units, so in split counts); the matmul blocks, which differ by arch,
+// compile on all three.
+class HipCompileWaves : public HipCompile {};
+
+INSTANTIATE_TEST_SUITE_P(Waves, HipCompileWaves, ::testing::Values("mi250x", "rx7900xtx"), device_name);
+
+TEST_P(HipCompileWaves, ReductionStrategies) {
   struct Shape {
     std::vector<int64_t> shape, axes;
     DType dt;
@@ -77,12 +85,6 @@ TEST_P(HipCompile, ReductionStrategies) {
 // The fusion matrix's tile programs (the ones the CPU and CUDA suites run):
 // pointwise, fused reductions, row ops. Each op and each dtype at least once
 // (sampling.hpp); TESSERA_TEST_FULL=1 (make test-full) compiles every case.
-// One device a wave size: for these programs the two wave32 devices take
-// the same code paths (they differ in compute units, so in split counts);
-// the matmul blocks, which differ by arch, compile on all three.
-class HipCompileWaves : public HipCompile {};
-
-INSTANTIATE_TEST_SUITE_P(Waves, HipCompileWaves, ::testing::Values("mi250x", "rx7900xtx"), device_name);
 
 TEST_P(HipCompileWaves, FusedFamilies) {
   const std::vector<test::CaseKey<test::FusionCase>> ops_and_dtypes = {
