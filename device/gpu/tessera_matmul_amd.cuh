@@ -16,6 +16,11 @@
 // is compile-checked only, and the simplest correct pipeline is the one it
 // ships (STAGES is accepted and the scratch it sizes is more than enough).
 // Accumulation: f32, k ascending within each lane's fragments: deterministic.
+//
+// NORM (an RMSNorm prologue, tile.matmul norm_eps): the block is
+// rms_norm(A, w) x B. B's row k is staged times w[k] (rounded to its 16-bit
+// type there); thread r (< BM) sums the squares of the staged row r of A,
+// k ascending, and at the end scales C's row r by rsqrt(sum / K + eps).
 
 namespace tsr {
 namespace amd {
@@ -37,6 +42,8 @@ template <> struct lds<float> { typedef float type; };
 __device__ __forceinline__ u16 bits_of(f16_t x) { return x.bits; }
 __device__ __forceinline__ u16 bits_of(bf16_t x) { return x.bits; }
 __device__ __forceinline__ float bits_of(float x) { return x; }
+template <class T> __device__ __forceinline__ float value_of(u16 bits) { return widen(T{bits}); }
+template <class T> __device__ __forceinline__ float value_of(float x) { return x; }
 
 // The matrix instruction of this arch for 16-bit operands: its tile edge
 // (MT) and depth (KT), or none (MT = 0): f32 and archs without one use FMA.
@@ -60,9 +67,10 @@ template <> struct matrix_op<bf16_t> { static constexpr int MT = 32, KT = 8; };
 // Copies the [BM x BK] slice of A at k0 into As[r][k] and the [BK x BN] slice
 // of B into Bs[c][k], zero outside the problem. The thread order follows the
 // contiguous dim of each operand, so a wavefront's loads are coalesced.
-template <class T, int BM, int BN, int BK, int LD, i64 K, i64 SAM, i64 SAK, i64 SBK, i64 SBN>
+template <class T, int BM, int BN, int BK, int LD, i64 K, i64 SAM, i64 SAK, i64 SBK, i64 SBN, bool NORM>
 __device__ __forceinline__ void stage(typename lds<T>::type* As, typename lds<T>::type* Bs, const T* __restrict__ A,
-                                      i64 a_base, const T* __restrict__ B, i64 b_base, i64 mrows, i64 ncols, i64 k0) {
+                                      i64 a_base, const T* __restrict__ B, i64 b_base, i64 mrows, i64 ncols, i64 k0,
+                                      const T* __restrict__ w) {
   typedef typename lds<T>::type S;
   const int t = threadIdx.x;
   for (int i = t; i < BM * BK; i += TSR_THREADS) {
@@ -71,14 +79,29 @@ __device__ __forceinline__ void stage(typename lds<T>::type* As, typename lds<T>
   }
   for (int i = t; i < BN * BK; i += TSR_THREADS) {
     const int c = SBN == 1 ? i % BN : i / BK, k = SBN == 1 ? i / BN : i % BK;
-    Bs[c * LD + k] = c < ncols && k0 + k < K ? bits_of(B[b_base + (k0 + k) * SBK + c * SBN]) : S(0);
+    if constexpr (NORM)
+      Bs[c * LD + k] =
+          c < ncols && k0 + k < K ? bits_of(narrow<T>(widen(B[b_base + (k0 + k) * SBK + c * SBN]) * widen(w[k0 + k])))
+                                  : S(0);
+    else
+      Bs[c * LD + k] = c < ncols && k0 + k < K ? bits_of(B[b_base + (k0 + k) * SBK + c * SBN]) : S(0);
   }
 }
 
+// NORM: thread r < BM adds the squares of the staged row r of A.
+template <class T, int BM, int BK, int LD>
+__device__ __forceinline__ void add_row_squares(const typename lds<T>::type* As, float& squares) {
+  if (int(threadIdx.x) < BM)
+    for (int k = 0; k < BK; ++k) {
+      const float x = value_of<T>(As[threadIdx.x * LD + k]);
+      squares = __builtin_fmaf(x, x, squares);
+    }
+}
+
 template <class T, int BM, int BN, int BK, int WM, int WN, int STAGES, i64 K, i64 SAM, i64 SAK, i64 SBK, i64 SBN,
-          bool VEC_A, bool VEC_B, int SMEM_BYTES>
+          bool VEC_A, bool VEC_B, int SMEM_BYTES, bool NORM = false>
 __device__ void matmul_block(unsigned char* smem, const T* __restrict__ A, i64 a_base, const T* __restrict__ B,
-                             i64 b_base, i64 mrows, i64 ncols) {
+                             i64 b_base, i64 mrows, i64 ncols, const T* __restrict__ w = nullptr, float eps = 0.0f) {
   typedef typename lds<T>::type S;
   constexpr int PAD = sizeof(S) == 2 ? 8 : 4, LD = BK + PAD;
   constexpr int WTM = BM / WM, WTN = BN / WN;  // a wavefront's tile of C
@@ -86,6 +109,8 @@ __device__ void matmul_block(unsigned char* smem, const T* __restrict__ A, i64 a
   static_assert(BM % WM == 0 && BN % WN == 0, "the block splits evenly over the wavefronts");
   static_assert((BM + BN) * LD * (int)sizeof(S) <= SMEM_BYTES && BM * BN * 4 <= SMEM_BYTES,
                 "the stage and the C block fit the scratch");
+  static_assert(!NORM || (SAK == 1 && BM <= TSR_THREADS), "an RMSNorm prologue: row-major A, a thread a row");
+  [[maybe_unused]] float squares = 0.0f;  // NORM: row threadIdx.x's sum of squares
   S* As = reinterpret_cast<S*>(smem);
   S* Bs = As + BM * LD;
   const int wave = threadIdx.x / TSR_WAVE, lane = threadIdx.x % TSR_WAVE;
@@ -105,8 +130,9 @@ __device__ void matmul_block(unsigned char* smem, const T* __restrict__ A, i64 a
 #pragma unroll
       for (int j = 0; j < FN; ++j) acc[i][j] = 0.0f;
     for (i64 k0 = 0; k0 < K; k0 += BK) {
-      stage<T, BM, BN, BK, LD, K, SAM, SAK, SBK, SBN>(As, Bs, A, a_base, B, b_base, mrows, ncols, k0);
+      stage<T, BM, BN, BK, LD, K, SAM, SAK, SBK, SBN, NORM>(As, Bs, A, a_base, B, b_base, mrows, ncols, k0, w);
       __syncthreads();
+      if constexpr (NORM) add_row_squares<T, BM, BK, LD>(As, squares);
 #pragma unroll
       for (int kk = 0; kk < BK; kk += KT) {
 #if defined(TSR_AMD_WMMA)
@@ -189,8 +215,9 @@ __device__ void matmul_block(unsigned char* smem, const T* __restrict__ A, i64 a
 #pragma unroll
       for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
     for (i64 k0 = 0; k0 < K; k0 += BK) {
-      stage<T, BM, BN, BK, LD, K, SAM, SAK, SBK, SBN>(As, Bs, A, a_base, B, b_base, mrows, ncols, k0);
+      stage<T, BM, BN, BK, LD, K, SAM, SAK, SBK, SBN, NORM>(As, Bs, A, a_base, B, b_base, mrows, ncols, k0, w);
       __syncthreads();
+      if constexpr (NORM) add_row_squares<T, BM, BK, LD>(As, squares);
       for (int k = 0; k < BK; ++k) {
         float a[TM], b[TN];
 #pragma unroll
@@ -210,6 +237,13 @@ __device__ void matmul_block(unsigned char* smem, const T* __restrict__ A, i64 a
       for (int j = 0; j < TN; ++j) C[(wr + lm + LM * i) * BN + wc + ln + LN * j] = acc[i][j];
   }
   __syncthreads();
+  if constexpr (NORM) {
+    if (int(threadIdx.x) < BM) {
+      const float scale = 1.0f / sqrtf(squares / float(K) + eps);
+      for (int c = 0; c < BN; ++c) C[threadIdx.x * BN + c] *= scale;
+    }
+    __syncthreads();
+  }
 }
 
 }  // namespace amd

@@ -13,16 +13,24 @@
 // f32 products (bfloat simdgroup matrices need MSL 3.1; this form needs
 // none). At the end the accumulators are stored row-major into smem for the
 // epilogue. The sum over k runs in 8-deep steps in a fixed order.
+//
+// NORM (an RMSNorm prologue, tile.matmul norm_eps): the block is
+// rms_norm(A, w) x B. B's row k is staged times w[k]; thread r (< BM) sums
+// the squares of the staged row r of A, k ascending, and at the end scales
+// C's row r by rsqrt(sum / K + eps).
 namespace tsr {
 
 template <class T, int BM, int BN, int BK, int WM, int WN, int STAGES, i64 K, i64 SAM, i64 SAK, i64 SBK, i64 SBN,
-          bool VEC_A, bool VEC_B, int SMEM_BYTES, class TG, class PA, class PB>
-inline void matmul_block(ctx k, TG smem, PA A, i64 a_base, PB B, i64 b_base, i64 mrows, i64 ncols) {
+          bool VEC_A, bool VEC_B, int SMEM_BYTES, bool NORM = false, class TG, class PA, class PB, class PW = PA>
+inline void matmul_block(ctx k, TG smem, PA A, i64 a_base, PB B, i64 b_base, i64 mrows, i64 ncols, PW w = PW(),
+                         float eps = 0.0f) {
   constexpr int WTM = BM / WM, WTN = BN / WN, FM = WTM / 8, FN = WTN / 8;
   static_assert(TSR_THREADS == WM * WN * TSR_SIMD, "a threadgroup is WM x WN simdgroups");
   static_assert(WTM % 8 == 0 && WTN % 8 == 0 && BK % 8 == 0, "whole 8x8 simdgroup tiles");
   static_assert((BM * BK + BK * BN) * 4 <= SMEM_BYTES && BM * BN * 4 <= SMEM_BYTES, "the stage and C fit the scratch");
+  static_assert(!NORM || (SAK == 1 && BM <= TSR_THREADS), "an RMSNorm prologue: row-major A, a thread a row");
   const int wr = int(k.simd / WN) * WTM, wc = int(k.simd % WN) * WTN;  // the simdgroup's tile origin
+  float squares = 0.0f;  // NORM: row k.tid's sum of squares
   simdgroup_float8x8 acc[FM][FN];
   for (int i = 0; i < FM; ++i)
     for (int j = 0; j < FN; ++j) acc[i][j] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
@@ -34,9 +42,16 @@ inline void matmul_block(ctx k, TG smem, PA A, i64 a_base, PB B, i64 b_base, i64
     }
     for (int i = int(k.tid); i < BN * BK; i += TSR_THREADS) {
       const int c = SBN == 1 ? i % BN : i / BK, kk = SBN == 1 ? i / BN : i % BK;
-      smem[BM * BK + kk * BN + c] = c < ncols && k0 + kk < K ? widen(B[b_base + (k0 + kk) * SBK + c * SBN]) : 0.0f;
+      const float wk = NORM && k0 + kk < K ? widen(w[k0 + kk]) : 1.0f;
+      smem[BM * BK + kk * BN + c] =
+          c < ncols && k0 + kk < K ? widen(B[b_base + (k0 + kk) * SBK + c * SBN]) * wk : 0.0f;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (NORM && int(k.tid) < BM)
+      for (int kk = 0; kk < BK; ++kk) {
+        const float x = smem[k.tid * BK + kk];
+        squares += x * x;
+      }
     for (int kk = 0; kk < BK; kk += 8) {
       simdgroup_float8x8 a[FM], b[FN];
       for (int i = 0; i < FM; ++i) simdgroup_load(a[i], smem + (wr + 8 * i) * BK + kk, BK);
@@ -49,6 +64,13 @@ inline void matmul_block(ctx k, TG smem, PA A, i64 a_base, PB B, i64 b_base, i64
   for (int i = 0; i < FM; ++i)
     for (int j = 0; j < FN; ++j) simdgroup_store(acc[i][j], smem + (wr + 8 * i) * BN + wc + 8 * j, BN);
   threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (NORM) {
+    if (int(k.tid) < BM) {
+      const float scale = 1.0f / sqrt(squares / float(K) + eps);
+      for (int c = 0; c < BN; ++c) smem[k.tid * BN + c] *= scale;
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
 }
 
 // ---- the epilogue's slabs --------------------------------------------------------

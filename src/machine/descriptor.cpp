@@ -68,7 +68,7 @@ const std::map<std::string, Descriptor>& profiles() {
     mi250x.kind = Kind::Hip, mi250x.name = "mi250x", mi250x.origin = "profile", mi250x.arch = "gfx90a";
     mi250x.compute_units = 110, mi250x.simd_width = 64, mi250x.vector_bytes = 16, mi250x.max_threads = 1024;
     mi250x.shared_bytes = 65536, mi250x.registers = 131072;
-    mi250x.caps = caps_of({Cap::ThreadBlocks, Cap::BlockMatmul, Cap::TensorCores});
+    mi250x.caps = caps_of({Cap::ThreadBlocks, Cap::BlockMatmul, Cap::TensorCores, Cap::MatmulNorm});
     t.emplace(mi250x.name, mi250x);
     // RDNA3 (Radeon RX 7900 XTX, Navi 31): wave32, WMMA; 2 SIMDs x 1536
     // VGPRs x 32 lanes a CU.
@@ -88,7 +88,7 @@ const std::map<std::string, Descriptor>& profiles() {
     m1.compute_units = 32, m1.simd_width = 32, m1.vector_bytes = 16, m1.max_threads = 1024;
     m1.shared_bytes = 32768;
     // BlockMatmul, TensorCores: simdgroup_matrix 8x8 tiles (MSL 2.3+).
-    m1.caps = caps_of({Cap::ThreadBlocks, Cap::BlockMatmul, Cap::TensorCores});
+    m1.caps = caps_of({Cap::ThreadBlocks, Cap::BlockMatmul, Cap::TensorCores, Cap::MatmulNorm});
     t.emplace(m1.name, m1);
     return t;
   }();

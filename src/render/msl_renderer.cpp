@@ -94,6 +94,7 @@ class MslRenderer : public CLikeRenderer {
     return ptr->def && ptr->def->name == "tile.alloca" ? "load_shared" : "load";
   }
   std::string scratch_bytes(const std::string& v) const override { return v; }  // the matmul block takes the array
+  bool has_matmul_norm() const override { return true; }
   std::string i64_suffix() const override { return "L"; }
   std::string lane_call(const std::string& fn, const std::string& args) const override {
     const bool reduce = fn.rfind("reduce_lanes_", 0) == 0, fold = fn.rfind("fold_rows_", 0) == 0;

@@ -131,6 +131,15 @@ TEST_P(HipCompile, MatmulBlocks) {
     n += compile_all(g.module());
   }
   EXPECT_GE(n, 6);
+  // An RMSNorm prologue (the block stages B times w and sums A's rows): one
+  // kernel, on each arch's matrix instructions.
+  for (DType dt : {DType::BF16, DType::F16}) {
+    GraphBuilder g("hip");
+    ir::Value* x = g.input("x", ir::Type::tensor(dt, {300, 512}));
+    ir::Value* w = g.input("w", ir::Type::tensor(dt, {512}));
+    g.output(g.matmul(g.rms_norm(x, w), g.input("b", ir::Type::tensor(dt, {512, 320})), dt));
+    EXPECT_EQ(compile_all(g.module()), 1);
+  }
 }
 
 // A descriptor naming an arch that is not an AMD one fails closed (E740),
