@@ -231,6 +231,34 @@ TEST(Arbiter, SampledGateRejectsAWrongTail) {
 // residual along both. The oracle of the cut program equals the full
 // oracle's values at the sampled positions, exactly (the same sums in the same
 // order), and a real kernel's full-size output passes against it.
+// The region's full program on seeded random inputs, and the sample's
+// oracle checked against the full oracle's values at the sampled positions,
+// element for element.
+struct SampleCheck {
+  std::unique_ptr<ir::Module> full;
+  std::vector<Tensor> inputs;
+  oracle::Expected part;  // the sample program's oracle
+  Tensor cut;             // the full oracle's values at the sampled positions
+};
+SampleCheck check_sample(const families::fused::FusedRegion& r, const arbiter::RegionSample& sample, int seed) {
+  SampleCheck c;
+  c.full = arbiter::region_program(r);
+  for (auto& a : c.full->funcs()[0]->regions[0]->args)
+    c.inputs.push_back(generate_input("random:seed=" + std::to_string(seed++), a->type.dtype, a->type.shape));
+  const oracle::Expected whole = oracle::evaluate(*c.full, "", c.inputs).at(0);
+  c.part = oracle::evaluate(sample.program(), "", sample.inputs(c.inputs)).at(0);
+  Tensor whole_t = Tensor::empty(DType::F64, whole.shape);
+  for (int64_t i = 0; i < whole_t.numel(); ++i) whole_t.set(i, whole.value[i]);
+  c.cut = sample.output(whole_t);
+  EXPECT_EQ(static_cast<int64_t>(c.part.value.size()), c.cut.numel());
+  for (int64_t i = 0; i < c.cut.numel() && i < static_cast<int64_t>(c.part.value.size()); ++i)
+    if (c.part.value[i] != c.cut.get(i)) {
+      ADD_FAILURE() << "element " << i << ": " << c.part.value[i] << " against " << c.cut.get(i);
+      break;
+    }
+  return c;
+}
+
 TEST(RegionSample, CutsEveryValueByItsRole) {
   GraphBuilder g("cut");
   ir::Value* mm = g.matmul(g.input("a", T(DType::F32, {2, 150, 24})), g.input("b", T(DType::F32, {70, 24})), DType::F32,
@@ -241,12 +269,6 @@ TEST(RegionSample, CutsEveryValueByItsRole) {
   auto regions = arbiter::matmul_regions(g.module());
   ASSERT_EQ(regions.size(), 1u);
   const auto& r = regions[0].region;
-  auto full = arbiter::region_program(r);
-  std::vector<Tensor> xs;
-  int seed = 40;
-  for (auto& a : full->funcs()[0]->regions[0]->args)
-    xs.push_back(generate_input("random:seed=" + std::to_string(seed++), a->type.dtype, a->type.shape));
-  const oracle::Expected whole = oracle::evaluate(*full, "", xs).at(0);
   arbiter::RegionSample sample(r, 1);  // the smallest sample: 16 rows of 150, 16 columns of 70
   EXPECT_EQ(sample.rows().size(), 16u);
   EXPECT_EQ(sample.cols().size(), 16u);
@@ -255,17 +277,12 @@ TEST(RegionSample, CutsEveryValueByItsRole) {
   EXPECT_EQ(sample.cols().back(), 69);
   EXPECT_TRUE(std::is_sorted(sample.rows().begin(), sample.rows().end()));
   EXPECT_EQ(std::adjacent_find(sample.rows().begin(), sample.rows().end()), sample.rows().end());
-  const oracle::Expected part = oracle::evaluate(sample.program(), "", sample.inputs(xs)).at(0);
-  Tensor whole_t = Tensor::empty(DType::F64, whole.shape);
-  for (int64_t i = 0; i < whole_t.numel(); ++i) whole_t.set(i, whole.value[i]);
-  const Tensor cut = sample.output(whole_t);
-  ASSERT_EQ(cut.shape(), (std::vector<int64_t>{2, 16, 16}));
-  ASSERT_EQ(static_cast<int64_t>(part.value.size()), cut.numel());
-  for (int64_t i = 0; i < cut.numel(); ++i) ASSERT_EQ(part.value[i], cut.get(i)) << "element " << i;
+  const SampleCheck c = check_sample(r, sample, 40);
+  ASSERT_EQ(c.cut.shape(), (std::vector<int64_t>{2, 16, 16}));
   // A real kernel at full size, checked through the sample.
-  auto target = passes::lower(*full, ir::Layer::Target, "cpu");
-  const Tensor out = runtime::CpuExecutable::load(*target).run(xs).outputs.at(0);
-  EXPECT_TRUE(oracle::compare(part, sample.output(out)).pass);
+  auto target = passes::lower(*c.full, ir::Layer::Target, "cpu");
+  const Tensor out = runtime::CpuExecutable::load(*target).run(c.inputs).outputs.at(0);
+  EXPECT_TRUE(oracle::compare(c.part, sample.output(out)).pass);
 }
 
 // SwiGLU on C's column halves (a region fusion forms for a TMA device): the
@@ -282,24 +299,12 @@ TEST(RegionSample, PairsTheColumnHalves) {
   ASSERT_EQ(regions.size(), 1u);
   const auto& r = regions[0].region;
   ASSERT_EQ(r.result, g.module().funcs()[0]->regions[0]->ops.back()->operands[0]) << "SwiGLU did not join the matmul";
-  auto full = arbiter::region_program(r);
-  std::vector<Tensor> xs;
-  int seed = 60;
-  for (auto& a : full->funcs()[0]->regions[0]->args)
-    xs.push_back(generate_input("random:seed=" + std::to_string(seed++), a->type.dtype, a->type.shape));
-  const oracle::Expected whole = oracle::evaluate(*full, "", xs).at(0);
   arbiter::RegionSample sample(r, 1);
   EXPECT_EQ(sample.cols().size(), 16u);
   EXPECT_EQ(sample.cols().back(), 69);
   const std::string cut_text = ir::print(sample.program());
   EXPECT_NE(cut_text.find("sizes = [16, 16]"), std::string::npos) << cut_text;
-  const oracle::Expected part = oracle::evaluate(sample.program(), "", sample.inputs(xs)).at(0);
-  Tensor whole_t = Tensor::empty(DType::F64, whole.shape);
-  for (int64_t i = 0; i < whole_t.numel(); ++i) whole_t.set(i, whole.value[i]);
-  const Tensor cut = sample.output(whole_t);
-  ASSERT_EQ(cut.shape(), (std::vector<int64_t>{16, 16}));
-  ASSERT_EQ(static_cast<int64_t>(part.value.size()), cut.numel());
-  for (int64_t i = 0; i < cut.numel(); ++i) ASSERT_EQ(part.value[i], cut.get(i)) << "element " << i;
+  EXPECT_EQ(check_sample(r, sample, 60).cut.shape(), (std::vector<int64_t>{16, 16}));
 }
 
 // An RMSNorm prologue's x is cut like A (its rows) and its weight not at
@@ -315,22 +320,11 @@ TEST(RegionSample, CutsANormPrologueLikeA) {
   ASSERT_EQ(regions.size(), 1u);
   const auto& r = regions[0].region;
   ASSERT_EQ(r.ops.front()->name, "tessera.rms_norm") << "the norm did not join the matmul";
-  auto full = arbiter::region_program(r);
-  std::vector<Tensor> xs;
-  int seed = 70;
-  for (auto& a : full->funcs()[0]->regions[0]->args)
-    xs.push_back(generate_input("random:seed=" + std::to_string(seed++), a->type.dtype, a->type.shape));
-  const oracle::Expected whole = oracle::evaluate(*full, "", xs).at(0);
   arbiter::RegionSample sample(r, 1);
-  const std::vector<Tensor> cut_inputs = sample.inputs(xs);
+  const SampleCheck c = check_sample(r, sample, 70);
+  const std::vector<Tensor> cut_inputs = sample.inputs(c.inputs);
   EXPECT_EQ(cut_inputs[0].shape(), (std::vector<int64_t>{16, 40}));  // x: rows cut, all of K
   EXPECT_EQ(cut_inputs[1].shape(), (std::vector<int64_t>{40}));      // w: whole
-  const oracle::Expected part = oracle::evaluate(sample.program(), "", cut_inputs).at(0);
-  Tensor whole_t = Tensor::empty(DType::F64, whole.shape);
-  for (int64_t i = 0; i < whole_t.numel(); ++i) whole_t.set(i, whole.value[i]);
-  const Tensor cut = sample.output(whole_t);
-  ASSERT_EQ(static_cast<int64_t>(part.value.size()), cut.numel());
-  for (int64_t i = 0; i < cut.numel(); ++i) ASSERT_EQ(part.value[i], cut.get(i)) << "element " << i;
   // Both candidates pass the gate: the library runs the norm as a row kernel first.
   TempLedger ledger;
   arbiter::Options o;
