@@ -194,10 +194,12 @@ inline void matmul_block(unsigned char* smem, const T* A, int64_t a_base, const 
   static_assert(SMEM_BYTES >= BM * BN * 4, "the scratch must hold the C block");
   static_assert(!NORM || SAK == 1, "an RMSNorm prologue normalizes rows of a row-major A");
   alignas(64) static thread_local mm::squares16 squares[NORM ? BM : 1];
+  // Trivial, so zero-initialized without a guard on every call; an entry of
+  // epoch 0 never matches (begin_launch runs before any block).
   struct RowScales {
-    const T* a = nullptr;
-    int64_t base = -1;
-    unsigned long long epoch = 0;
+    const T* a;
+    int64_t base;
+    unsigned long long epoch;
     float scale[BM];
   };
   static thread_local RowScales kept_scales[NORM ? 8 : 1];
@@ -285,12 +287,6 @@ inline tile<T, R * C> load2d(const S* p, int64_t rows, int64_t cols) {
     for (int q = 0; q < PR; ++q) out.v[r * PR + q] = row.v[q];
   }
   return out;
-}
-
-// The scratch is ordinary memory here (shared memory on GPUs, hence the name).
-template <class T, int R, int C, long long RS, long long CS, bool ALIGNED, class S>
-inline tile<T, R * C> load2d_shared(const S* p, int64_t rows, int64_t cols) {
-  return load2d<T, R, C, RS, CS, ALIGNED>(p, rows, cols);
 }
 
 // `into` with lanes (r, c), LO <= c < HI, r < rows, read from p[r*RS + c - LO]

@@ -430,9 +430,8 @@ const std::vector<TileOpSpec>& table() {
        "tile.alloca; on GPUs the block's shared memory); element (r, k) of A is a[a_base + r*SAM + k*SAK] "
        "(a_strides = [SAM, SAK]), (k, c) of B b[b_base + k*SBK + c*SBN] (b_strides = [SBK, SBN]); with tma, A and "
        "B come from the kernel's tensor maps 0 and 1 and the operands after scratch are (batch, m0, n0); with b_half, "
-       "the block's columns are BN/2 of B's from n0 and BN/2 from n0 + b_half; with norm_eps, the block is rms_norm(A, "
-       "w) x B: "
-       "B's row k scaled by w[k] and C's row r by rsqrt(mean_k A(r, k)^2 + norm_eps)",
+       "the block's columns are BN/2 of B's from n0 and BN/2 from n0 + b_half; with norm_eps, the block is "
+       "rms_norm(A, w) x B: B's row k scaled by w[k] and C's row r by rsqrt(mean_k A(r, k)^2 + norm_eps)",
        check_matmul},
       {"tile.attention",
        "PPPPIIIP*",
