@@ -28,7 +28,7 @@
 // NORM (an RMSNorm prologue, tile.matmul norm_eps; A K-major): the block is
 // rms_norm(A, w) x B. The producer warpgroup's 128 threads own A's 128 rows:
 // once a slice lands, thread r scales its row's 64 values by w[k] in place
-// (rounded to T, as the row kernel's output would be) and adds their squares
+// (rounded to T, as the row kernel's output is) and adds their squares
 // to its row's sum, k ascending; it fences for the async proxy (the wgmma
 // reads the stage through it) and arrives on the stage's "ready" mbarrier,
 // which the consumers wait on instead of "full". At the end the scales
@@ -132,33 +132,57 @@ __device__ __forceinline__ uint4 norm_weights(const T* w, i64 k) {
   return make_uint4(h[0] | u32(h[1]) << 16, h[2] | u32(h[3]) << 16, h[4] | u32(h[5]) << 16, h[6] | u32(h[7]) << 16);
 }
 
+// NORM: two 16-bit values times two weights, one rounding each (the
+// product of two 16-bit floats is exact in f32, so this is the f32 product
+// rounded to T).
+__device__ __forceinline__ u32 mul2(bf16_t, u32 x, u32 w) {
+  u32 y;
+  asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(y) : "r"(x), "r"(w));
+  return y;
+}
+__device__ __forceinline__ u32 mul2(f16_t, u32 x, u32 w) {
+  u32 y;
+  asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(y) : "r"(x), "r"(w));
+  return y;
+}
+// The two values' squares added to `squares`, low then high (exact widening).
+__device__ __forceinline__ void add_squares2(bf16_t, u32 x, float& squares) {
+  const float lo = __uint_as_float(x << 16), hi = __uint_as_float(x & 0xffff0000u);
+  squares = __fmaf_rn(hi, hi, __fmaf_rn(lo, lo, squares));
+}
+__device__ __forceinline__ void add_squares2(f16_t, u32 x, float& squares) {
+  float lo, hi;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(lo) : "h"(u16(x & 0xffffu)));
+  asm("cvt.f32.f16 %0, %1;" : "=f"(hi) : "h"(u16(x >> 16)));
+  squares = __fmaf_rn(hi, hi, __fmaf_rn(lo, lo, squares));
+}
+
 // NORM: row `row` of a K-major A stage (128 bytes; 16-byte chunk c at
 // c ^ (row % 8) under the 128-byte swizzle) times the slice's weights, in
-// place; the squares of its values added to `squares`, k ascending.
+// place; the squares of its values added to `squares`, k ascending. All
+// eight chunks are loaded before any is used: the producer warpgroup has one
+// warp a scheduler, so its latency is hidden by its own independent work.
 template <class T>
 __device__ __forceinline__ void norm_row(u32 row_addr, int row, const uint4 (&w)[8], float& squares) {
+  uint4 v[8];
+#pragma unroll
+  for (int c = 0; c < 8; ++c)
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(v[c].x), "=r"(v[c].y), "=r"(v[c].z), "=r"(v[c].w)
+                 : "r"(row_addr + u32((c ^ (row & 7)) * 16))
+                 : "memory");
 #pragma unroll
   for (int c = 0; c < 8; ++c) {
-    const u32 at = row_addr + u32((c ^ (row & 7)) * 16);
-    uint4 v;
-    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "r"(at)
-                 : "memory");
-    u32 x[4] = {v.x, v.y, v.z, v.w};
-    const u32 ws[4] = {w[c].x, w[c].y, w[c].z, w[c].w};
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const float lo = widen(T{u16(x[e] & 0xffffu)}), hi = widen(T{u16(x[e] >> 16)});
-      squares = __fmaf_rn(lo, lo, squares);
-      squares = __fmaf_rn(hi, hi, squares);
-      const u16 a = narrow<T>(lo * widen(T{u16(ws[e] & 0xffffu)})).bits;
-      const u16 b = narrow<T>(hi * widen(T{u16(ws[e] >> 16)})).bits;
-      x[e] = a | u32(b) << 16;
-    }
-    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(at), "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3])
-                 : "memory");
+    add_squares2(T{}, v[c].x, squares), add_squares2(T{}, v[c].y, squares);
+    add_squares2(T{}, v[c].z, squares), add_squares2(T{}, v[c].w, squares);
+    v[c] = make_uint4(mul2(T{}, v[c].x, w[c].x), mul2(T{}, v[c].y, w[c].y), mul2(T{}, v[c].z, w[c].z),
+                      mul2(T{}, v[c].w, w[c].w));
   }
+#pragma unroll
+  for (int c = 0; c < 8; ++c)
+    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(row_addr + u32((c ^ (row & 7)) * 16)),
+                 "r"(v[c].x), "r"(v[c].y), "r"(v[c].z), "r"(v[c].w)
+                 : "memory");
 }
 
 }  // namespace tma_detail
