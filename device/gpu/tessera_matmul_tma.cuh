@@ -34,10 +34,9 @@
 // which the consumers wait on instead of "full". At the end the scales
 // rsqrt(sum / K + eps) go to smem after the barriers, and the consumers
 // multiply C's rows as they stage them. The copy-issuing thread is one of
-// the 128: it issues slice kt before waiting for it (its stage was freed by
-// slice kt - STAGES, which needed only slices up to kt - STAGES + 1 ready)
-// and any later slice whose stage is already free without waiting, so the
-// copies stay ahead and no wait can close a cycle.
+// the 128: while it waits for a slice to land it issues every slice whose
+// stage has come free (testing, not waiting), so the copies stay STAGES - 2
+// slices ahead of the transform and no wait can close a cycle.
 //
 // Tensor maps (encoded by the runtime from the Target IR's tensor_maps, one
 // per operand, 128-byte swizzle, dims innermost first; batched operands have
@@ -274,19 +273,24 @@ __device__ __forceinline__ bool matmul_block_tma(unsigned char* smem, const tens
       int issued = 0;  // thread 0's next slice to copy
 #pragma unroll 1
       for (int kt = 0; kt < int(KT); ++kt) {
-        if (pt == 0)
-          for (; issued < int(KT) && issued < kt + STAGES; ++issued) {
-            if (issued == kt)
-              mbar_wait(stage_free(issued), free_parity(issued));
-            else if (!mbar_test(stage_free(issued), free_parity(issued)))
-              break;
-            issue(issued);
-          }
         uint4 w[8];  // the slice's 64 weights, loaded while its copy lands
 #pragma unroll
         for (int c = 0; c < 8; ++c) w[c] = norm_weights<T, K>(norm_w, i64(kt) * BK + 8 * c);
         const int s = kt % STAGES;
-        mbar_wait(full + 8u * s, (kt / STAGES) & 1);
+        const u32 landed = full + 8u * s, parity = (kt / STAGES) & 1;
+        if (pt == 0) {
+          // While slice kt lands, thread 0 copies every slice whose stage has
+          // come free (slice kt's own did once the consumers retired slice
+          // kt - STAGES, which needed slices up to kt - 1 ready): waiting on
+          // one stage at a time left a single slice in flight.
+          for (;;) {
+            while (issued < int(KT) && issued < kt + STAGES && mbar_test(stage_free(issued), free_parity(issued)))
+              issue(issued++);
+            if (issued > kt && mbar_test(landed, parity)) break;
+          }
+        } else {
+          mbar_wait(landed, parity);
+        }
         norm_row<T>(base + u32(s) * STAGE + u32(pt) * 128u, pt, w, squares);
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         mbar_arrive(ready + 8u * s);
