@@ -169,17 +169,15 @@ void check_matmul(const Op& op) {
   // The TMA form (attribute tma = [a_k_major, b_k_major, a_batched,
   // b_batched]) reads A and B through the kernel's tensor maps 0 and 1 and
   // takes the block's coordinates instead of bases and extents.
-  // The norm form (norm_eps) takes one more, last: the RMSNorm weight w.
+  // The norm form (norm_eps) takes one more: the RMSNorm weight w.
   const bool tma = op.attr("tma") != nullptr, norm = op.attr("norm_eps") != nullptr;
-  const size_t plain = tma ? 6u : 7u;
-  if (op.operands.size() != plain + (norm ? 1u : 0u))
-    bad(op,
-        std::string(tma ? "(tma) takes (ptr a, ptr b, ptr scratch, index batch, index m0, index n0"
-                        : "takes (ptr a, ptr b, ptr scratch, index a_base, index b_base, index mrows, index ncols") +
-            (norm ? ", ptr w) with norm_eps" : ")"));
-  if (!tma && op.operands[6]->type.kind != TypeKind::Index) bad(op, "takes index ncols as its seventh operand");
-  if (norm && op.operands[plain]->type.kind != TypeKind::Ptr) bad(op, "(norm_eps) takes ptr w as its last operand");
-  if (norm && op.operands[plain]->type.dtype != op.operands[0]->type.dtype) bad(op, "(norm_eps) takes w in A's dtype");
+  if (tma && norm) bad(op, "the tma form takes no 'norm_eps'");
+  if (op.operands.size() != (tma ? 6u : norm ? 8u : 7u))
+    bad(op, tma    ? "(tma) takes (ptr a, ptr b, ptr scratch, index batch, index m0, index n0)"
+            : norm ? "(norm_eps) takes (ptr a, ptr b, ptr scratch, index a_base, index b_base, index mrows, index "
+                     "ncols, ptr w)"
+                   : "takes (ptr a, ptr b, ptr scratch, index a_base, index b_base, index mrows, index ncols)");
+  if (norm && op.operands[7]->type.dtype != op.operands[0]->type.dtype) bad(op, "(norm_eps) takes w in A's dtype");
   if (norm && !(tile_number(op, "norm_eps") >= 0)) bad(op, "'norm_eps' must be a number >= 0");
   if (op.operands[2]->type.dtype != DType::F32 || !is_alloca(op.operands[2]))
     bad(op, "accumulates into f32 scratch from tile.alloca");
@@ -194,12 +192,9 @@ void check_matmul(const Op& op) {
   for (int64_t v : blk)
     if (v < 1 || v > 1024) bad(op, "'block' sizes must be in [1, 1024]");
   for (const char* key : {"warps", "a_strides", "b_strides", "vec"}) ints(key);
-  if (tma) {
-    const std::vector<int64_t> flags = ints("tma");
-    for (int64_t v : flags)
+  if (tma)
+    for (int64_t v : ints("tma"))
       if (v > 1) bad(op, "'tma' holds four flags (0 or 1)");
-    if (norm && flags[0] != 1) bad(op, "(norm_eps) in the tma form needs A K-major (tma[0] = 1)");
-  }
   // b_half: B's block columns in two halves, the second from n0 + b_half.
   if (op.attr("b_half") && (!tma || tile_int(op, "b_half") < 1 || blk[1] % 128 != 0))
     bad(op, "'b_half' (a column offset >= 1) is for the tma form with 128-column multiples of blocks");
@@ -416,10 +411,9 @@ const std::vector<TileOpSpec>& table() {
        0,
        "lanes at or past count replaced by `other`"},
       {"tile.matmul",
-       "PPPIIIA?P?",  // the seventh: ncols, or (tma form) w; check_matmul tells
+       "PPPIIII?P?",
        "",
-       "(ptr a, ptr b, ptr scratch, index a_base, index b_base, index mrows, index ncols[, ptr w]), with tma (ptr "
-       "a, ptr b, ptr scratch, index batch, index m0, index n0[, ptr w])",
+       "(ptr a, ptr b, ptr scratch, index a_base, index b_base, index mrows, index ncols[, ptr w])",
        {{"k", K::Int, kRequired},
         {"block", K::Ints, kRequired, 3},
         {"warps", K::Ints, kRequired, 2},
@@ -436,9 +430,8 @@ const std::vector<TileOpSpec>& table() {
        "tile.alloca; on GPUs the block's shared memory); element (r, k) of A is a[a_base + r*SAM + k*SAK] "
        "(a_strides = [SAM, SAK]), (k, c) of B b[b_base + k*SBK + c*SBN] (b_strides = [SBK, SBN]); with tma, A and "
        "B come from the kernel's tensor maps 0 and 1 and the operands after scratch are (batch, m0, n0); with b_half, "
-       "the block's columns are BN/2 of B's from n0 and BN/2 from n0 + b_half; with norm_eps (w the last "
-       "operand), the block is rms_norm(A, w) x B: B's row k scaled by w[k] (with tma, A's staged column k; A "
-       "K-major) and C's row r by rsqrt(mean_k A(r, k)^2 + norm_eps)",
+       "the block's columns are BN/2 of B's from n0 and BN/2 from n0 + b_half; with norm_eps, the block is "
+       "rms_norm(A, w) x B: B's row k scaled by w[k] and C's row r by rsqrt(mean_k A(r, k)^2 + norm_eps)",
        check_matmul},
       {"tile.attention",
        "PPPPIIIP*",

@@ -34,7 +34,6 @@ enum class Cap : uint32_t {
   TransposeBlock = 1u << 8,      // a shared-memory transpose block
   AttentionGradBlock = 1u << 9,  // a block for attention's backward pass (tile.attention_grad)
   MatmulNorm = 1u << 10,         // tile.matmul takes an RMSNorm prologue (B's rows scaled, A's rows' sums of squares)
-  TmaNorm = 1u << 11,            // the TMA matmul block takes it (A's staged rows scaled and summed)
 };
 
 struct Descriptor {

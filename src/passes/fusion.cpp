@@ -141,10 +141,7 @@ bool picks_a_row(const State& s, const Op& take) {
 // takes (floats, no f64, no memory reads), and its other leaves must be
 // linear in [batch, m, n] of that shape.
 bool pairs_halves(const State& s, const FusedRegion& mm, const FusedRegion& p, const Op& split) {
-  // The matmul alone, or with an RMSNorm prologue (norms_rows): no epilogue yet.
-  const bool bare = std::all_of(mm.ops.begin(), mm.ops.end(),
-                                [&](const Op* op) { return op == mm.core || op->name == "tessera.rms_norm"; });
-  if (mm.kind != FusedRegion::Kind::Matmul || !bare || p.kind != FusedRegion::Kind::Pointwise ||
+  if (mm.kind != FusedRegion::Kind::Matmul || mm.ops.size() != 1 || p.kind != FusedRegion::Kind::Pointwise ||
       !p.copies_because.empty() || split.name != "tessera.split" || split.results.size() != 2 ||
       split.operands[0] != mm.result || !s.single_use(mm.result))
     return false;
@@ -177,10 +174,8 @@ bool pairs_halves(const State& s, const FusedRegion& mm, const FusedRegion& p, c
 
 // Row region n (an rms_norm alone) as the prologue of matmul region mm, whose
 // A it is and only it reads: on a device whose matmul block scales B's rows
-// (or the TMA block A's staged rows) by the weight and sums A's rows' squares
-// (Cap::MatmulNorm, Cap::TmaNorm), the normalized rows never reach memory
-// (families/matmul, Plan::norm_leaf). A candidate whose block has no
-// prologue gets the row kernel back (graph_to_schedule).
+// by the weight and sums A's rows' squares (Cap::MatmulNorm), the normalized
+// rows never reach memory (families/matmul, Plan::norm_leaf).
 bool norms_rows(const State& s, const FusedRegion& n, const FusedRegion& mm) {
   if (n.kind != FusedRegion::Kind::Row || n.ops.size() != 1 || n.core->name != "tessera.rms_norm" ||
       mm.kind != FusedRegion::Kind::Matmul || n.result != mm.core->operands[0] || !s.single_use(n.result))
@@ -284,7 +279,7 @@ std::vector<FusedRegion> partition(const Op& func, const machine::Descriptor* de
 
   // RMSNorms that only feed a matmul's A join it as its prologue (region_of
   // is not kept past this point).
-  if (device && (device->has(machine::Cap::MatmulNorm) || device->has(machine::Cap::TmaNorm))) {
+  if (device && device->has(machine::Cap::MatmulNorm)) {
     std::vector<size_t> joined;
     for (FusedRegion& mm : s.regions) {
       if (mm.kind != FusedRegion::Kind::Matmul || !mm.core->operands[0]->def) continue;

@@ -304,18 +304,10 @@ void CLikeRenderer::OpEmitter::matmul() {
     // optional temporary would dangle before C++23 and read freed flags).
     for (int64_t f : tile_ints(op, "tma")) t += f ? ", true" : ", false";
     t += ", " + std::to_string(scratch_bytes);
-    const bool norm = op.attr("norm_eps") != nullptr;
-    if (op.attr("b_half") || norm)
-      t += ", " + std::to_string(op.attr("b_half") ? tile_int(op, "b_half") : 0) + r.i64_suffix();
-    // norm_eps: the producer warpgroup scales A's staged rows by w (arg 6).
-    std::string norm_args;
-    if (norm) {
-      t += ", true";
-      norm_args = ", " + arg(6) + ", " + r.number_literal(tile_number(op, "norm_eps"), DType::F32);
-    }
+    if (op.attr("b_half")) t += ", " + std::to_string(tile_int(op, "b_half")) + r.i64_suffix();
     r.out_ += pad() + "if (!tsr::matmul_block_tma<" + t + ">(reinterpret_cast<unsigned char*>(" + arg(2) + "), &" +
               tensor_map_param(0) + ", &" + tensor_map_param(1) + ", " + arg(3) + ", " + arg(4) + ", " + arg(5) +
-              norm_args + ")) return;\n";
+              ")) return;\n";
     return;
   }
   targs += std::string(", ") + (vec[0] ? "true" : "false") + ", " + (vec[1] ? "true" : "false") + ", " +

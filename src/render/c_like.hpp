@@ -47,8 +47,7 @@ class CLikeRenderer {
   virtual bool has_tensor_maps() const { return false; }
   // Whether the tile library has transpose_block (tile.transpose; CUDA/HIP).
   virtual bool has_transpose_block() const { return false; }
-  // Whether the matmul block takes an RMSNorm prologue (tile.matmul norm_eps: CPU, Metal, HIP; the
-  // TMA form, a CUDA block of its own, does).
+  // Whether the matmul block takes an RMSNorm prologue (tile.matmul norm_eps: CPU, Metal, HIP).
   virtual bool has_matmul_norm() const { return false; }
   // Persistent programs with staged rows (tile.num_programs, tile.load_staged;
   // CUDA clusters): the expression for the number of programs running, or ""

@@ -169,7 +169,7 @@ class CudaRenderer : public CLikeRenderer {
     return std::string(kMatmulMma) + kMatmulTma + kAttention;
   }
   bool has_tensor_maps() const override { return !hip_; }
-  bool has_matmul_norm() const override { return hip_; }  // the AMD block; on CUDA the TMA block only
+  bool has_matmul_norm() const override { return hip_; }  // the AMD block; CUDA's have none yet
   bool has_transpose_block() const override { return true; }
   // Staged rows are a cluster's (the bulk copy and its barrier; not HIP).
   std::string num_programs_expr() const override {

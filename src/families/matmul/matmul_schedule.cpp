@@ -53,13 +53,11 @@ int64_t scratch_elements(const Plan& p, const machine::Descriptor& device) {
 
 std::string tma_unsupported(const Plan& p) {
   if (p.strategy != Strategy::Mma) return "is for the tensor-core (mma) strategy";
+  if (p.norm_leaf >= 0) return "takes no RMSNorm prologue (TMA copies A to the tensor cores as it is)";
   if (p.bm != 128 || (p.bn != 256 && p.bn != 128) || p.bk != 64 || p.wm != 2 || p.wn != 4 || p.stages < 2)
     return "needs blocks of 128 x 256 (or 128) x 64 on 2 x 4 warps and at least 2 stages";
-  // Ring of STAGES (A + B) slices, its mbarriers, 1 KiB alignment slack
-  // (tessera_matmul_tma.cuh); an RMSNorm prologue adds a barrier a stage and
-  // the rows' scales.
-  const int64_t norm_bytes = p.norm_leaf >= 0 ? 8 * p.stages + 4 * p.bm : 0;
-  const int64_t ring = 1024 + p.stages * (p.bm + p.bn) * p.bk * 2 + 16 * p.stages + norm_bytes;
+  // Ring of STAGES (A + B) slices, its mbarriers, 1 KiB alignment slack (tessera_matmul_tma.cuh).
+  const int64_t ring = 1024 + p.stages * (p.bm + p.bn) * p.bk * 2 + 16 * p.stages;
   if (ring > p.scratch * 4) return "needs a scratch of " + std::to_string(ring) + " bytes for its ring";
   // The f32 C block (rows padded to c_stride) is staged over the ring and must
   // not reach the mbarriers after it (128 x 128 blocks need 3 stages).
@@ -267,7 +265,7 @@ const Op* norm_prologue(const std::vector<const Op*>& ops, const Op& core) {
 bool runs_region(const fused::FusedRegion& region, const std::string& candidate, const machine::Descriptor& device) {
   if (!is_synthesized(candidate)) return region.ops.size() == 1;
   const bool norm = norm_prologue(region.ops, *region.core) != nullptr;
-  if (candidate == "tessera_tma") return !norm || device.has(machine::Cap::TmaNorm);
+  if (candidate == "tessera_tma") return !norm;
   return !halves_split(region.ops, *region.core) && (!norm || device.has(machine::Cap::MatmulNorm));
 }
 
@@ -371,8 +369,7 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   const Op* norm = norm_prologue(region.ops, core);
   if (norm && !runs_region(region, candidate, device))
     fail("E303",
-         "an RMSNorm prologue runs in the tessera block of a device with matmul_norm, or the TMA block of one with "
-         "tma_norm (graph_to_schedule splits it off)",
+         "an RMSNorm prologue runs in the tessera block of a device with matmul_norm (graph_to_schedule splits it off)",
          core.loc);
   // The epilogue's space: C, or one of its halves.
   const Type& c = region.result->type;
@@ -496,11 +493,10 @@ Plan read_plan(const Op& op) {
       fail("E302", "schedule.matmul: a library call's region holds the matmul alone, on two distinct operands", op.loc);
     return p;
   }
-  const bool tma_plan = p.candidate == "tessera_tma";
-  if (p.norm_leaf >= 0 && !device.has(tma_plan ? machine::Cap::TmaNorm : machine::Cap::MatmulNorm))
+  if (p.norm_leaf >= 0 && !device.has(machine::Cap::MatmulNorm))
     fail("E302",
-         "schedule.matmul: an RMSNorm prologue (norm_leaf) on device " + device.name + ", whose " +
-             (tma_plan ? "TMA block has none (no tma_norm)" : "matmul block has none (no matmul_norm)"),
+         "schedule.matmul: an RMSNorm prologue (norm_leaf) on device " + device.name +
+             ", whose matmul block has none (no matmul_norm)",
          op.loc);
   for (size_t l = 0; l < p.leaf_strides.size(); ++l) {
     const int64_t i = static_cast<int64_t>(l);

@@ -110,8 +110,7 @@ const ir::Op* norm_prologue(const std::vector<const ir::Op*>& ops, const ir::Op&
 // Whether `candidate` runs the whole region in its kernel; graph_to_schedule
 // otherwise runs an RMSNorm prologue as a row kernel, the matmul alone and the
 // epilogue as a pointwise kernel (libraries always; tessera for an epilogue
-// on column halves; a prologue on a device whose block for the candidate
-// has none: Cap::MatmulNorm for tessera, Cap::TmaNorm for tessera_tma).
+// on column halves, tessera_tma for a prologue).
 bool runs_region(const fused::FusedRegion& region, const std::string& candidate, const machine::Descriptor& device);
 
 // A library candidate's region holds the matmul alone (graph_to_schedule

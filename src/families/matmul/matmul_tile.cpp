@@ -119,13 +119,7 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
     k->attrs["min_blocks"] = p.min_blocks;  // one block an SM: the register cap of its three warpgroups
     mm["tma"] = Attr::ints({a_km, b_km, p.a_batch_stride != 0, p.b_batch_stride != 0});
     if (p.halves) mm["b_half"] = p.n / 2;
-    std::vector<Value*> operands = {leaves[p.a_leaf], leaves[p.b_leaf], scratch, batch, m0, n0};
-    // An RMSNorm prologue: the producer warpgroup scales A's staged rows.
-    if (norm) {
-      mm["norm_eps"] = row_op_eps(*norm);
-      operands.push_back(leaves[p.norm_leaf]);
-    }
-    tb.matmul(operands, mm);
+    tb.matmul({leaves[p.a_leaf], leaves[p.b_leaf], scratch, batch, m0, n0}, mm);
   } else {
     Value* a_base = tb.add(tb.mul(batch, idx(p.a_batch_stride)), tb.mul(m0, idx(p.sam())));
     Value* b_base = tb.add(tb.mul(batch, idx(p.b_batch_stride)), tb.mul(n0, idx(p.sbn())));

@@ -48,7 +48,7 @@ machine::Descriptor describe_device() {
   if (cc >= 90) add(Cap::BulkCopy), add(Cap::Tma);
   if (clusters) add(Cap::Clusters);
   // wgmma is sm_90a only: later architectures dropped it.
-  if (cc == 90) add(Cap::Wgmma), add(Cap::TmaNorm);
+  if (cc == 90) add(Cap::Wgmma);
   d.blas = "cublaslt";
   return d;
 }
