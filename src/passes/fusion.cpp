@@ -185,17 +185,33 @@ bool norms_rows(const State& s, const FusedRegion& n, const FusedRegion& mm) {
   return block_dtype && x.shape.back() >= 1 && !matmul_spec(*mm.core).transpose_a;
 }
 
+// The matmul region whose result returned view v reshapes (reshaped_buffer),
+// where that result and every view between it and v is read only on the way
+// to v, and the region writes no other view already; or null.
+FusedRegion* reshape_written(State& s, const Value* v, const std::function<bool(const Value*)>& has_buffer) {
+  if (!reshaped_buffer(v, has_buffer)) return nullptr;
+  const Value* u = v->def->operands[0];
+  for (; u->def && is_view_op(u->def->name) && !has_buffer(u); u = u->def->operands[0])
+    if (!s.single_use(u)) return nullptr;
+  if (!s.single_use(u)) return nullptr;
+  for (FusedRegion& r : s.regions)
+    if (r.kind == FusedRegion::Kind::Matmul && r.result == u && !r.written_as) return &r;
+  return nullptr;
+}
+
 }  // namespace
 
 std::vector<FusedRegion> partition(const Op& func, const machine::Descriptor* device) {
   const Region& body = *func.regions[0];
   State s;
   std::vector<const Op*> ops;
+  std::vector<const Value*> returns;  // in order (s.returned is a set)
   for (auto& op : body.ops) {
     for (Value* v : op->operands) ++s.uses[v];
-    if (op->name == "return") s.returned.insert(op->operands.begin(), op->operands.end());
+    if (op->name == "return") returns.assign(op->operands.begin(), op->operands.end());
     else ops.push_back(op.get());
   }
+  s.returned.insert(returns.begin(), returns.end());
   auto join = [&](const Op* op, int r) {
     s.region_of[op] = r;
     s.regions[r].ops.push_back(op);
@@ -372,8 +388,17 @@ std::vector<FusedRegion> partition(const Op& func, const machine::Descriptor* de
         continue;
       else materialize(v, "read by " + r.core->name + ", which reads its operands contiguous");
     }
-  for (const Value* v : s.returned)
-    if (v->def && is_view_op(v->def->name)) materialize(v, "returned");
+  // A returned view is a buffer of its own, copied; but a matmul region's
+  // result reshaped (row-major, every element), read by nothing else, is
+  // the bytes its kernel writes: the kernel writes it as that type.
+  for (const Value* v : returns) {
+    if (!v->def || !is_view_op(v->def->name) || copied(v)) continue;
+    if (FusedRegion* r = reshape_written(s, v, copied)) {
+      r->written_as = v;
+      continue;
+    }
+    materialize(v, "returned");
+  }
   for (const auto& [v, why] : copies)
     s.regions.push_back(FusedRegion{FusedRegion::Kind::Pointwise, nullptr, {}, {v}, v, why});
   std::sort(s.regions.begin(), s.regions.end(), [&](const FusedRegion& a, const FusedRegion& b) {

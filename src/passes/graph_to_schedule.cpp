@@ -59,6 +59,12 @@ Value* sum_partials(Builder& b, const Value& grad, Value* partials, const machin
   return cast ? cast_to(b, grad, out, device, prefix + "c", loc) : out;
 }
 
+// A returned view that a matmul op writes (FusedRegion::written_as: its
+// result has the view's type) is that op's result.
+void write_as(std::unordered_map<const Value*, Value*>& map, const Value* result, const Value* view) {
+  if (view) map[view] = map.at(result);
+}
+
 }  // namespace
 
 std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::Descriptor& device,
@@ -100,6 +106,7 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
           const std::string candidate = candidate_for(matmul_region_id(f->sym, matmuls++), r);
           if (families::matmul::runs_region(r, candidate, device)) {
             map[r.result] = families::matmul::emit_schedule(b, r, map, device, prefix, candidate);
+            write_as(map, r.result, r.written_as);
             break;
           }
           // A library (or a kernel that cannot pair column halves, or take an
@@ -113,10 +120,14 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
             map[norm->result()] = families::rowwise::emit_schedule(b, rows, map, device, prefix + "p").result(0);
           }
           FusedRegion mm{FusedRegion::Kind::Matmul, r.core, {r.core}, {}, r.core->result(), {}};
+          if (r.result == r.core->result()) mm.written_as = r.written_as;  // no epilogue kernel after it
           for (const Value* v : r.core->operands)
             if (std::find(mm.leaves.begin(), mm.leaves.end(), v) == mm.leaves.end()) mm.leaves.push_back(v);
           map[r.core->result()] = families::matmul::emit_schedule(b, mm, map, device, prefix, candidate);
-          if (r.result == r.core->result()) break;  // a prologue, no epilogue
+          if (r.result == r.core->result()) {  // a prologue, no epilogue
+            write_as(map, r.result, r.written_as);
+            break;
+          }
           // everything but the matmul (a producer of an epilogue leaf may precede it)
           FusedRegion epi{FusedRegion::Kind::Pointwise, nullptr, {}, {}, r.result, {}};
           std::copy_if(r.ops.begin(), r.ops.end(), std::back_inserter(epi.ops),
@@ -128,6 +139,12 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
                 epi.leaves.push_back(v);
             }
           map[r.result] = families::pointwise::emit_schedule(b, epi, map, device, prefix + "e");
+          // The epilogue's kernel writes its own shape: a returned view of it
+          // is copied, as fusion copies any other (the next region's name).
+          if (r.written_as) {
+            const FusedRegion copy{FusedRegion::Kind::Pointwise, nullptr, {}, {r.written_as}, r.written_as, "returned"};
+            map[r.written_as] = families::pointwise::emit_schedule(b, copy, map, device, "f" + std::to_string(index++));
+          }
           break;
         }
         case FusedRegion::Kind::Attention: {

@@ -507,6 +507,24 @@ std::vector<FusionCase> view_cases() {
                      ir::Value* w = g.input("w", T(dt, {2, 8, 8}));
                      g.output(g.matmul(g.reshape(g.unary("exp", x), {24, 16}), g.reshape(w, {16, 8}), DType::F32));
                    }});
+    // A returned reshape of a matmul's result is written by its kernel (no
+    // copy; passes/fusion.cpp, written_as): through an epilogue with NaN/inf
+    // rows, a transpose pair that is the identity, a flattening; and copied
+    // where the result is read again.
+    out.push_back({"matmul_returned_reshape_" + d + "_3x5x40x24",
+                   {spec("special:rate=0.01,"), spec("random:"), spec("random:")},
+                   [=](GraphBuilder& g) {
+                     ir::Value* x = g.input("x", T(dt, {3, 5, 40}));
+                     ir::Value* w = g.input("w", T(dt, {40, 24}));
+                     ir::Value* bias = g.input("bias", T(dt, {24}));
+                     ir::Value* c = g.binary("add", g.matmul(g.reshape(x, {15, 40}), w, dt), bias);
+                     g.output(g.reshape(c, {3, 5, 24}));
+                     ir::Value* c2 = g.matmul(g.reshape(x, {15, 40}), w, DType::F32);
+                     g.output(g.reshape(g.transpose(g.transpose(c2, {1, 0}), {1, 0}), {360}));
+                     ir::Value* c3 = g.matmul(g.reshape(x, {15, 40}), w, dt);
+                     g.output(g.reshape(c3, {5, 3, 24}));
+                     g.output(g.unary("exp", c3));
+                   }});
   }
   // RMSNorm feeding a matmul's A: its prologue where the block takes one
   // (the CPU; passes/fusion.cpp): NaN/inf rows, K across chunks with a ragged

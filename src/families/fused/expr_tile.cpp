@@ -144,7 +144,10 @@ void verify_region(const Op& op, bool views, bool reshaped) {
     fail("E302", "'" + op.name + "': the region must end in schedule.yield of one value", op.loc);
   if (op.name == "schedule.reduce" && !body.ops.back()->operands[0]->type.is_tensor())
     fail("E302", "'" + op.name + "': the region must yield a tensor", op.loc);
-  if (!(body.ops.back()->operands[0]->type == op.result()->type) && op.name != "schedule.reduce")
+  const Type& yielded = body.ops.back()->operands[0]->type;
+  const bool reshaped_result = reshaped && yielded.is_tensor() && op.result()->type.is_tensor() &&
+                               yielded.dtype == op.result()->type.dtype && yielded.numel() == op.result()->type.numel();
+  if (!(yielded == op.result()->type) && !reshaped_result && op.name != "schedule.reduce")
     fail("E302",
          "'" + op.name + "': the region yields " + body.ops.back()->operands[0]->type.str() + " but the op produces " +
              op.result()->type.str(),

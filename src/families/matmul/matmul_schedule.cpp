@@ -439,19 +439,21 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   AttrDict& a = op.attrs;
   a["family"] = "matmul";
   a["candidate"] = candidate;
+  // A returned view of the result (row-major, every element) is written as it is.
+  const Value& written = region.written_as ? *region.written_as : *region.result;
   record_device(a, device);
   write_fields(fact_fields(), p, a);
   a["leaf_strides"] = fused::leaf_strides_attr(p.leaf_strides);
   a["accum"] = std::string("f32");
   if (!is_synthesized(candidate)) {  // the library decides its own blocking
     op.loc = core.loc;
-    Value* result = op.add_result(region.result->name, region.result->type);
+    Value* result = op.add_result(written.name, written.type);
     stamp_artifact_hash(op);
     return result;
   }
   write_fields(decision_fields(), p, a);
   op.loc = core.loc;
-  Value* result = op.add_result(region.result->name, region.result->type);
+  Value* result = op.add_result(written.name, written.type);
   stamp_artifact_hash(op);
   return result;
 }
@@ -466,12 +468,14 @@ Plan read_plan(const Op& op) {
   std::vector<const Op*> ops;
   for (auto& inner : region.ops) ops.push_back(inner.get());
   Plan p = facts(*core, leaves, ops);
-  // The kernel writes batch*m*out_n elements: an epilogue may not broadcast the result wider.
+  // The kernel writes batch*m*out_n elements: an epilogue may not broadcast
+  // the result wider. The result may be typed as that block reshaped (a
+  // returned view, FusedRegion::written_as): the same bytes.
   std::vector<int64_t> written = core->result()->type.shape;
   written.back() = p.out_n();
-  if (op.result()->type.shape != written)
+  if (region.ops.back()->operands[0]->type.shape != written)
     fail("E302",
-         "schedule.matmul: the result " + op.result()->type.str() + " is not the matmul's shape " +
+         "schedule.matmul: the result " + region.ops.back()->operands[0]->type.str() + " is not the matmul's shape " +
              core->result()->type.str() + (p.halves ? " with half its columns" : ""),
          op.loc);
   const machine::Descriptor device = read_device(op);
