@@ -53,7 +53,6 @@ int64_t scratch_elements(const Plan& p, const machine::Descriptor& device) {
 
 std::string tma_unsupported(const Plan& p) {
   if (p.strategy != Strategy::Mma) return "is for the tensor-core (mma) strategy";
-  if (p.norm_leaf >= 0) return "takes no RMSNorm prologue (TMA copies A to the tensor cores as it is)";
   if (p.bm != 128 || (p.bn != 256 && p.bn != 128) || p.bk != 64 || p.wm != 2 || p.wn != 4 || p.stages < 2)
     return "needs blocks of 128 x 256 (or 128) x 64 on 2 x 4 warps and at least 2 stages";
   // Ring of STAGES (A + B) slices, its mbarriers, 1 KiB alignment slack (tessera_matmul_tma.cuh).
