@@ -57,6 +57,15 @@ __host__ __device__ constexpr int attention_smem_bytes(int D, int BM, int BN, in
   return 1024 + BM * D * 2 + STAGES * 2 * BN * D * 2 + 8 * (1 + 4 * STAGES);
 }
 
+// Where the (batch, head) planes live. Plane bh of q and o is head bh % heads
+// of batch bh / heads, plane bkv of k and v head bkv % kv_heads of batch
+// bkv / kv_heads; q's, k's and v's tensor maps have dims {D, rows, heads,
+// batch}, and o's element (b, h, row, d) is o[b*o_batch + h*o_head +
+// row*o_row + d] (a transposed view of o costs no copy).
+struct attn_layout {
+  i64 heads, kv_heads, o_batch, o_head, o_row;
+};
+
 #if defined(TSR_MMA_HAVE_WGMMA)
 
 // Inter-warpgroup alternation of the wgmma issue (1, the default) or not (0).
@@ -65,6 +74,16 @@ __host__ __device__ constexpr int attention_smem_bytes(int D, int BM, int BN, in
 #endif
 
 namespace attn_detail {
+
+// One box {64, 64, 1, 1} of a 4-D tensor map (d, row, head, batch) into smem
+// at dst, completing on bar; out-of-bounds elements are zeros.
+__device__ __forceinline__ void tma_load4(u32 dst, const tensormap* map, u32 bar, int d, int row, int head, int batch) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], "
+      "[%2];\n" ::"r"(dst),
+      "l"(reinterpret_cast<u64>(map)), "r"(bar), "r"(d), "r"(row), "r"(head), "r"(batch)
+      : "memory");
+}
 
 // D[64 x N] += A[64 x 16] * B[16 x N], A from registers (the m16n8k16 A
 // fragment per warp: a0 = rows g, k 2t..2t+1; a1 = rows g+8; a2, a3 the same
@@ -303,7 +322,6 @@ template <int D> __device__ __forceinline__ void rescale(float (&o)[D / 2], cons
 template <class M> struct mask_ref {
   const M* at;
   i64 st[4];
-  i64 heads;
 };
 
 // The mask on this thread's scores of the tile whose first key is k0: the
@@ -343,9 +361,9 @@ __device__ __forceinline__ void apply_mask(float (&s)[BN / 2], const M* const (&
 // MASK 0: no mask operand; 1: i1 (false hides a key); 2: an additive bias.
 template <class T, int D, int BM, int BN, int STAGES, bool CAUSAL, bool LSE, int SMEM_BYTES, int MASK, class M>
 __device__ __forceinline__ void attention_fwd_block(unsigned char* smem, const tensormap* tq, const tensormap* tk,
-                                                    const tensormap* tv, T* __restrict__ o, float* __restrict__ lse,
-                                                    i64 bh, i64 bkv, i64 m0, i64 sq, i64 sk, float scale,
-                                                    const attn_detail::mask_ref<M>& mask) {
+                                                    const tensormap* tv, T* __restrict__ o, const attn_layout& lay,
+                                                    float* __restrict__ lse, i64 bh, i64 bkv, i64 m0, i64 sq, i64 sk,
+                                                    float scale, const attn_detail::mask_ref<M>& mask) {
   using namespace mma_detail;
   using namespace tma_detail;
   using namespace attn_detail;
@@ -397,12 +415,14 @@ __device__ __forceinline__ void attention_fwd_block(unsigned char* smem, const t
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(tq)) : "memory");
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(tk)) : "memory");
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(tv)) : "memory");
+      const int qh = int(bh % lay.heads), qb = int(bh / lay.heads);
+      const int kh = int(bkv % lay.kv_heads), kb = int(bkv / lay.kv_heads);
       mbar_expect_tx(bar_q, Q_BYTES);  // whole boxes, zero-filled rows past sq included
 #pragma unroll
       for (int rb = 0; rb < BM / 64; ++rb)
 #pragma unroll
         for (int kc = 0; kc < D / 64; ++kc)
-          tma_load<true>(q_smem + u32(kc * BM * 128 + rb * 8192), tq, bar_q, 64 * kc, int(m0) + 64 * rb, int(bh));
+          tma_load4(q_smem + u32(kc * BM * 128 + rb * 8192), tq, bar_q, 64 * kc, int(m0) + 64 * rb, qh, qb);
 #pragma unroll 1
       for (int it = 0; it < n_tiles; ++it) {
         const int n = n_tiles - 1 - it, s = it % STAGES, ph = ((it / STAGES) & 1) ^ 1;
@@ -413,16 +433,14 @@ __device__ __forceinline__ void attention_fwd_block(unsigned char* smem, const t
         for (int rb = 0; rb < BN / 64; ++rb)
 #pragma unroll
           for (int kc = 0; kc < D / 64; ++kc)
-            tma_load<true>(kst + u32(kc * BN * 128 + rb * 8192), tk, full_k + 8u * s, 64 * kc, n * BN + 64 * rb,
-                           int(bkv));
+            tma_load4(kst + u32(kc * BN * 128 + rb * 8192), tk, full_k + 8u * s, 64 * kc, n * BN + 64 * rb, kh, kb);
         mbar_wait(empty_v + 8u * s, ph);
         mbar_expect_tx(full_v + 8u * s, KV_BYTES);
 #pragma unroll
         for (int rb = 0; rb < BN / 64; ++rb)
 #pragma unroll
           for (int kc = 0; kc < D / 64; ++kc)
-            tma_load<true>(vst + u32(kc * BN * 128 + rb * 8192), tv, full_v + 8u * s, 64 * kc, n * BN + 64 * rb,
-                           int(bkv));
+            tma_load4(vst + u32(kc * BN * 128 + rb * 8192), tv, full_v + 8u * s, 64 * kc, n * BN + 64 * rb, kh, kb);
       }
     }
     return;
@@ -450,7 +468,7 @@ __device__ __forceinline__ void attention_fwd_block(unsigned char* smem, const t
   // The mask's rows of this thread's two rows (null past sq: nothing to read).
   const M* mask_rows[2] = {nullptr, nullptr};
   if constexpr (MASK != 0) {
-    const M* mb = mask.at + bh / mask.heads * mask.st[0] + bh % mask.heads * mask.st[1];
+    const M* mb = mask.at + bh / lay.heads * mask.st[0] + bh % lay.heads * mask.st[1];
 #pragma unroll
     for (int h = 0; h < 2; ++h)
       if (row0 + 8 * h < sq) mask_rows[h] = mb + (row0 + 8 * h) * mask.st[2];
@@ -570,7 +588,8 @@ __device__ __forceinline__ void attention_fwd_block(unsigned char* smem, const t
     }
   bar_sync(BAR_TURN + NWG + wg, 128);
   constexpr int CPR = D / 8;  // 16-byte chunks per row
-  const bool vec = (reinterpret_cast<u64>(o) & 15) == 0;
+  T* const o_plane = o + bh / lay.heads * lay.o_batch + bh % lay.heads * lay.o_head;
+  const bool vec = ((reinterpret_cast<u64>(o) | u64(lay.o_batch | lay.o_head | lay.o_row) * sizeof(T)) & 15) == 0;
   const int tl = tid & 127;
 #pragma unroll
   for (int i = 0; i < 64 * CPR / 128; ++i) {
@@ -583,7 +602,7 @@ __device__ __forceinline__ void attention_fwd_block(unsigned char* smem, const t
                  : "memory");
     const i64 row = m0 + 64 * wg + r;
     if (row < sq) {
-      T* dst = o + (bh * sq + row) * D + cc * 8;
+      T* dst = o_plane + row * lay.o_row + cc * 8;
       if (vec) {
         *reinterpret_cast<uint4*>(dst) = v;
       } else {
@@ -600,10 +619,11 @@ __device__ __forceinline__ void attention_fwd_block(unsigned char* smem, const t
 
 template <class T, int D, int BM, int BN, int STAGES, bool CAUSAL, bool LSE, int SMEM_BYTES>
 __device__ __forceinline__ void attention_fwd_tma(unsigned char* smem, const tensormap* tq, const tensormap* tk,
-                                                  const tensormap* tv, T* __restrict__ o, float* __restrict__ lse,
-                                                  i64 bh, i64 bkv, i64 m0, i64 sq, i64 sk, float scale) {
-  attention_fwd_block<T, D, BM, BN, STAGES, CAUSAL, LSE, SMEM_BYTES, 0, b8>(smem, tq, tk, tv, o, lse, bh, bkv, m0, sq,
-                                                                            sk, scale, attn_detail::mask_ref<b8>{});
+                                                  const tensormap* tv, T* __restrict__ o, const attn_layout& lay,
+                                                  float* __restrict__ lse, i64 bh, i64 bkv, i64 m0, i64 sq, i64 sk,
+                                                  float scale) {
+  attention_fwd_block<T, D, BM, BN, STAGES, CAUSAL, LSE, SMEM_BYTES, 0, b8>(smem, tq, tk, tv, o, lay, lse, bh, bkv, m0,
+                                                                            sq, sk, scale, attn_detail::mask_ref<b8>{});
 }
 
 // With a mask operand (BIAS: added to the scaled scores; else i1, false
@@ -611,11 +631,11 @@ __device__ __forceinline__ void attention_fwd_tma(unsigned char* smem, const ten
 template <class T, int D, int BM, int BN, int STAGES, bool CAUSAL, bool LSE, bool BIAS, int SMEM_BYTES, class M>
 __device__ __forceinline__ void attention_fwd_tma_masked(unsigned char* smem, const tensormap* tq,
                                                          const tensormap* tk, const tensormap* tv, T* __restrict__ o,
-                                                         const M* __restrict__ mask, i64 s0, i64 s1, i64 s2, i64 s3,
-                                                         i64 heads, float* __restrict__ lse, i64 bh, i64 bkv, i64 m0,
-                                                         i64 sq, i64 sk, float scale) {
+                                                         const attn_layout& lay, const M* __restrict__ mask, i64 s0,
+                                                         i64 s1, i64 s2, i64 s3, float* __restrict__ lse, i64 bh,
+                                                         i64 bkv, i64 m0, i64 sq, i64 sk, float scale) {
   attention_fwd_block<T, D, BM, BN, STAGES, CAUSAL, LSE, SMEM_BYTES, BIAS ? 2 : 1, M>(
-      smem, tq, tk, tv, o, lse, bh, bkv, m0, sq, sk, scale, attn_detail::mask_ref<M>{mask, {s0, s1, s2, s3}, heads});
+      smem, tq, tk, tv, o, lay, lse, bh, bkv, m0, sq, sk, scale, attn_detail::mask_ref<M>{mask, {s0, s1, s2, s3}});
 }
 
 #else
@@ -623,13 +643,14 @@ __device__ __forceinline__ void attention_fwd_tma_masked(unsigned char* smem, co
 // offered only where the runtime compiles for sm_90a; elsewhere it fails to
 // compile here rather than run on another path.
 template <class T, int D, int BM, int BN, int STAGES, bool CAUSAL, bool LSE, int SMEM_BYTES>
-__device__ void attention_fwd_tma(unsigned char*, const tensormap*, const tensormap*, const tensormap*, T*, float*,
-                                  i64, i64, i64, i64, i64, float) {
+__device__ void attention_fwd_tma(unsigned char*, const tensormap*, const tensormap*, const tensormap*, T*,
+                                  const attn_layout&, float*, i64, i64, i64, i64, i64, float) {
   static_assert(sizeof(T) == 0, "the attention block needs sm_90a (wgmma, setmaxnreg, TMA)");
 }
 template <class T, int D, int BM, int BN, int STAGES, bool CAUSAL, bool LSE, bool BIAS, int SMEM_BYTES, class M>
 __device__ void attention_fwd_tma_masked(unsigned char*, const tensormap*, const tensormap*, const tensormap*, T*,
-                                         const M*, i64, i64, i64, i64, i64, float*, i64, i64, i64, i64, i64, float) {
+                                         const attn_layout&, const M*, i64, i64, i64, i64, float*, i64, i64, i64, i64,
+                                         i64, float) {
   static_assert(sizeof(T) == 0, "the attention block needs sm_90a (wgmma, setmaxnreg, TMA)");
 }
 #endif

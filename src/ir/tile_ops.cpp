@@ -157,6 +157,12 @@ void check_attention(const Op& op) {
   if (lse && (op.operands[7]->type.kind != TypeKind::Ptr || !is_float(op.operands[7]->type.dtype)))
     bad(op, "lse is a float pointer");
   if (tma && !is_alloca(op.operands.back())) bad(op, "with tma, the last operand is the tile.alloca scratch");
+  if (tma && (!op.attr("heads") || !op.attr("kv_heads") || !op.attr("o_strides") || tile_int(op, "heads") < 1 ||
+              tile_int(op, "kv_heads") < 1))
+    bad(op, "with tma, needs 'heads' and 'kv_heads' (>= 1) and 'o_strides' (3, over [batch, heads, sq])");
+  if (op.attr("o_strides"))
+    for (int64_t st : tile_ints(op, "o_strides"))
+      if (st < 0) bad(op, "'o_strides' are not negative");
   for (int64_t v : tile_ints(op, "block"))
     if (v < 1 || v > 1024) bad(op, "'block' sizes must be in [1, 1024]");
   const int64_t d = tile_int(op, "head_dim"), sq = tile_int(op, "sq"), sk = tile_int(op, "sk");
@@ -448,14 +454,18 @@ const std::vector<TileOpSpec>& table() {
         {"tma", K::Bool, kOptional},
         {"mask", K::String, kOptional},
         {"mask_strides", K::Ints, kOptional, 4},
-        {"heads", K::Int, kOptional}},
+        {"heads", K::Int, kOptional},
+        {"kv_heads", K::Int, kOptional},
+        {"o_strides", K::Ints, kOptional, 3}},
        0,
        "rows [m0, m0 + BM) of o = softmax(scale * q k^T [causal] [mask]) v for query plane bh (q, o: [planes, sq, "
        "head_dim]) against kv plane bkv (k, v: [planes, sk, head_dim]), online over key tiles of BN (block = "
        "[BM, BN]); with lse, each row's natural-log log-sum-exp to lse[bh * sq + row]; with mask (\"bool\": "
        "false hides a key; \"bias\": added to the scaled score), element (b, h, i, j) of the scores reads "
        "mask[b*s0 + h*s1 + i*s2 + j*s3] (mask_strides, bh = b*heads + h); with tma, q, k and v come from the "
-       "kernel's tensor maps 0, 1 and 2 and the last operand is the block's shared memory",
+       "kernel's tensor maps 0, 1 and 2 (dims [head_dim, rows, heads, batch]; bkv = b*kv_heads + h'), element "
+       "(b, h, i, d) of o is o[b*o0 + h*o1 + i*o2 + d] (o_strides) and the last operand is the block's shared "
+       "memory",
        check_attention},
       {"tile.attention_grad",
        "PPPPPPPPPIP*",

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <unordered_set>
 
 #include "families/attention/attention_schedule.hpp"
 #include "families/fused/leaf_map.hpp"
@@ -351,8 +352,20 @@ std::vector<FusedRegion> partition(const Op& func, const machine::Descriptor* de
   // layout); a view another kind of kernel reads, or a function returns, gets
   // a buffer of its own: a copy kernel, a pointwise region with no ops.
   std::vector<std::pair<const Value*, std::string>> copies;  // and why
+  // An attention whose result only a transpose of heads and rows reads
+  // writes that transpose instead: it is then a buffer, as a copy would be.
+  std::unordered_set<const Value*> written;
+  if (device)
+    for (FusedRegion& r : s.regions) {
+      if (r.kind != FusedRegion::Kind::Attention || !s.single_use(r.result)) continue;
+      for (const Op* op : ops)
+        if (op->operands.size() == 1 && op->operands[0] == r.result &&
+            families::attention::writes_view(*r.core, op->result(), *device))
+          r.written_as = op->result(), written.insert(op->result());
+    }
   auto copied = [&](const Value* v) {
-    return std::any_of(copies.begin(), copies.end(), [&](const auto& c) { return c.first == v; });
+    return written.count(v) > 0 ||
+           std::any_of(copies.begin(), copies.end(), [&](const auto& c) { return c.first == v; });
   };
   std::function<void(const Value*, const std::string&)> materialize;
   auto reshaped = [&](const Value* u) { materialize(u, "reshaped, and its strided layout has no reshaped view"); };

@@ -60,7 +60,8 @@ Value* sum_partials(Builder& b, const Value& grad, Value* partials, const machin
 }
 
 // A returned view that a matmul op writes (FusedRegion::written_as: its
-// result has the view's type) is that op's result.
+// result has the view's type) is that op's result. (An attention's
+// written_as is the transpose its reader takes.)
 void write_as(std::unordered_map<const Value*, Value*>& map, const Value* result, const Value* view) {
   if (view) map[view] = map.at(result);
 }
@@ -150,6 +151,7 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
         case FusedRegion::Kind::Attention: {
           Op& op = families::attention::emit_schedule(b, r, map, device, prefix);
           for (size_t i = 0; i < op.results.size(); ++i) map[r.core->result(i)] = op.result(i);
+          if (r.written_as) map.erase(r.core->result(0)), map[r.written_as] = op.result(0);  // o written transposed
           break;
         }
         case FusedRegion::Kind::Reduce:

@@ -343,20 +343,25 @@ void CLikeRenderer::OpEmitter::attention() {
                            format_double(tile_number(op, "scale")) + ")";
   // The masked forms take the mask's pointer, its strides over [batch, heads,
   // sq, sk] and heads after o.
+  // (the TMA form takes the heads from its layout, which comes after o)
   std::string mask_args;
   if (op.attr("mask")) {
     t += tile_string(op, "mask") == "bias" ? ", true" : ", false";
     mask_args = ", " + arg(7 + lse);
     for (int64_t st : tile_ints(op, "mask_strides")) mask_args += ", " + std::to_string(st) + r.i64_suffix();
-    mask_args += ", " + std::to_string(tile_int(op, "heads")) + r.i64_suffix();
+    if (!tma) mask_args += ", " + std::to_string(tile_int(op, "heads")) + r.i64_suffix();
   }
   const std::string masked = mask_args.empty() ? "" : "_masked";
   if (tma) {
     if (!r.has_tensor_maps()) fail("E502", "this renderer has no tensor maps (the TMA form of tile.attention)", op.loc);
     const int64_t smem = tile_int(*op.operands.back()->def, "size") * 4;
+    std::string layout = "tsr::attn_layout{" + std::to_string(tile_int(op, "heads")) + r.i64_suffix() + ", " +
+                         std::to_string(tile_int(op, "kv_heads")) + r.i64_suffix();
+    for (int64_t st : tile_ints(op, "o_strides")) layout += ", " + std::to_string(st) + r.i64_suffix();
     statement("tsr::attention_fwd_tma" + masked + "<" + t + ", " + std::to_string(smem) +
               ">(reinterpret_cast<unsigned char*>(" + arg(op.operands.size() - 1) + "), &" + tensor_map_param(0) +
-              ", &" + tensor_map_param(1) + ", &" + tensor_map_param(2) + ", " + arg(3) + mask_args + tail);
+              ", &" + tensor_map_param(1) + ", &" + tensor_map_param(2) + ", " + arg(3) + ", " + layout + "}" +
+              mask_args + tail);
     return;
   }
   statement("tsr::attention_block" + masked + "<" + t + ">(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ", " + arg(3) +

@@ -141,6 +141,31 @@ TEST(Schedule, ReduceSizesThatOverflowAreRefused) {
   }
 }
 
+// An attention that writes o transposed (o_perm, the Hopper block) is
+// re-checked from its schedule: another perm, or the attribute dropped while
+// the result stays transposed, is refused (E302) even when re-hashed.
+TEST(Schedule, AttentionOutputPermIsChecked) {
+  const char* program = R"(
+func @f(%q: tensor<2x4x64x64xbf16>, %k: tensor<2x4x64x64xbf16>, %v: tensor<2x4x64x64xbf16>) -> tensor<2x64x4x64xbf16> {
+  %o = tessera.attention %q, %k, %v {causal = true} : (tensor<2x4x64x64xbf16>, tensor<2x4x64x64xbf16>, tensor<2x4x64x64xbf16>) -> tensor<2x4x64x64xbf16>
+  %t = tessera.transpose %o {perm = [0, 2, 1, 3]} : tensor<2x4x64x64xbf16> -> tensor<2x64x4x64xbf16>
+  return %t : tensor<2x64x4x64xbf16>
+}
+)";
+  auto edited = [&](const std::function<void(ir::Op&)>& edit) {
+    auto m = passes::lower(*ir::parse(program), ir::Layer::Schedule, "cuda");
+    ir::Op& op = *m->funcs().front()->regions[0]->ops.front();
+    EXPECT_EQ(op.name, "schedule.attention");
+    EXPECT_NE(op.attr("o_perm"), nullptr);
+    edit(op);
+    ir::stamp_artifact_hash(op);
+    return code_of([&] { passes::lower(*m, ir::Layer::Tile, "cuda"); });
+  };
+  EXPECT_EQ(edited([](ir::Op&) {}), "none");
+  EXPECT_EQ(edited([](ir::Op& op) { op.attrs["o_perm"] = ir::Attr::ints({0, 1, 2, 3}); }), "E302");
+  EXPECT_EQ(edited([](ir::Op& op) { op.attrs.erase("o_perm"); }), "E302");
+}
+
 TEST(IrHash, CoversTheLaunchTypes) {
   const std::string text = ir::print(*passes::lower(*ir::parse(kProgram), ir::Layer::Tile, "cpu"));
   std::string edited = text;

@@ -126,18 +126,27 @@ const std::vector<int> kOperandGroups = {1, 1, 1, 1};  // [batch, heads, rows, h
 
 }  // namespace
 
-std::optional<std::pair<int64_t, int64_t>> map_strides(const std::vector<int64_t>& shape,
-                                                       const std::vector<int64_t>& st, int64_t offset, DType dtype) {
+std::optional<std::array<int64_t, 3>> map_strides(const std::vector<int64_t>& shape, const std::vector<int64_t>& st,
+                                                  int64_t offset, DType dtype) {
   if (shape.size() != 4 || st.size() != 4 || offset < 0) return std::nullopt;
   const int64_t es = static_cast<int64_t>(dtype_size(dtype)), b = shape[0], h = shape[1], rows = shape[2];
   if (st[3] != 1 && shape[3] > 1) return std::nullopt;
-  // plane b*h + h' at b*st[0] + h'*st[1]: one stride where both vary only if st[0] = h*st[1]
-  if (b > 1 && h > 1 && st[0] != h * st[1]) return std::nullopt;
   const int64_t row = rows > 1 ? st[2] : shape[3];
-  const int64_t plane = h > 1 ? st[1] : b > 1 ? st[0] : row * rows;
+  const int64_t head = h > 1 ? st[1] : row * rows;
+  const int64_t batch = b > 1 ? st[0] : head * h;
   auto on16 = [&](int64_t s) { return s > 0 && s * es % 16 == 0; };
-  if (!on16(row) || !on16(plane) || offset * es % 16 != 0) return std::nullopt;
-  return std::make_pair(row, plane);
+  if (!on16(row) || !on16(head) || !on16(batch) || offset * es % 16 != 0) return std::nullopt;
+  return std::array<int64_t, 3>{row, head, batch};
+}
+
+bool writes_view(const Op& core, const Value* v, const machine::Descriptor& device) {
+  if (core.name != "tessera.attention" || !v->def || v->def->name != "tessera.transpose" ||
+      v->def->operands[0] != core.result(0))
+    return false;
+  const Attr* perm = v->def->attr("perm");
+  if (!perm || !perm->as_ints() || *perm->as_ints() != std::vector<int64_t>{0, 2, 1, 3}) return false;
+  Plan p = facts(core, std::vector<const Value*>(core.operands.begin(), core.operands.end()));
+  return wgmma_unsupported(p, device).empty();
 }
 
 bool reads_view(const Op& core, const Value* v, const machine::Descriptor& device,
@@ -217,15 +226,24 @@ Op& emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unord
     a["leaf_strides"] = fused::leaf_strides_attr(p.leaf_strides);
     a["leaf_offsets"] = Attr::ints(p.leaf_offsets);
   }
+  if (region.written_as) {  // fusion asked writes_view
+    if (p.strategy != Strategy::Wgmma)
+      fail("E303", "fused region: attention writes its result transposed only on the wgmma block (a fusion bug)",
+           core.loc);
+    a["o_perm"] = Attr::ints({0, 2, 1, 3});
+  }
   op.loc = core.loc;
-  for (auto& r : core.results) op.add_result(r->name, r->type);
+  for (auto& r : core.results) {
+    const Value* written = &*r == core.result(0) && region.written_as ? region.written_as : r.get();
+    op.add_result(written->name, written->type);
+  }
   stamp_artifact_hash(op);
   return op;
 }
 
 Plan read_plan(const Op& op) {
   const bool views = op.attr("leaf_offsets") != nullptr;
-  fused::verify_region(op, views);
+  fused::verify_region(op, views, op.attr("o_perm") != nullptr);  // (o_perm checked below)
   const Region& region = *op.regions[0];
   const Op* core = core_of(region);
   if (!core || region.ops.size() != 2)
@@ -236,9 +254,21 @@ Plan read_plan(const Op& op) {
   Plan p = facts(*core, leaves);
   if (op.results.size() != core->results.size())
     fail("E302", "schedule.attention: its results are the attention op's", op.loc);
-  for (size_t i = 0; i < op.results.size(); ++i)
-    if (!(op.result(i)->type == core->result(i)->type))
-      fail("E302", "schedule.attention: result " + std::to_string(i) + " is not the attention op's type", op.loc);
+  // With o_perm = [0, 2, 1, 3] result 0 is o with heads and rows swapped.
+  if (const Attr* perm = op.attr("o_perm")) {
+    if (!perm->as_ints() || *perm->as_ints() != std::vector<int64_t>{0, 2, 1, 3} || core->name != "tessera.attention")
+      fail("E302", "schedule.attention: 'o_perm' is [0, 2, 1, 3] (o written [batch, rows, heads, head dim])", op.loc);
+    p.o_transposed = true;
+  }
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    Type want = core->result(i)->type;
+    if (i == 0 && p.o_transposed) std::swap(want.shape[1], want.shape[2]);
+    if (!(op.result(i)->type == want))
+      fail("E302",
+           "schedule.attention: result " + std::to_string(i) + " is not the attention op's type" +
+               (i == 0 && p.o_transposed ? " with heads and rows swapped (o_perm)" : ""),
+           op.loc);
+  }
   const machine::Descriptor device = read_device(op);
   Plan recorded;
   read_fields(fact_fields(), op, recorded);
@@ -277,6 +307,8 @@ Plan read_plan(const Op& op) {
              std::to_string(p.program_count()),
          op.loc);
   check_threads(op, device, p.threads + (p.strategy == Strategy::Wgmma ? Plan::kProducerThreads : 0));
+  if (p.o_transposed && p.strategy != Strategy::Wgmma)
+    fail("E302", "schedule.attention: only the wgmma block writes o transposed (o_perm)", op.loc);
   if (views) {
     if (p.strategy != Strategy::Wgmma) fail("E302", "schedule.attention: only the wgmma block reads views", op.loc);
     p.leaf_strides = fused::read_leaf_strides(op, 4, SIZE_MAX);

@@ -26,6 +26,7 @@
 // GPUs refuse it (E506) until their blocks read one.
 // Other devices and configurations are refused (E506), never run elsewhere.
 #pragma once
+#include <array>
 #include <functional>
 #include <optional>
 #include <string>
@@ -68,7 +69,17 @@ struct Plan {
   // contiguous buffer.
   std::vector<std::vector<int64_t>> leaf_strides;
   std::vector<int64_t> leaf_offsets;
+  // The wgmma block writes o as [batch, rows, heads, head dim] (the schedule
+  // op's `o_perm = [0, 2, 1, 3]`): the transposed view its reader takes is
+  // then a buffer, with no copy.
+  bool o_transposed = false;
   static constexpr int64_t kProducerThreads = 128;
+
+  // o's element strides over [batch, heads, rows] (the head dim's is 1).
+  std::vector<int64_t> o_strides() const {
+    if (o_transposed) return {sq * heads * d, d, heads * d};
+    return {heads * sq * d, sq * d, d};
+  }
 
   int64_t m_blocks() const { return bm > 0 ? (sq + bm - 1) / bm : 0; }
   int64_t n_blocks() const { return bn > 0 ? (sk + bn - 1) / bn : 0; }
@@ -97,19 +108,26 @@ ir::Op& emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
 
 Plan read_plan(const ir::Op& schedule_op);
 
+// Whether the kernel of `core` (an attention op) on `device` writes its
+// result o as view `v` of it, a transpose swapping heads and rows ([batch,
+// rows, heads, head dim]): the wgmma block stores o's rows with any strides.
+bool writes_view(const ir::Op& core, const ir::Value* v, const machine::Descriptor& device);
+
 // Whether the kernel of `core` (an attention op) on `device` reads view `v`,
 // one of its operands, from its base's buffer (has_buffer: which values have
 // one) instead of a copy: the wgmma block takes q, k and v as tensor maps,
-// which address a head-dim-contiguous layout with one stride between rows and
-// one between (batch, head) planes, on 16-byte boundaries.
+// which address a head-dim-contiguous layout with one stride between rows,
+// one between heads and one between batches, on 16-byte boundaries.
 bool reads_view(const ir::Op& core, const ir::Value* v, const machine::Descriptor& device,
                 const std::function<bool(const ir::Value*)>& has_buffer);
 
-// The strides of a tensor map over a [batch, heads, rows, head dim] operand
-// with element strides `st` (rows, then planes): nullopt where no map
-// addresses that layout.
-std::optional<std::pair<int64_t, int64_t>> map_strides(const std::vector<int64_t>& shape,
-                                                       const std::vector<int64_t>& st, int64_t offset, DType dtype);
+// The element strides of a tensor map's rows, heads and batches over a
+// [batch, heads, rows, head dim] operand with element strides `st` (a dim
+// of extent 1 gets one that encodes): nullopt where no map addresses that
+// layout (the head dim not contiguous, a stride or the start off a 16-byte
+// boundary).
+std::optional<std::array<int64_t, 3>> map_strides(const std::vector<int64_t>& shape, const std::vector<int64_t>& st,
+                                                  int64_t offset, DType dtype);
 
 const std::vector<Field<Plan>>& fact_fields();
 const std::vector<Field<Plan>>& decision_fields();

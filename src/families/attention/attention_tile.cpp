@@ -1,5 +1,7 @@
 #include "families/attention/attention_tile.hpp"
 
+#include <array>
+
 #include "ir/schedule_dialect.hpp"
 #include "ir/target_dialect.hpp"
 #include "ir/tile_dialect.hpp"
@@ -10,25 +12,24 @@ using namespace tessera::ir;
 
 namespace {
 
-// The tensor map of q (rows = sq, planes = batch * heads) or of k / v (rows
-// = sk, planes = batch * kv_heads), region argument `leaf`: dims {d, rows,
-// planes}, boxes of 64 x 64 rows, 128-byte swizzle (the wgmma layout;
-// tessera_attention.cuh); a view's map has its strides and first element.
-TensorMapDesc operand_map(const Plan& p, const Op& sop, int64_t leaf, const Value* buffer, int64_t rows, int64_t planes,
+// The tensor map of q (rows = sq, heads) or of k / v (rows = sk, kv_heads),
+// region argument `leaf`: dims {d, rows, heads, batch}, boxes of 64 x 64
+// rows, 128-byte swizzle (the wgmma layout; tessera_attention.cuh); a view's
+// map has its strides and first element.
+TensorMapDesc operand_map(const Plan& p, const Op& sop, int64_t leaf, const Value* buffer, int64_t rows, int64_t heads,
                           int64_t param) {
   TensorMapDesc t;
   t.buffer = buffer->name;
   t.dtype = p.dtype;
   const int64_t es = static_cast<int64_t>(dtype_size(p.dtype));
-  t.dims = {p.d, rows, planes};
-  t.strides = {p.d * es, rows * p.d * es};
+  t.dims = {p.d, rows, heads, p.batch};
+  std::array<int64_t, 3> st = {p.d, rows * p.d, heads * rows * p.d};
   if (!p.leaf_offsets.empty()) {  // read_plan checked that a map addresses it
-    const auto st = *map_strides(sop.regions[0]->args[leaf]->type.shape, p.leaf_strides[leaf], p.leaf_offsets[leaf],
-                                 p.dtype);
-    t.strides = {st.first * es, st.second * es};
+    st = *map_strides(sop.regions[0]->args[leaf]->type.shape, p.leaf_strides[leaf], p.leaf_offsets[leaf], p.dtype);
     t.offset = p.leaf_offsets[leaf];
   }
-  t.box = {64, 64, 1};
+  t.strides = {st[0] * es, st[1] * es, st[2] * es};
+  t.box = {64, 64, 1, 1};
   t.swizzle = 128;
   t.param = param;
   return t;
@@ -118,13 +119,15 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
     // q, k and v come as the kernel's tensor maps 0, 1 and 2 (after its
     // buffers), copied by a producer warpgroup launched beyond `threads`.
     const int64_t first = static_cast<int64_t>(body.args.size());
-    k->attrs["tensor_maps"] = Attr(
-        AttrList{Attr(operand_map(p, sop, p.q_leaf, q, p.sq, p.batch * p.heads, first).str()),
-                 Attr(operand_map(p, sop, p.k_leaf, kk, p.sk, p.batch * p.kv_heads, first + 1).str()),
-                 Attr(operand_map(p, sop, p.v_leaf, v, p.sk, p.batch * p.kv_heads, first + 2).str())});
+    k->attrs["tensor_maps"] = Attr(AttrList{Attr(operand_map(p, sop, p.q_leaf, q, p.sq, p.heads, first).str()),
+                                            Attr(operand_map(p, sop, p.k_leaf, kk, p.sk, p.kv_heads, first + 1).str()),
+                                            Attr(operand_map(p, sop, p.v_leaf, v, p.sk, p.kv_heads, first + 2).str())});
     k->attrs["producer_threads"] = Plan::kProducerThreads;
     k->attrs["min_blocks"] = int64_t{1};  // the register cap setmaxnreg needs
     attrs["tma"] = true;
+    attrs["heads"] = Attr(p.heads);
+    attrs["kv_heads"] = Attr(p.kv_heads);
+    attrs["o_strides"] = Attr::ints(p.o_strides());
     operands.push_back(tb.scratch((p.scratch + 3) / 4, DType::F32));  // the block's shared memory
   }
   tb.attention(operands, attrs);

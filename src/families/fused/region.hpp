@@ -22,9 +22,10 @@ struct FusedRegion {
   std::vector<const ir::Value*> leaves;  // values read from memory, in first-use order
   const ir::Value* result = nullptr;     // the value the region writes (attention: o; lse beside it)
   std::string copies_because;            // a region with no ops copies a view into a buffer: why
-  // A returned view that is `result` reshaped (row-major, every element):
-  // the region's kernel writes it as that type instead of a copy kernel
-  // writing it (matmul regions; graph_to_schedule).
+  // A view of `result` that the region's kernel writes instead of a copy
+  // kernel writing it (graph_to_schedule): a matmul region's returned
+  // reshape (row-major, every element); an attention's transpose of heads
+  // and rows (families/attention writes_view).
   const ir::Value* written_as = nullptr;
 };
 
