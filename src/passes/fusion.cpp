@@ -186,9 +186,10 @@ bool norms_rows(const State& s, const FusedRegion& n, const FusedRegion& mm) {
   return block_dtype && x.shape.back() >= 1 && !matmul_spec(*mm.core).transpose_a;
 }
 
-// The matmul region whose result returned view v reshapes (reshaped_buffer),
-// where that result and every view between it and v is read only on the way
-// to v, and the region writes no other view already; or null.
+// The matmul or pointwise region whose result returned view v reshapes
+// (reshaped_buffer), where that result and every view between it and v is
+// read only on the way to v, and the region writes no other view already; or
+// null. (Both kinds of kernel write their result row-major.)
 FusedRegion* reshape_written(State& s, const Value* v, const std::function<bool(const Value*)>& has_buffer) {
   if (!reshaped_buffer(v, has_buffer)) return nullptr;
   const Value* u = v->def->operands[0];
@@ -196,7 +197,9 @@ FusedRegion* reshape_written(State& s, const Value* v, const std::function<bool(
     if (!s.single_use(u)) return nullptr;
   if (!s.single_use(u)) return nullptr;
   for (FusedRegion& r : s.regions)
-    if (r.kind == FusedRegion::Kind::Matmul && r.result == u && !r.written_as) return &r;
+    if ((r.kind == FusedRegion::Kind::Matmul || (r.kind == FusedRegion::Kind::Pointwise && !r.ops.empty())) &&
+        r.result == u && !r.written_as)
+      return &r;
   return nullptr;
 }
 
@@ -401,9 +404,10 @@ std::vector<FusedRegion> partition(const Op& func, const machine::Descriptor* de
         continue;
       else materialize(v, "read by " + r.core->name + ", which reads its operands contiguous");
     }
-  // A returned view is a buffer of its own, copied; but a matmul region's
-  // result reshaped (row-major, every element), read by nothing else, is
-  // the bytes its kernel writes: the kernel writes it as that type.
+  // A returned view is a buffer of its own, copied; but a matmul or
+  // pointwise region's result reshaped (row-major, every element), read by
+  // nothing else, is the bytes its kernel writes: the kernel writes it as
+  // that type.
   for (const Value* v : returns) {
     if (!v->def || !is_view_op(v->def->name) || copied(v)) continue;
     if (FusedRegion* r = reshape_written(s, v, copied)) {

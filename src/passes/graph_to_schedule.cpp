@@ -59,9 +59,9 @@ Value* sum_partials(Builder& b, const Value& grad, Value* partials, const machin
   return cast ? cast_to(b, grad, out, device, prefix + "c", loc) : out;
 }
 
-// A returned view that a matmul op writes (FusedRegion::written_as: its
-// result has the view's type) is that op's result. (An attention's
-// written_as is the transpose its reader takes.)
+// A returned view that a matmul region's kernel writes (FusedRegion::
+// written_as: its result has the view's type) is that kernel's result. (An
+// attention's written_as is the transpose its reader takes.)
 void write_as(std::unordered_map<const Value*, Value*>& map, const Value* result, const Value* view) {
   if (view) map[view] = map.at(result);
 }
@@ -94,6 +94,7 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
       switch (r.kind) {
         case FusedRegion::Kind::Pointwise:
           map[r.result] = families::pointwise::emit_schedule(b, r, map, device, prefix);
+          write_as(map, r.result, r.written_as);
           break;
         case FusedRegion::Kind::Row: {
           Op& op = families::rowwise::emit_schedule(b, r, map, device, prefix);
@@ -139,13 +140,9 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
               if (!inside && std::find(epi.leaves.begin(), epi.leaves.end(), v) == epi.leaves.end())
                 epi.leaves.push_back(v);
             }
+          epi.written_as = r.written_as;  // (the pointwise kernel writes row-major too)
           map[r.result] = families::pointwise::emit_schedule(b, epi, map, device, prefix + "e");
-          // The epilogue's kernel writes its own shape: a returned view of it
-          // is copied, as fusion copies any other (the next region's name).
-          if (r.written_as) {
-            const FusedRegion copy{FusedRegion::Kind::Pointwise, nullptr, {}, {r.written_as}, r.written_as, "returned"};
-            map[r.written_as] = families::pointwise::emit_schedule(b, copy, map, device, "f" + std::to_string(index++));
-          }
+          write_as(map, r.result, r.written_as);
           break;
         }
         case FusedRegion::Kind::Attention: {

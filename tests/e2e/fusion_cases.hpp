@@ -525,6 +525,16 @@ std::vector<FusionCase> view_cases() {
                      g.output(g.reshape(c3, {5, 3, 24}));
                      g.output(g.unary("exp", c3));
                    }});
+    // So is a pointwise kernel's: a concat (its coordinates are the
+    // yielded shape's, not the returned view's) with NaN/inf, and a product.
+    out.push_back({"pointwise_returned_reshape_" + d + "_6x10",
+                   {spec("special:rate=0.05,"), spec("random:")},
+                   [=](GraphBuilder& g) {
+                     ir::Value* a = g.input("a", T(dt, {6, 10}));
+                     ir::Value* b = g.input("b", T(dt, {6, 7}));
+                     g.output(g.reshape(g.binary("mul", g.concat({a, b}, 1), g.constant(2, T(dt, {}))), {3, 34}));
+                     g.output(g.reshape(g.binary("mul", a, a), {60}));
+                   }});
   }
   // RMSNorm feeding a matmul's A: its prologue where the block takes one
   // (the CPU; passes/fusion.cpp): NaN/inf rows, K across chunks with a ragged

@@ -243,7 +243,7 @@ Op& emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unord
 
 Plan read_plan(const Op& op) {
   const bool views = op.attr("leaf_offsets") != nullptr;
-  fused::verify_region(op, views, op.attr("o_perm") != nullptr);  // (o_perm checked below)
+  fused::verify_region(op, views, /*reshaped=*/false, op.attr("o_perm") != nullptr);  // (o_perm checked below)
   const Region& region = *op.regions[0];
   const Op* core = core_of(region);
   if (!core || region.ops.size() != 2)

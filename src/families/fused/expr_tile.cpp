@@ -123,7 +123,7 @@ void check_leaf_reach(const std::vector<int64_t>& view, const std::vector<int64_
     fail("E302", "'" + op.name + "': leaf_strides address past the end of a " + leaf.str() + " operand", op.loc);
 }
 
-void verify_region(const Op& op, bool views, bool reshaped) {
+void verify_region(const Op& op, bool views, bool reshaped, bool reshaped_result) {
   if (op.regions.size() != 1) fail("E302", "'" + op.name + "' needs one region (the fused Graph IR ops)", op.loc);
   const Region& body = *op.regions[0];
   if (body.args.size() != op.operands.size())
@@ -145,9 +145,9 @@ void verify_region(const Op& op, bool views, bool reshaped) {
   if (op.name == "schedule.reduce" && !body.ops.back()->operands[0]->type.is_tensor())
     fail("E302", "'" + op.name + "': the region must yield a tensor", op.loc);
   const Type& yielded = body.ops.back()->operands[0]->type;
-  const bool reshaped_result = reshaped && yielded.is_tensor() && op.result()->type.is_tensor() &&
+  const bool result_reshaped = (reshaped || reshaped_result) && yielded.is_tensor() && op.result()->type.is_tensor() &&
                                yielded.dtype == op.result()->type.dtype && yielded.numel() == op.result()->type.numel();
-  if (!(yielded == op.result()->type) && !reshaped_result && op.name != "schedule.reduce")
+  if (!(yielded == op.result()->type) && !result_reshaped && op.name != "schedule.reduce")
     fail("E302",
          "'" + op.name + "': the region yields " + body.ops.back()->operands[0]->type.str() + " but the op produces " +
              op.result()->type.str(),

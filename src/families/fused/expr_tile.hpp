@@ -48,8 +48,9 @@ void check_leaf_reach(const std::vector<int64_t>& view, const std::vector<int64_
 // the same dtype, read through the op's leaf offsets and strides); with
 // `reshaped`, its operand's buffer reshaped (the same dtype and element
 // count, read row-major from its start), and the op's result may be the
-// yielded value reshaped (its kernel writes row-major: the same bytes).
-void verify_region(const ir::Op& schedule_op, bool views = false, bool reshaped = false);
+// yielded value reshaped (its kernel writes row-major: the same bytes);
+// with `reshaped_result`, only the latter.
+void verify_region(const ir::Op& schedule_op, bool views = false, bool reshaped = false, bool reshaped_result = false);
 
 }  // namespace tessera::families::fused
 

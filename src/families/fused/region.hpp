@@ -23,9 +23,9 @@ struct FusedRegion {
   const ir::Value* result = nullptr;     // the value the region writes (attention: o; lse beside it)
   std::string copies_because;            // a region with no ops copies a view into a buffer: why
   // A view of `result` that the region's kernel writes instead of a copy
-  // kernel writing it (graph_to_schedule): a matmul region's returned
-  // reshape (row-major, every element); an attention's transpose of heads
-  // and rows (families/attention writes_view).
+  // kernel writing it (graph_to_schedule): a matmul or pointwise region's
+  // returned reshape (row-major, every element); an attention's transpose
+  // of heads and rows (families/attention writes_view).
   const ir::Value* written_as = nullptr;
 };
 

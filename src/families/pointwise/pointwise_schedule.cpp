@@ -156,14 +156,16 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
   if (region.ops.empty()) a["materialize"] = Attr(region.copies_because);
   write_fields(plan_fields(), p, a);
   op.loc = region.result->def->loc;
-  Value* result = op.add_result(region.result->name, out);
+  // A returned reshape of the result (row-major) is the bytes the kernel writes.
+  const Value& written = region.written_as ? *region.written_as : *region.result;
+  Value* result = op.add_result(written.name, written.type);
   stamp_artifact_hash(op);
   return result;
 }
 
 Plan read_plan(const Op& op) {
   const bool views = op.attr("leaf_offsets") != nullptr;
-  fused::verify_region(op, /*views=*/views);
+  fused::verify_region(op, /*views=*/views, /*reshaped=*/false, /*reshaped_result=*/true);
   const machine::Descriptor device = read_device(op);
   Plan p;
   read_fields(plan_fields(), op, p);

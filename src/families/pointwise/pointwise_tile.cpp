@@ -208,8 +208,9 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
                 if (!indices && row_tile && concat_by_pieces(op, region, p))
                   return concat_pieces(tb, op, region, leaves, p, coords, lanes_t);
                 Value* position = tb.add(out_base, c);
-                return indices ? index_tile(tb, op, indices, region, leaves, p, sop.result()->type, position, lanes_t)
-                               : concat_tile(tb, op, region, leaves, p, sop.result()->type, position, lanes_t);
+                // (coordinates in the yielded shape: the result may be it reshaped)
+                return indices ? index_tile(tb, op, indices, region, leaves, p, yielded->type, position, lanes_t)
+                               : concat_tile(tb, op, region, leaves, p, yielded->type, position, lanes_t);
               });
         };
         if (row_tile) {  // the output's rows are contiguous: one tile store
