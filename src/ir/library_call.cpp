@@ -12,11 +12,13 @@ namespace tessera::ir {
 
 std::string LibraryMatmul::to_text() const {
   std::ostringstream s;
-  s << "// Tessera library call: not compiled; the runtime calls " << library << " with buffers (a, b, out).\n"
+  s << "// Tessera library call: not compiled; the runtime calls " << library
+    << (add_c ? " with buffers (a, b, c, out): out = a x b + c.\n" : " with buffers (a, b, out).\n")
     << "library = " << library << "\nop = matmul\noperand = " << dtype_name(operand)
     << "\nresult = " << dtype_name(result) << "\nbatch = " << batch << "\nm = " << m << "\nn = " << n << "\nk = " << k
     << "\ntranspose_a = " << transpose_a << "\ntranspose_b = " << transpose_b << "\na_batch_stride = " << a_batch_stride
     << "\nb_batch_stride = " << b_batch_stride << "\n";
+  if (add_c) s << "add_c = 1\n";
   return s.str();
 }
 
@@ -59,6 +61,7 @@ LibraryMatmul LibraryMatmul::parse(const std::string& text) {
   c.batch = num("batch"), c.m = num("m"), c.n = num("n"), c.k = num("k");
   c.transpose_a = num("transpose_a") != 0, c.transpose_b = num("transpose_b") != 0;
   c.a_batch_stride = num("a_batch_stride"), c.b_batch_stride = num("b_batch_stride");
+  c.add_c = kv.count("add_c") && num("add_c") == 1;
   if (c.to_text() != text) fail("E504", "library call record is not in canonical form");
   return c;
 }
@@ -70,11 +73,13 @@ LibraryMatmul load_library_call(const KernelDesc& k, const std::string& library)
   LibraryMatmul c = LibraryMatmul::parse(k.source);
   // The call must stay inside the buffers it is launched on.
   const int64_t mk = c.m * c.k, kn = c.k * c.n, mn = c.m * c.n, last = std::max<int64_t>(c.batch - 1, 0);
-  const bool fits = k.buffers.size() == 3 && k.buffers[0].dtype == c.operand && k.buffers[1].dtype == c.operand &&
-                    k.buffers[2].dtype == c.result && k.buffers[2].elements == c.batch * mn &&
+  const size_t out = c.add_c ? 3 : 2;  // c, where there is one, comes before out with out's dtype and size
+  const bool fits = k.buffers.size() == out + 1 && k.buffers[0].dtype == c.operand && k.buffers[1].dtype == c.operand &&
+                    k.buffers[out].dtype == c.result && k.buffers[out].elements == c.batch * mn &&
+                    (!c.add_c || (k.buffers[2].dtype == c.result && k.buffers[2].elements == c.batch * mn)) &&
                     (mk == 0 || k.buffers[0].elements >= last * c.a_batch_stride + mk) &&
                     (kn == 0 || k.buffers[1].elements >= last * c.b_batch_stride + kn);
-  if (!fits) fail("E504", "library call @" + k.sym + ": the record does not match its buffers (a, b, out)");
+  if (!fits) fail("E504", "library call @" + k.sym + ": the record does not match its buffers (a, b[, c], out)");
   return c;
 }
 
@@ -82,11 +87,17 @@ LibraryMatmul LibraryMatmul::from_kernel(const Op& k) {
   LibraryMatmul c;
   c.library = string_attr(k, "library");
   const Region& body = *k.regions.at(0);
-  if (body.args.size() != 3) fail("E403", "tile.extern_kernel @" + k.sym + " takes buffers (a, b, out)", k.loc);
+  c.add_c = k.attr("add_c") != nullptr;
+  if (c.add_c && (!k.attr("add_c")->as_bool() || !*k.attr("add_c")->as_bool()))
+    fail("E403", "tile.extern_kernel @" + k.sym + ": 'add_c' is true where present", k.loc);
+  if (body.args.size() != (c.add_c ? 4u : 3u))
+    fail("E403", "tile.extern_kernel @" + k.sym + " takes buffers (a, b, out), or (a, b, c, out) with add_c", k.loc);
   c.operand = body.args[0]->type.dtype;
   if (body.args[1]->type.dtype != c.operand)
     fail("E403", "tile.extern_kernel @" + k.sym + ": a and b differ in dtype", k.loc);
-  c.result = body.args[2]->type.dtype;
+  c.result = body.args.back()->type.dtype;
+  if (c.add_c && body.args[2]->type.dtype != c.result)
+    fail("E403", "tile.extern_kernel @" + k.sym + ": c and out differ in dtype", k.loc);
   c.batch = int_attr(k, "batch"), c.m = int_attr(k, "m"), c.n = int_attr(k, "n"), c.k = int_attr(k, "k");
   auto flag = [&](const char* key) {
     const Attr* a = k.attr(key);

@@ -5,6 +5,9 @@
 // buffers (a, b, out), so what ran is exactly what the IR says.
 //   library = openblas | cublaslt
 //   op = matmul, dtypes, batch/m/n/k, transposes, batch strides (0: shared)
+//   add_c = 1 (only where set): out = a x b + c, with a buffer c of out's
+//   dtype and layout before out (the library's beta = 1: a residual add
+//   in the library's own epilogue)
 #pragma once
 #include <cstdint>
 #include <string>
@@ -22,6 +25,7 @@ struct LibraryMatmul {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool transpose_a = false, transpose_b = false;
   int64_t a_batch_stride = 0, b_batch_stride = 0;
+  bool add_c = false;
 
   std::string to_text() const;                                // deterministic, one "key = value" a line
   static LibraryMatmul parse(const std::string& text);        // E504 on anything malformed

@@ -37,6 +37,11 @@ std::vector<Epilogue> matmul_epilogues() {
          return g.unary("silu", g.binary("add", scaled, res));
        },
        1},
+      {"residual",  // C's own shape added: what a library adds in its call (beta = 1)
+       [](GraphBuilder& g, ir::Value* c, const std::vector<int64_t>& s) {
+         return g.binary("add", g.input("res", T(c->type.dtype, s)), c);
+       },
+       1},
       {"rowscale_relu",  // a per-row factor: broadcast along N
        [](GraphBuilder& g, ir::Value* c, const std::vector<int64_t>& s) {
          std::vector<int64_t> col = s;
@@ -58,7 +63,8 @@ std::vector<FusionCase> matmul_cases_of(const std::vector<MatmulShape>& shapes, 
     for (auto [in, res] : dtypes) {
       // Epilogues and NaN/inf inputs rotate over the cases, so that each shows
       // up with every dtype without multiplying the matrix.
-      const Epilogue e = matmul_epilogues()[variant % 4];
+      // (the residual epilogue, index 3, every shape once, below)
+      const Epilogue e = matmul_epilogues()[std::vector<int>{0, 1, 2, 4}[variant % 4]];
       const bool special = variant % 5 == 4;
       ++variant;
       ++seed;
@@ -78,6 +84,28 @@ std::vector<FusionCase> matmul_cases_of(const std::vector<MatmulShape>& shapes, 
       };
       out.push_back(std::move(c));
     }
+  // A residual added to C, each shape once with the dtype pairs rotating and
+  // NaN/inf in C's addend every third shape.
+  const Epilogue residual = matmul_epilogues()[3];
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const MatmulShape& s = shapes[i];
+    auto [in, res] = dtypes[i % dtypes.size()];
+    const bool special = i % 3 == 2;
+    seed += 3;
+    FusionCase c;
+    c.name = "matmul_" + std::string(dtype_name(in)) + "_to_" + std::string(dtype_name(res)) + "_" + shape_name(s.a) +
+             (s.ta ? "T" : "") + "_x_" + shape_name(s.b) + (s.tb ? "T" : "") + "_residual" +
+             (special ? "_special" : "");
+    c.inputs = {
+        "random:seed=" + std::to_string(seed) + ",lo=-2,hi=2",
+        "random:seed=" + std::to_string(seed + 1) + ",lo=-2,hi=2",
+        (special ? "special:seed=" : "random:seed=") + std::to_string(seed + 2) + (special ? ",rate=0.01" : "")};
+    c.build = [=](GraphBuilder& g) {
+      ir::Value* mm = g.matmul(g.input("a", T(in, s.a)), g.input("b", T(in, s.b)), res, s.ta, s.tb);
+      g.output(residual.apply(g, mm, mm->type.shape));
+    };
+    out.push_back(std::move(c));
+  }
   return out;
 }
 

@@ -198,6 +198,47 @@ TEST(MatmulRuntime, ALibraryRecordThatDisagreesWithItsBuffersIsRefused) {
   }
 }
 
+// A residual added to the product is the library's own epilogue (out = a x
+// b + c, beta = 1): one call, no epilogue kernel, the oracle's result
+// (NaN/inf in c included); a record whose c disagrees with its buffers is
+// refused.
+TEST(MatmulDecisions, ALibraryAddsAResidualInItsCall) {
+  int ran = 0;
+  for (const FusionCase& c : matmul_cases()) {
+    if (c.name.find("_residual") == std::string::npos || c.name.find("matmul_f32_to_f32") != 0) continue;
+    GraphBuilder g("lib");
+    c.build(g);
+    auto target = passes::lower(g.module(), ir::Layer::Target, "cpu", {{"*", "openblas"}});
+    const std::string text = ir::print(*target);
+    EXPECT_EQ(runtime::CpuExecutable::load(*target).kernels().size(), 1u) << c.name;
+    EXPECT_NE(text.find("add_c = 1"), std::string::npos) << c.name;
+    std::vector<Tensor> xs = inputs_for(c, g.module());
+    oracle::Comparison cmp = oracle::compare(oracle::evaluate(g.module(), "", xs)[0],
+                                             runtime::CpuExecutable::load(*target).run(xs).outputs[0]);
+    EXPECT_TRUE(cmp.pass) << c.name << ": " << cmp.first_failure;
+    ++ran;
+  }
+  EXPECT_GE(ran, 4);
+  GraphBuilder g("lib");
+  ir::Value* mm = g.matmul(g.input("a", T(DType::F32, {8, 16})), g.input("b", T(DType::F32, {16, 32})), DType::F32);
+  g.output(g.binary("add", mm, g.input("c", T(DType::F32, {8, 32}))));
+  auto target = passes::lower(g.module(), ir::Layer::Target, "cpu", {{"*", "openblas"}});
+  for (auto& op : target->ops)
+    if (op->name == "target.kernel") {
+      std::string src = *op->attr("source")->as_string();
+      src.replace(src.find("\nadd_c = 1\n"), 11, "\n");  // the call would write out without c
+      op->attrs["source"] = src;
+      op->attrs["sha256"] = sha256_hex(src);
+    }
+  ir::stamp_ir_hashes(*target);
+  try {
+    runtime::CpuExecutable::load(*target);
+    ADD_FAILURE() << "a library call that drops its addend was loaded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), "E504") << e.what();
+  }
+}
+
 // A producer of an epilogue leaf that precedes the matmul, and an operand
 // used twice, lower and run for every candidate the arbiter may pick.
 TEST(MatmulDecisions, LibraryCandidatesSplitAnyRegion) {

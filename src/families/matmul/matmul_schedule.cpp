@@ -261,8 +261,20 @@ const Op* norm_prologue(const std::vector<const Op*>& ops, const Op& core) {
   return norm;
 }
 
+const Value* library_addend(const std::vector<const Op*>& ops, const Op& core) {
+  if (ops.size() != 2) return nullptr;
+  const Op* add = ops[0] == &core ? ops[1] : ops[1] == &core ? ops[0] : nullptr;
+  if (!add || add->name != "tessera.add" || add->operands.size() != 2) return nullptr;
+  const Value* r = core.result();
+  const Value* c = add->operands[0] == r ? add->operands[1] : add->operands[1] == r ? add->operands[0] : nullptr;
+  if (!c || c == r || c == core.operands[0] || c == core.operands[1] || !(c->type == r->type) ||
+      !(add->result()->type == r->type))
+    return nullptr;
+  return c;
+}
+
 bool runs_region(const fused::FusedRegion& region, const std::string& candidate, const machine::Descriptor& device) {
-  if (!is_synthesized(candidate)) return region.ops.size() == 1;
+  if (!is_synthesized(candidate)) return region.ops.size() == 1 || library_addend(region.ops, *region.core);
   const bool norm = norm_prologue(region.ops, *region.core) != nullptr;
   if (candidate == "tessera_tma") return !norm;
   return !halves_split(region.ops, *region.core) && (!norm || device.has(machine::Cap::MatmulNorm));
@@ -358,8 +370,9 @@ Value* emit_schedule(Builder& b, const fused::FusedRegion& region, const std::un
       fail("E304", "matmul candidate '" + candidate + "' does not apply here: it " + c.unsupported, core.loc);
   }
   if (!known) fail("E304", "unknown matmul candidate '" + candidate + "' (" + candidate_names() + ")", core.loc);
-  if (!is_synthesized(candidate) && region.ops.size() != 1)
-    fail("E303", "a library matmul's region must hold the matmul alone (an epilogue is its own kernel)", core.loc);
+  if (!is_synthesized(candidate) && region.ops.size() != 1 && !library_addend(region.ops, core))
+    fail("E303", "a library matmul's region holds the matmul alone, or with an added leaf (graph_to_schedule)",
+         core.loc);
   Plan p = facts(core, region.leaves, region.ops);
   p.candidate = candidate;
   if (p.halves && candidate != "tessera_tma")
@@ -491,9 +504,18 @@ Plan read_plan(const Op& op) {
     if (p.candidate != device.blas)
       fail("E302", "schedule.matmul: candidate '" + p.candidate + "' is not a library of device " + device.name,
            op.loc);
-    if (region.ops.size() != 2 || leaves.size() != 2 || p.a_leaf != 0 || p.b_leaf != 1 ||
-        region.ops.back()->operands[0] != core->result())
-      fail("E302", "schedule.matmul: a library call's region holds the matmul alone, on two distinct operands", op.loc);
+    // The matmul alone on two distinct operands (leaves 0 and 1), or with a
+    // third leaf added to its result (the library's beta = 1).
+    ops.pop_back();  // (the yield)
+    const Value* addend = library_addend(ops, *core);
+    const size_t n = addend ? 3 : 2;
+    if (ops.size() != n - 1 || leaves.size() != n || p.a_leaf != 0 || p.b_leaf != 1 ||
+        (addend && addend != leaves[2]) || region.ops.back()->operands[0] != ops.back()->result())
+      fail("E302",
+           "schedule.matmul: a library call's region holds the matmul on two distinct operands, alone or with a "
+           "third one added to its result",
+           op.loc);
+    p.c_leaf = addend ? 2 : -1;
     return p;
   }
   if (p.norm_leaf >= 0 && !device.has(machine::Cap::MatmulNorm))

@@ -28,9 +28,11 @@ enum class Strategy { Packed, Simt, Mma };  // CPU panels; f32 FFMA; f16/bf16 te
 
 struct Plan {
   // "tessera": the synthesized kernel; a library name ("openblas" on the CPU,
-  // "cublaslt" on CUDA): the library computes the matmul alone and the
-  // epilogue, if any, is a separate pointwise kernel.
+  // "cublaslt" on CUDA): the library computes the matmul, with at most an
+  // added leaf (c_leaf: library_addend), and any other epilogue is a
+  // separate pointwise kernel.
   std::string candidate = "tessera";
+  int64_t c_leaf = -1;
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool transpose_a = false, transpose_b = false;
   int64_t a_leaf = 0, b_leaf = 1;                  // region arguments that are A and B
@@ -107,10 +109,16 @@ const ir::Op* halves_split(const std::vector<const ir::Op*>& ops, const ir::Op& 
 // or null.
 const ir::Op* norm_prologue(const std::vector<const ir::Op*>& ops, const ir::Op& core);
 
+// The value a library adds to its product in its own epilogue (out = A x B
+// + C, the library's beta = 1): where a region's ops are the matmul and one
+// add of its result and a third value of the result's exact type (a
+// residual connection); or null.
+const ir::Value* library_addend(const std::vector<const ir::Op*>& ops, const ir::Op& core);
+
 // Whether `candidate` runs the whole region in its kernel; graph_to_schedule
 // otherwise runs an RMSNorm prologue as a row kernel, the matmul alone and the
-// epilogue as a pointwise kernel (libraries always; tessera for an epilogue
-// on column halves, tessera_tma for a prologue).
+// epilogue as a pointwise kernel (libraries but for an addend; tessera for an
+// epilogue on column halves, tessera_tma for a prologue).
 bool runs_region(const fused::FusedRegion& region, const std::string& candidate, const machine::Descriptor& device);
 
 // A library candidate's region holds the matmul alone (graph_to_schedule

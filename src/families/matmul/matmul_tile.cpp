@@ -13,8 +13,9 @@ using namespace tessera::ir;
 
 namespace {
 
-// A library candidate: a tile.extern_kernel of buffers (a, b, out) whose
-// attributes the Target IR records as the call (ir/library_call.hpp).
+// A library candidate: a tile.extern_kernel of buffers (a, b, out), or (a,
+// b, c, out) with an addend, whose attributes the Target IR records as the
+// call (ir/library_call.hpp).
 void build_library_call(Module& m, const std::string& sym, const Plan& p, const Op& sop) {
   auto k = std::make_unique<Op>();
   k->name = "tile.extern_kernel";
@@ -32,6 +33,10 @@ void build_library_call(Module& m, const std::string& sym, const Plan& p, const 
   Region& body = k->add_region();
   body.add_arg("a", Type::ptr(p.operand));
   body.add_arg("b", Type::ptr(p.operand));
+  if (p.c_leaf >= 0) {
+    k->attrs["add_c"] = true;
+    body.add_arg("c", Type::ptr(sop.result()->type.dtype));
+  }
   body.add_arg("out", Type::ptr(sop.result()->type.dtype));
   m.ops.push_back(std::move(k));
 }

@@ -118,7 +118,7 @@ CublasLtMatmul::CublasLtMatmul(const ir::LibraryMatmul& c) : plan_(std::make_uni
   ok(l.cublasLtMatrixLayoutCreate(&p.lb, data_type(c.operand), c.transpose_a ? m : k, c.transpose_a ? k : m,
                                   c.transpose_a ? m : k),
      "layout of a");
-  ok(l.cublasLtMatrixLayoutCreate(&p.lc, data_type(c.result), n, m, n), "layout of out");
+  ok(l.cublasLtMatrixLayoutCreate(&p.lc, data_type(c.result), n, m, n), "layout of out (and of c)");
   if (c.batch > 1) {
     const int32_t count = static_cast<int32_t>(c.batch);
     const int64_t sa = c.b_batch_stride, sb = c.a_batch_stride, sc = c.m * c.n;
@@ -160,16 +160,20 @@ void CublasLtMatmul::enqueue(void* const* params, CUstream stream) const {
   auto buffer = [&](int i) { return *static_cast<const CUdeviceptr*>(params[i]); };
   const ir::LibraryMatmul& c = p.call;
   if (c.m == 0 || c.n == 0 || c.batch == 0) return;
-  if (c.k == 0) {  // zeros; the library is not called with k = 0
+  // With add_c the library's C is our c (beta = 1) and out its D.
+  const int out_param = c.add_c ? 3 : 2;
+  if (c.k == 0) {  // zeros, or c; the library is not called with k = 0
     const size_t bytes = size_t(c.batch * c.m * c.n) * dtype_size(c.result);
-    check(driver().cuMemsetD8Async(buffer(2), 0, bytes, stream), "cuMemsetD8Async");
+    if (c.add_c) check(driver().cuMemcpyDtoDAsync(buffer(out_param), buffer(2), bytes, stream), "cuMemcpyDtoDAsync");
+    else check(driver().cuMemsetD8Async(buffer(out_param), 0, bytes, stream), "cuMemsetD8Async");
     return;
   }
-  const float alpha = 1.0f, beta = 0.0f;
+  const float alpha = 1.0f, beta = c.add_c ? 1.0f : 0.0f;
   const void *a = reinterpret_cast<const void*>(buffer(0)), *b = reinterpret_cast<const void*>(buffer(1));
-  void* out = reinterpret_cast<void*>(buffer(2));
+  void* out = reinterpret_cast<void*>(buffer(out_param));
+  const void* addend = c.add_c ? reinterpret_cast<const void*>(buffer(2)) : out;
   const Lt& l = lt();
-  ok(l.cublasLtMatmul(l.handle, p.desc, &alpha, b, p.la, a, p.lb, &beta, out, p.lc, out, p.lc, &p.algo,
+  ok(l.cublasLtMatmul(l.handle, p.desc, &alpha, b, p.la, a, p.lb, &beta, addend, p.lc, out, p.lc, &p.algo,
                       reinterpret_cast<void*>(p.workspace), kWorkspace, reinterpret_cast<cudaStream_t>(stream)),
      "cublasLtMatmul");
 }

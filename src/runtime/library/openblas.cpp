@@ -75,15 +75,19 @@ std::function<void(void* const*)> openblas_matmul(const ir::LibraryMatmul& c) {
   return [=, sgemm = l.sgemm](void* const* buffers) {
     const float* a = static_cast<const float*>(buffers[0]);
     const float* b = static_cast<const float*>(buffers[1]);
-    float* out = static_cast<float*>(buffers[2]);
+    // with add_c, out starts as c and the call adds to it (beta = 1)
+    const float* addend = c.add_c ? static_cast<const float*>(buffers[2]) : nullptr;
+    float* out = static_cast<float*>(buffers[c.add_c ? 3 : 2]);
     for (int64_t i = 0; i < c.batch; ++i) {
       if (m == 0 || n == 0) break;
+      const int64_t mn = int64_t(m) * n;
+      for (int64_t e = 0; addend && e < mn; ++e) out[i * mn + e] = addend[i * mn + e];
       if (k == 0) {  // BLAS with k = 0 scales C by beta: write the zeros ourselves
-        for (int64_t e = 0; e < int64_t(m) * n; ++e) out[i * m * n + e] = 0.0f;
+        for (int64_t e = 0; !addend && e < mn; ++e) out[i * mn + e] = 0.0f;
         continue;
       }
       sgemm(kRowMajor, ta, tb, m, n, k, 1.0f, a + i * c.a_batch_stride, std::max(lda, 1), b + i * c.b_batch_stride,
-            std::max(ldb, 1), 0.0f, out + i * int64_t(m) * n, std::max(n, 1));
+            std::max(ldb, 1), addend ? 1.0f : 0.0f, out + i * mn, std::max(n, 1));
     }
   };
 }
