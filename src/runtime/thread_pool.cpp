@@ -1,10 +1,32 @@
 #include "runtime/thread_pool.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <string>
 
 namespace tessera::runtime {
+
+namespace {
+
+// How long an idle worker, or a caller waiting for workers, spins before it
+// sleeps on a condition variable.
+constexpr auto kSpin = std::chrono::microseconds(100);
+
+// Spins until done() or kSpin has passed; whether done().
+template <class Done>
+bool spin_until(const Done& done) {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    if (done()) return true;
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) return false;
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
+}  // namespace
 
 ThreadPool::ThreadPool(int threads) {
   for (int i = 1; i < std::max(threads, 1); ++i) workers_.emplace_back([this] { worker_loop(); });
@@ -47,20 +69,24 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     return;
   }
   std::lock_guard<std::mutex> turn(turn_);
+  bool sleeping = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     job_ = &fn;
     job_n_ = n;
     parts_ = parts;
     next_part_.store(0);
-    ++generation_;
+    generation_.fetch_add(1);
+    sleeping = sleepers_ > 0;
   }
-  wake_.notify_all();
+  if (sleeping) wake_.notify_all();  // (spinning workers see the generation)
   run_parts(fn, n, parts);
   // Every part is claimed; the ones workers claimed are done when no worker
-  // is active. Then no worker holds `fn` any more.
+  // is active (spun for first; then checked under the lock, since a worker
+  // joins under it). Then no worker holds `fn` any more.
+  spin_until([&] { return active_.load() == 0; });
   std::unique_lock<std::mutex> lock(mu_);
-  done_.wait(lock, [&] { return active_ == 0; });
+  done_.wait(lock, [&] { return active_.load() == 0; });
   job_ = nullptr;
 }
 
@@ -70,21 +96,26 @@ void ThreadPool::worker_loop() {
     const std::function<void(int64_t, int64_t)>* job;
     int64_t n;
     int parts;
+    spin_until([&] { return stop_.load() || generation_.load() != seen; });
     {
       std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (!stop_ && generation_.load() == seen) {
+        ++sleepers_;
+        wake_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });
+        --sleepers_;
+      }
       if (stop_) return;
-      seen = generation_;
+      seen = generation_.load();
       // (finished, or every part already claimed: nothing to join)
       if (!job_ || next_part_.load() >= parts_) continue;
       job = job_;
       n = job_n_;
       parts = parts_;
-      ++active_;
+      active_.fetch_add(1);
     }
     run_parts(*job, n, parts);
     std::lock_guard<std::mutex> lock(mu_);
-    if (--active_ == 0) done_.notify_one();
+    if (active_.fetch_sub(1) == 1) done_.notify_one();
   }
 }
 

@@ -2,7 +2,10 @@
 // (a part) per thread. Parts are claimed, not assigned: the caller runs parts
 // until none is left, and a worker runs the ones it claims once it wakes, so
 // a small kernel finishes on the caller without waiting for a worker to wake
-// (a wake-up costs tens of microseconds). Which thread runs a program never
+// (a wake-up costs tens of microseconds). A worker that finished a job spins
+// a short while (kSpin) before it sleeps, and so does a caller waiting for
+// workers, so back-to-back small kernels (a training step's dozens) pay no
+// wake-ups at all. Which thread runs a program never
 // changes what it computes (programs are independent), so results do not
 // depend on the thread count.
 #pragma once
@@ -45,9 +48,10 @@ class ThreadPool {
   int64_t job_n_ = 0;
   int parts_ = 0;
   std::atomic<int> next_part_{0};  // the next part to claim
-  uint64_t generation_ = 0;
-  int active_ = 0;  // workers claiming parts of the current job
-  bool stop_ = false;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> active_{0};  // workers claiming parts of the current job
+  int sleepers_ = 0;            // workers waiting on wake_ (under mu_)
+  std::atomic<bool> stop_{false};
 };
 
 }  // namespace tessera::runtime
