@@ -9,6 +9,8 @@
 #   scripts/record_cuda_evidence.sh BUILD OUT COMMIT FINGERPRINT
 set -euo pipefail
 build=$1 out=$2 commit=$3 fingerprint=$4
+# A sealed packet names its commit in full (a short hash is refused at verify).
+[[ $commit =~ ^[0-9a-f]{40}$ ]] || { echo "record_cuda_evidence: COMMIT must be a full 40-hex commit hash, got '$commit'" >&2; exit 2; }
 mkdir -p "$out"
 start=$(date +%s)
 echo "== commit $commit fingerprint $fingerprint"
