@@ -189,17 +189,20 @@ bool norms_rows(const State& s, const FusedRegion& n, const FusedRegion& mm) {
 // The matmul or pointwise region whose result returned view v reshapes
 // (reshaped_buffer), where that result and every view between it and v is
 // read only on the way to v, and the region writes no other view already; or
-// null. (Both kinds of kernel write their result row-major.)
+// the attention region that writes the view v reshapes; or null. (These
+// kernels write their result row-major.)
 FusedRegion* reshape_written(State& s, const Value* v, const std::function<bool(const Value*)>& has_buffer) {
   if (!reshaped_buffer(v, has_buffer)) return nullptr;
   const Value* u = v->def->operands[0];
   for (; u->def && is_view_op(u->def->name) && !has_buffer(u); u = u->def->operands[0])
     if (!s.single_use(u)) return nullptr;
   if (!s.single_use(u)) return nullptr;
-  for (FusedRegion& r : s.regions)
-    if ((r.kind == FusedRegion::Kind::Matmul || (r.kind == FusedRegion::Kind::Pointwise && !r.ops.empty())) &&
-        r.result == u && !r.written_as)
+  for (FusedRegion& r : s.regions) {
+    const bool row_major = r.kind == FusedRegion::Kind::Matmul ||
+                           (r.kind == FusedRegion::Kind::Pointwise && !r.ops.empty());
+    if ((row_major && r.result == u && !r.written_as) || (r.kind == FusedRegion::Kind::Attention && r.written_as == u))
       return &r;
+  }
   return nullptr;
 }
 
@@ -355,16 +358,25 @@ std::vector<FusedRegion> partition(const Op& func, const machine::Descriptor* de
   // layout); a view another kind of kernel reads, or a function returns, gets
   // a buffer of its own: a copy kernel, a pointwise region with no ops.
   std::vector<std::pair<const Value*, std::string>> copies;  // and why
-  // An attention whose result only a transpose of heads and rows reads
-  // writes that transpose instead: it is then a buffer, as a copy would be.
+  // An attention whose result only a chain of reshapes and transposes reads,
+  // ending in heads and rows swapped, writes that view instead: it is then a
+  // buffer, as a copy would be.
   std::unordered_set<const Value*> written;
+  auto only_view_of = [&](const Value* v) -> const Value* {
+    if (!s.single_use(v)) return nullptr;
+    for (const Op* op : ops)
+      if (std::find(op->operands.begin(), op->operands.end(), v) != op->operands.end())
+        return (op->name == "tessera.reshape" || op->name == "tessera.transpose") ? op->result() : nullptr;
+    return nullptr;
+  };
   if (device)
     for (FusedRegion& r : s.regions) {
-      if (r.kind != FusedRegion::Kind::Attention || !s.single_use(r.result)) continue;
-      for (const Op* op : ops)
-        if (op->operands.size() == 1 && op->operands[0] == r.result &&
-            families::attention::writes_view(*r.core, op->result(), *device))
-          r.written_as = op->result(), written.insert(op->result());
+      if (r.kind != FusedRegion::Kind::Attention) continue;
+      for (const Value* v = only_view_of(r.result); v; v = only_view_of(v))
+        if (families::attention::writes_view(*r.core, v, *device)) {
+          r.written_as = v, written.insert(v);
+          break;
+        }
     }
   auto copied = [&](const Value* v) {
     return written.count(v) > 0 ||

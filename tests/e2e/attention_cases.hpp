@@ -35,15 +35,22 @@ inline FusionCase attention_case(DType dt, AttentionShape s, bool causal, bool l
           }};
 }
 
+// How a views case returns o.
+enum class ViewsOut {
+  Heads,        // as it is, [batch, heads, tokens, d]
+  Transposed,   // transposed back to [batch, tokens, heads, d]
+  MergedHeads,  // one sequence as the Llama example writes it: [heads, tokens, d], transposed, [tokens, heads * d]
+};
+
 // q, k and v as views: heads split from one fused [batch, tokens, (h + 2 hkv)
 // * d] projection and transposed to [batch, heads, tokens, d]. On Hopper the
-// block reads them in place through tensor maps with the views' strides.
-// out_transposed: o is returned transposed back to [batch, tokens, heads,
-// d], which the Hopper block writes directly (o_perm).
-inline FusionCase attention_views_case(DType dt, AttentionShape s, bool causal, bool out_transposed = false) {
-  return {attention_name(dt, s, causal, false, out_transposed ? "views_out" : "views"),
-          {"random:seed=31,lo=-1,hi=1"},
-          [=](GraphBuilder& g) {
+// block reads them in place through tensor maps with the views' strides and
+// writes o in the layout a returned transposed view has (o_perm).
+inline FusionCase attention_views_case(DType dt, AttentionShape s, bool causal, ViewsOut out = ViewsOut::Heads) {
+  const std::string tag = out == ViewsOut::Heads        ? "views"
+                          : out == ViewsOut::Transposed ? "views_out"
+                                                        : "views_out_merged";
+  return {attention_name(dt, s, causal, false, tag), {"random:seed=31,lo=-1,hi=1"}, [=](GraphBuilder& g) {
             ir::Value* x = g.input("x", T(dt, {s.b, s.sq, (s.h + 2 * s.hkv) * s.d}));
             std::vector<ir::Value*> parts = g.split(x, 2, {s.h * s.d, s.hkv * s.d, s.hkv * s.d});
             auto heads = [&](ir::Value* t, int64_t n) {
@@ -51,7 +58,10 @@ inline FusionCase attention_views_case(DType dt, AttentionShape s, bool causal, 
             };
             ir::Value* o = g.attention(heads(parts[0], s.h), heads(parts[1], s.hkv), heads(parts[2], s.hkv), causal,
                                        std::nan(""), false)[0];
-            g.output(out_transposed ? g.transpose(o, {0, 2, 1, 3}) : o);
+            if (out == ViewsOut::Transposed) o = g.transpose(o, {0, 2, 1, 3});
+            if (out == ViewsOut::MergedHeads)
+              o = g.reshape(g.transpose(g.reshape(o, {s.b * s.h, s.sq, s.d}), {1, 0, 2}), {s.sq, s.b * s.h * s.d});
+            g.output(o);
           }};
 }
 
@@ -127,7 +137,8 @@ inline std::vector<FusionCase> attention_cases(bool gpu) {
         cases.push_back(attention_case(dt, {1, 32, 1, 33, 257, d}, causal, false, peaked));   // GQA 32
         cases.push_back(attention_case(dt, {1, 4, 2, 200, 200, d}, causal, true, special, "special"));
         for (int64_t b : {1, 2}) cases.push_back(attention_views_case(dt, {b, 8, 2, 200, 200, d}, causal));
-        cases.push_back(attention_views_case(dt, {2, 8, 2, 200, 200, d}, causal, true));
+        cases.push_back(attention_views_case(dt, {2, 8, 2, 200, 200, d}, causal, ViewsOut::Transposed));
+        cases.push_back(attention_views_case(dt, {1, 8, 2, 200, 200, d}, causal, ViewsOut::MergedHeads));
       }
   // The CPU block takes any head dim, f32 and f64, and no keys at all.
   if (!gpu)

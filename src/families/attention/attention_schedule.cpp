@@ -140,11 +140,26 @@ std::optional<std::array<int64_t, 3>> map_strides(const std::vector<int64_t>& sh
 }
 
 bool writes_view(const Op& core, const Value* v, const machine::Descriptor& device) {
-  if (core.name != "tessera.attention" || !v->def || v->def->name != "tessera.transpose" ||
-      v->def->operands[0] != core.result(0))
+  if (core.name != "tessera.attention" || v == core.result(0)) return false;
+  const Value* o = core.result(0);
+  const std::vector<int64_t>& s = o->type.shape;  // [batch, heads, rows, head dim]
+  if (s.size() != 4 || v->type.numel() != o->type.numel() || v->type.numel() == 0) return false;
+  bool unviewable = false;
+  const ViewRead read = read_through_views(
+      v, [&](const Value* u) { return u == o; }, [&](const Value*) { unviewable = true; });
+  if (unviewable || read.base != o || read.layout.offset != 0) return false;
+  // v read row-major must be o with heads and rows swapped: compare the two
+  // layouts with unit dims dropped and contiguous dims merged.
+  auto merged = [](const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+    std::vector<std::vector<int64_t>> st;
+    std::vector<int64_t> extents = fused::coalesce_strided(shape, {strides}, st);
+    return std::make_pair(extents, st[0]);
+  };
+  const auto layout = merged(v->type.shape, read.layout.strides);
+  const std::vector<int64_t> swapped = {s[0], s[2], s[1], s[3]};
+  if (layout != merged(swapped, {s[1] * s[2] * s[3], s[3], s[2] * s[3], 1}) ||
+      layout == merged(s, {s[1] * s[2] * s[3], s[2] * s[3], s[3], 1}))  // (one head or one row: o's own bytes)
     return false;
-  const Attr* perm = v->def->attr("perm");
-  if (!perm || !perm->as_ints() || *perm->as_ints() != std::vector<int64_t>{0, 2, 1, 3}) return false;
   Plan p = facts(core, std::vector<const Value*>(core.operands.begin(), core.operands.end()));
   return wgmma_unsupported(p, device).empty();
 }
@@ -261,12 +276,15 @@ Plan read_plan(const Op& op) {
     p.o_transposed = true;
   }
   for (size_t i = 0; i < op.results.size(); ++i) {
-    Type want = core->result(i)->type;
-    if (i == 0 && p.o_transposed) std::swap(want.shape[1], want.shape[2]);
-    if (!(op.result(i)->type == want))
+    const Type& want = core->result(i)->type;
+    const Type& got = op.result(i)->type;
+    // o written with heads and rows swapped, row-major, is read as any
+    // reshape of that: its element count and dtype are o's.
+    const bool ok = i == 0 && p.o_transposed ? got.dtype == want.dtype && got.numel() == want.numel() : got == want;
+    if (!ok)
       fail("E302",
            "schedule.attention: result " + std::to_string(i) + " is not the attention op's type" +
-               (i == 0 && p.o_transposed ? " with heads and rows swapped (o_perm)" : ""),
+               (i == 0 && p.o_transposed ? " (or a reshape of it with heads and rows swapped: o_perm)" : ""),
            op.loc);
   }
   const machine::Descriptor device = read_device(op);

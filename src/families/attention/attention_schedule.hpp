@@ -109,8 +109,10 @@ ir::Op& emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
 Plan read_plan(const ir::Op& schedule_op);
 
 // Whether the kernel of `core` (an attention op) on `device` writes its
-// result o as view `v` of it, a transpose swapping heads and rows ([batch,
-// rows, heads, head dim]): the wgmma block stores o's rows with any strides.
+// result o as view `v` of it (reshapes and transposes of o) whose row-major
+// bytes are o with heads and rows swapped ([batch, rows, heads, head dim]):
+// the wgmma block stores o's rows with any strides. (Fusion checks that
+// nothing else reads o or the views between.)
 bool writes_view(const ir::Op& core, const ir::Value* v, const machine::Descriptor& device);
 
 // Whether the kernel of `core` (an attention op) on `device` reads view `v`,
