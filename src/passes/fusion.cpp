@@ -378,41 +378,42 @@ std::vector<FusedRegion> partition(const Op& func, const machine::Descriptor* de
           break;
         }
     }
-  auto copied = [&](const Value* v) {
+  // Whether view v has a buffer of its own: a copy's, or a kernel writes it.
+  auto buffered = [&](const Value* v) {
     return written.count(v) > 0 ||
            std::any_of(copies.begin(), copies.end(), [&](const auto& c) { return c.first == v; });
   };
   std::function<void(const Value*, const std::string&)> materialize;
   auto reshaped = [&](const Value* u) { materialize(u, "reshaped, and its strided layout has no reshaped view"); };
   materialize = [&](const Value* v, const std::string& why) {
-    if (copied(v)) return;
+    if (buffered(v)) return;
     copies.emplace_back(v, why);  // its copy reads it through its views
     read_through_views(
-        v, [&](const Value* u) { return u != v && copied(u); }, reshaped);
+        v, [&](const Value* u) { return u != v && buffered(u); }, reshaped);
   };
   // A matmul reads a reshaped buffer as it is (its kernels read row-major
   // operands): what a reshape in v's chain cannot view is copied first, so a
   // reshape of that copy needs none of its own.
   auto matmul_reads_in_place = [&](const Value* v) {
-    read_through_views(v, copied, reshaped);
-    return reshaped_buffer(v, copied);
+    read_through_views(v, buffered, reshaped);
+    return reshaped_buffer(v, buffered);
   };
   for (const FusedRegion& r : s.regions)
     for (const Value* v : r.leaves) {
       if (!v->def || !is_view_op(v->def->name)) continue;
-      if (r.kind == FusedRegion::Kind::Pointwise) read_through_views(v, copied, reshaped);
+      if (r.kind == FusedRegion::Kind::Pointwise) read_through_views(v, buffered, reshaped);
       // A reduction reads a view through its layout where that is linear in
       // its [outer, extent, inner] dims.
-      else if (r.kind == FusedRegion::Kind::Reduce && families::reduce::leaf_read(v, *r.core, copied)) continue;
+      else if (r.kind == FusedRegion::Kind::Reduce && families::reduce::leaf_read(v, *r.core, buffered)) continue;
       else if (r.kind == FusedRegion::Kind::Reduce)
         materialize(v, "read by tessera.reduce, whose pass cannot address its layout linearly");
       // A row kernel reads a view through its layout where that is linear in
       // its [outer, extent, inner] dims and its lanes stay contiguous (or
       // broadcast): a transposed row is copied (coalesced) instead.
-      else if (r.kind == FusedRegion::Kind::Row && row_reads_view(*r.core, v, copied)) continue;
+      else if (r.kind == FusedRegion::Kind::Row && row_reads_view(*r.core, v, buffered)) continue;
       else if (r.kind == FusedRegion::Kind::Matmul && matmul_reads_in_place(v)) continue;
       else if (r.kind == FusedRegion::Kind::Attention && device &&
-               families::attention::reads_view(*r.core, v, *device, copied))
+               families::attention::reads_view(*r.core, v, *device, buffered))
         continue;
       else materialize(v, "read by " + r.core->name + ", which reads its operands contiguous");
     }
@@ -421,8 +422,8 @@ std::vector<FusedRegion> partition(const Op& func, const machine::Descriptor* de
   // nothing else, is the bytes its kernel writes: the kernel writes it as
   // that type.
   for (const Value* v : returns) {
-    if (!v->def || !is_view_op(v->def->name) || copied(v)) continue;
-    if (FusedRegion* r = reshape_written(s, v, copied)) {
+    if (!v->def || !is_view_op(v->def->name) || buffered(v)) continue;
+    if (FusedRegion* r = reshape_written(s, v, buffered)) {
       r->written_as = v;
       continue;
     }

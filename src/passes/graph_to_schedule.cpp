@@ -59,9 +59,10 @@ Value* sum_partials(Builder& b, const Value& grad, Value* partials, const machin
   return cast ? cast_to(b, grad, out, device, prefix + "c", loc) : out;
 }
 
-// A returned view that a matmul region's kernel writes (FusedRegion::
-// written_as: its result has the view's type) is that kernel's result. (An
-// attention's written_as is the transpose its reader takes.)
+// A view that a region's kernel writes (FusedRegion::written_as: its result
+// has the view's type) is that kernel's result: a returned reshape of a
+// matmul's or pointwise region's result, or the view of an attention's o
+// with heads and rows swapped.
 void write_as(std::unordered_map<const Value*, Value*>& map, const Value* result, const Value* view) {
   if (view) map[view] = map.at(result);
 }
@@ -94,7 +95,6 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
       switch (r.kind) {
         case FusedRegion::Kind::Pointwise:
           map[r.result] = families::pointwise::emit_schedule(b, r, map, device, prefix);
-          write_as(map, r.result, r.written_as);
           break;
         case FusedRegion::Kind::Row: {
           Op& op = families::rowwise::emit_schedule(b, r, map, device, prefix);
@@ -108,7 +108,6 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
           const std::string candidate = candidate_for(matmul_region_id(f->sym, matmuls++), r);
           if (families::matmul::runs_region(r, candidate, device)) {
             map[r.result] = families::matmul::emit_schedule(b, r, map, device, prefix, candidate);
-            write_as(map, r.result, r.written_as);
             break;
           }
           // A library (or a kernel that cannot pair column halves, or take an
@@ -126,10 +125,7 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
           for (const Value* v : r.core->operands)
             if (std::find(mm.leaves.begin(), mm.leaves.end(), v) == mm.leaves.end()) mm.leaves.push_back(v);
           map[r.core->result()] = families::matmul::emit_schedule(b, mm, map, device, prefix, candidate);
-          if (r.result == r.core->result()) {  // a prologue, no epilogue
-            write_as(map, r.result, r.written_as);
-            break;
-          }
+          if (r.result == r.core->result()) break;  // a prologue, no epilogue
           // everything but the matmul (a producer of an epilogue leaf may precede it)
           FusedRegion epi{FusedRegion::Kind::Pointwise, nullptr, {}, {}, r.result, {}};
           std::copy_if(r.ops.begin(), r.ops.end(), std::back_inserter(epi.ops),
@@ -142,13 +138,11 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
             }
           epi.written_as = r.written_as;  // (the pointwise kernel writes row-major too)
           map[r.result] = families::pointwise::emit_schedule(b, epi, map, device, prefix + "e");
-          write_as(map, r.result, r.written_as);
           break;
         }
         case FusedRegion::Kind::Attention: {
           Op& op = families::attention::emit_schedule(b, r, map, device, prefix);
           for (size_t i = 0; i < op.results.size(); ++i) map[r.core->result(i)] = op.result(i);
-          if (r.written_as) map.erase(r.core->result(0)), map[r.written_as] = op.result(0);  // o written transposed
           break;
         }
         case FusedRegion::Kind::Reduce:
@@ -166,6 +160,9 @@ std::unique_ptr<Module> graph_to_schedule(const Module& graph, const machine::De
           map[r.result] = families::arg_reduce::emit_schedule(b, r, map, device, prefix);
           break;
       }
+      write_as(map, r.result, r.written_as);
+      // (an attention's o itself has no buffer then: its kernel wrote the view)
+      if (r.kind == FusedRegion::Kind::Attention && r.written_as) map.erase(r.result);
     }
     const Op& ret = *f->regions[0]->ops.back();
     // A result written in place whose kernel cannot write into its argument

@@ -121,8 +121,9 @@ const ir::Value* library_addend(const std::vector<const ir::Op*>& ops, const ir:
 // epilogue on column halves, tessera_tma for a prologue).
 bool runs_region(const fused::FusedRegion& region, const std::string& candidate, const machine::Descriptor& device);
 
-// A library candidate's region holds the matmul alone (graph_to_schedule
-// splits the epilogue off); E304 if `candidate` does not apply.
+// A library candidate's region holds the matmul alone, or the matmul and the
+// add of its library_addend (graph_to_schedule splits any other epilogue
+// off); E304 if `candidate` does not apply.
 ir::Value* emit_schedule(ir::Builder& b, const fused::FusedRegion& region,
                          const std::unordered_map<const ir::Value*, ir::Value*>& map, const machine::Descriptor& device,
                          const std::string& prefix, const std::string& candidate = "tessera");
