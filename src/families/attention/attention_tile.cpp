@@ -88,18 +88,24 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   TileBuilder tb(body);
   auto idx = [&](int64_t x) { return tb.index(x); };
 
-  // Program -> (batch * head, block of query rows). Without a mask of rows
-  // every block costs the same: the blocks of one head are consecutive (its
-  // k and v stay in cache). Causal blocks cost their row position, so the
-  // grid runs them longest first across all heads (the last rows of every
-  // head, then the rows before them...) and the short ones fill its tail;
-  // the heads of one kv group still run side by side.
+  // Program -> (batch * head, block of query rows): the blocks of one head
+  // are consecutive (its k and v stay in cache); causal blocks run the
+  // longest (last rows) first so the short ones fill the tail of the grid.
+  // On the wgmma block, whose k and v stay in a GPU's L2 whatever the order,
+  // causal blocks run longest first across all heads (the last rows of every
+  // head, then the rows before them...), so that the last wave holds only
+  // short blocks; on the CPU that order lost its k and v from cache.
   // (at least 1: an empty problem has no programs, but its index math stays defined)
   const int64_t mb = std::max<int64_t>(p.m_blocks(), 1), heads = std::max<int64_t>(p.heads, 1);
   const int64_t planes = std::max<int64_t>(p.batch * p.heads, 1);
   Value* pid = tb.program_id();
-  Value* bh = p.causal ? tb.rem(pid, idx(planes)) : tb.div(pid, idx(mb));
-  Value* block = p.causal ? tb.sub(idx(mb - 1), tb.div(pid, idx(planes))) : tb.rem(pid, idx(mb));
+  Value* bh = tb.div(pid, idx(mb));
+  Value* block = tb.rem(pid, idx(mb));
+  if (p.causal && p.strategy == Strategy::Wgmma) {
+    bh = tb.rem(pid, idx(planes));
+    block = tb.div(pid, idx(planes));
+  }
+  if (p.causal) block = tb.sub(idx(mb - 1), block);
   Value* m0 = tb.mul(block, idx(p.bm));
   // head h of batch b reads kv head h / group of batch b
   Value* bkv = tb.add(tb.mul(tb.div(bh, idx(heads)), idx(p.kv_heads)),
