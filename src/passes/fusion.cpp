@@ -420,17 +420,35 @@ std::vector<FusedRegion> partition(const Op& func, const machine::Descriptor* de
   // A returned view is a buffer of its own, copied; but a matmul or
   // pointwise region's result reshaped (row-major, every element), read by
   // nothing else, is the bytes its kernel writes: the kernel writes it as
-  // that type.
+  // that type. So is a copy's, where the view reshapes a copy (a transposed
+  // view copied, then reshaped): the copy kernel writes the returned view.
+  std::unordered_map<const Value*, const Value*> copy_writes;  // copied view -> the returned reshape of it
+  auto reshaped_copy = [&](const Value* v) -> const Value* {
+    read_through_views(v, buffered, reshaped);  // (copies what a reshape in v's chain cannot view)
+    if (!reshaped_buffer(v, buffered)) return nullptr;
+    const Value* u = v->def->operands[0];
+    for (; u->def && is_view_op(u->def->name) && !buffered(u); u = u->def->operands[0])
+      if (!s.single_use(u)) return nullptr;
+    const bool copy = std::any_of(copies.begin(), copies.end(), [&](const auto& c) { return c.first == u; });
+    return copy && s.single_use(u) && !copy_writes.count(u) ? u : nullptr;
+  };
   for (const Value* v : returns) {
     if (!v->def || !is_view_op(v->def->name) || buffered(v)) continue;
     if (FusedRegion* r = reshape_written(s, v, buffered)) {
-      r->written_as = v;
+      r->written_as = v, written.insert(v);
+      continue;
+    }
+    if (const Value* u = reshaped_copy(v)) {
+      copy_writes[u] = v, written.insert(v);
       continue;
     }
     materialize(v, "returned");
   }
-  for (const auto& [v, why] : copies)
-    s.regions.push_back(FusedRegion{FusedRegion::Kind::Pointwise, nullptr, {}, {v}, v, why});
+  for (const auto& [v, why] : copies) {
+    FusedRegion copy{FusedRegion::Kind::Pointwise, nullptr, {}, {v}, v, why};
+    if (auto w = copy_writes.find(v); w != copy_writes.end()) copy.written_as = w->second;
+    s.regions.push_back(copy);
+  }
   std::sort(s.regions.begin(), s.regions.end(), [&](const FusedRegion& a, const FusedRegion& b) {
     return position[a.result->def] < position[b.result->def];
   });
