@@ -186,17 +186,23 @@ bool norms_rows(const State& s, const FusedRegion& n, const FusedRegion& mm) {
   return block_dtype && x.shape.back() >= 1 && !matmul_spec(*mm.core).transpose_a;
 }
 
-// The matmul or pointwise region whose result returned view v reshapes
-// (reshaped_buffer), where that result and every view between it and v is
-// read only on the way to v, and the region writes no other view already; or
-// the attention region that writes the view v reshapes; or null. (These
-// kernels write their result row-major.)
-FusedRegion* reshape_written(State& s, const Value* v, const std::function<bool(const Value*)>& has_buffer) {
+// The value whose buffer view v reshapes (reshaped_buffer), where that value
+// and every view between it and v is read only on the way to v; or null.
+const Value* reshaped_source(const State& s, const Value* v, const std::function<bool(const Value*)>& has_buffer) {
   if (!reshaped_buffer(v, has_buffer)) return nullptr;
   const Value* u = v->def->operands[0];
   for (; u->def && is_view_op(u->def->name) && !has_buffer(u); u = u->def->operands[0])
     if (!s.single_use(u)) return nullptr;
-  if (!s.single_use(u)) return nullptr;
+  return s.single_use(u) ? u : nullptr;
+}
+
+// The matmul or pointwise region whose result returned view v reshapes
+// (reshaped_source), where the region writes no other view already; or the
+// attention region that writes the view v reshapes; or null. (These kernels
+// write their result row-major.)
+FusedRegion* reshape_written(State& s, const Value* v, const std::function<bool(const Value*)>& has_buffer) {
+  const Value* u = reshaped_source(s, v, has_buffer);
+  if (!u) return nullptr;
   for (FusedRegion& r : s.regions) {
     const bool row_major = r.kind == FusedRegion::Kind::Matmul ||
                            (r.kind == FusedRegion::Kind::Pointwise && !r.ops.empty());
@@ -425,12 +431,9 @@ std::vector<FusedRegion> partition(const Op& func, const machine::Descriptor* de
   std::unordered_map<const Value*, const Value*> copy_writes;  // copied view -> the returned reshape of it
   auto reshaped_copy = [&](const Value* v) -> const Value* {
     read_through_views(v, buffered, reshaped);  // (copies what a reshape in v's chain cannot view)
-    if (!reshaped_buffer(v, buffered)) return nullptr;
-    const Value* u = v->def->operands[0];
-    for (; u->def && is_view_op(u->def->name) && !buffered(u); u = u->def->operands[0])
-      if (!s.single_use(u)) return nullptr;
-    const bool copy = std::any_of(copies.begin(), copies.end(), [&](const auto& c) { return c.first == u; });
-    return copy && s.single_use(u) && !copy_writes.count(u) ? u : nullptr;
+    const Value* u = reshaped_source(s, v, buffered);
+    const bool copy = u && std::any_of(copies.begin(), copies.end(), [&](const auto& c) { return c.first == u; });
+    return copy && !copy_writes.count(u) ? u : nullptr;
   };
   for (const Value* v : returns) {
     if (!v->def || !is_view_op(v->def->name) || buffered(v)) continue;

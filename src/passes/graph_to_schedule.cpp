@@ -61,8 +61,8 @@ Value* sum_partials(Builder& b, const Value& grad, Value* partials, const machin
 
 // A view that a region's kernel writes (FusedRegion::written_as: its result
 // has the view's type) is that kernel's result: a returned reshape of a
-// matmul's or pointwise region's result, or the view of an attention's o
-// with heads and rows swapped.
+// matmul's, pointwise region's or copy's result, or the view of an
+// attention's o with heads and rows swapped.
 void write_as(std::unordered_map<const Value*, Value*>& map, const Value* result, const Value* view) {
   if (view) map[view] = map.at(result);
 }
