@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 
@@ -78,16 +79,15 @@ std::function<void(void* const*)> openblas_matmul(const ir::LibraryMatmul& c) {
     // with add_c, out starts as c and the call adds to it (beta = 1)
     const float* addend = c.add_c ? static_cast<const float*>(buffers[2]) : nullptr;
     float* out = static_cast<float*>(buffers[c.add_c ? 3 : 2]);
-    for (int64_t i = 0; i < c.batch; ++i) {
-      if (m == 0 || n == 0) break;
-      const int64_t mn = int64_t(m) * n;
-      for (int64_t e = 0; addend && e < mn; ++e) out[i * mn + e] = addend[i * mn + e];
-      if (k == 0) {  // BLAS with k = 0 scales C by beta: write the zeros ourselves
-        for (int64_t e = 0; !addend && e < mn; ++e) out[i * mn + e] = 0.0f;
-        continue;
-      }
+    const int64_t mn = int64_t(m) * n;
+    for (int64_t i = 0; i < c.batch && mn > 0; ++i) {
+      float* o = out + i * mn;
+      // (BLAS with k = 0 scales C by beta: the zeros are written here)
+      if (addend) std::copy_n(addend + i * mn, mn, o);
+      else if (k == 0) std::fill_n(o, mn, 0.0f);
+      if (k == 0) continue;
       sgemm(kRowMajor, ta, tb, m, n, k, 1.0f, a + i * c.a_batch_stride, std::max(lda, 1), b + i * c.b_batch_stride,
-            std::max(ldb, 1), addend ? 1.0f : 0.0f, out + i * mn, std::max(n, 1));
+            std::max(ldb, 1), addend ? 1.0f : 0.0f, o, std::max(n, 1));
     }
   };
 }
