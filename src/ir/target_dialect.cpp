@@ -184,6 +184,11 @@ KernelDesc read_kernel_desc(const Op& op) {
       fail("E504", "target.kernel shared_bytes must be an integer in [0, 2^30]", op.loc);
     k.shared_bytes = *s->as_int();
   }
+  if (const Attr* w = op.attr("workspace_bytes")) {
+    if (!w->as_int() || *w->as_int() < 0 || *w->as_int() > (int64_t{1} << 34) || k.target != "cuda")
+      fail("E504", "target.kernel workspace_bytes is an integer in [0, 2^34], on cuda", op.loc);
+    k.workspace_bytes = *w->as_int();
+  }
   const Attr* bufs = op.attr("buffers");
   if (!bufs || !bufs->as_list()) fail("E504", "target.kernel needs a buffers list", op.loc);
   for (const Attr& b : *bufs->as_list()) {

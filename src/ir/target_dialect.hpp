@@ -49,7 +49,11 @@ struct KernelDesc {
   int64_t grid = 0;
   int64_t threads = 1;       // per program: a CUDA block's size; 1 on the CPU
   int64_t shared_bytes = 0;  // dynamic shared memory per program (CUDA: its one tile.alloca)
-  int64_t cluster = 1;       // CUDA: blocks in a program's thread-block cluster (above 8: non-portable)
+  // CUDA: device memory the kernel keeps from launch to launch (its one
+  // tile.workspace), zero before the first; its pointer is the parameter
+  // after the tensor maps. The runtime gives every binding its own.
+  int64_t workspace_bytes = 0;
+  int64_t cluster = 1;  // CUDA: blocks in a program's thread-block cluster (above 8: non-portable)
   // CUDA: the programs loop over the work with a stride of the programs
   // launched, so the runtime launches min(grid, what fits the device at once).
   bool persistent = false;

@@ -53,6 +53,10 @@ Value* TileBuilder::scratch(int64_t size, DType d) {
   return create1("tile.alloca", {}, Type::ptr(d), {{"size", Attr(size)}});
 }
 
+Value* TileBuilder::workspace(int64_t size, DType d) {
+  return create1("tile.workspace", {}, Type::ptr(d), {{"size", Attr(size)}});
+}
+
 Value* TileBuilder::load(Value* ptr, Value* offset, Type result) { return create1("tile.load", {ptr, offset}, result); }
 
 Value* TileBuilder::load_masked(Value* ptr, Value* offset, Value* count, Type result, double other) {
@@ -150,6 +154,10 @@ void TileBuilder::attention(std::vector<Value*> operands, AttrDict attrs) {
 
 void TileBuilder::attention_grad(std::vector<Value*> operands, AttrDict attrs) {
   create("tile.attention_grad", std::move(operands), std::move(attrs));
+}
+
+void TileBuilder::attention_decode(std::vector<Value*> operands, AttrDict attrs) {
+  create("tile.attention_decode", std::move(operands), std::move(attrs));
 }
 
 void TileBuilder::store2d(Value* ptr, Value* base, Value* rows, Value* cols, Value* v, int64_t row_stride,

@@ -39,7 +39,8 @@ class TileBuilder {
   Value* to_index(Value* integer);  // an i32/i64 scalar as an index
 
   Value* full(double v, Type tile);
-  Value* scratch(int64_t size, DType d);  // tile.alloca
+  Value* scratch(int64_t size, DType d);    // tile.alloca
+  Value* workspace(int64_t size, DType d);  // tile.workspace
   Value* load(Value* ptr, Value* offset, Type result);
   Value* load_masked(Value* ptr, Value* offset, Value* count, Type result, double other);
   // Lane i reads ptr[addr[i]] (addr: a tile of i64 element offsets).
@@ -75,8 +76,9 @@ class TileBuilder {
   void matmul(std::vector<Value*> operands, AttrDict attrs);
   // tile.attention: likewise.
   void attention(std::vector<Value*> operands, AttrDict attrs);
-  // tile.attention_grad: likewise.
+  // tile.attention_grad and tile.attention_decode: likewise.
   void attention_grad(std::vector<Value*> operands, AttrDict attrs);
+  void attention_decode(std::vector<Value*> operands, AttrDict attrs);
   void transpose(Value* in, Value* out, Value* in_base, Value* out_base, Value* r0, Value* c0, int64_t rows,
                  int64_t cols, int64_t block_rows, int64_t block_cols);
 

@@ -12,6 +12,7 @@ namespace {
 
 bool is_index(const Value* v) { return v->type.kind == TypeKind::Index; }
 bool is_alloca(const Value* v) { return v->def && v->def->name == "tile.alloca"; }
+bool is_workspace(const Value* v) { return v->def && v->def->name == "tile.workspace"; }
 
 // ---- the rules beyond the table, one function per op that has any ----------
 
@@ -29,6 +30,11 @@ void check_to_index(const Op& op) {
 void check_alloca(const Op& op) {
   const int64_t size = tile_int(op, "size");
   if (size <= 0 || size > (1 << 20)) bad(op, "needs 1 <= size <= 2^20");
+}
+
+void check_workspace(const Op& op) {
+  const int64_t size = tile_int(op, "size");
+  if (size <= 0 || size > (int64_t{1} << 32)) bad(op, "needs 1 <= size <= 2^32");
 }
 
 void check_load_staged(const Op& op) {
@@ -115,6 +121,30 @@ void check_attention_grad(const Op& op) {
     bad(op, "'heads' must be a multiple of 'kv_heads' (both >= 0), 'batch' >= 0");
   const int64_t sq = tile_int(op, "sq"), sk = tile_int(op, "sk");
   if (sq < 0 || sk < 0 || sq > (int64_t{1} << 40) || sk > (int64_t{1} << 40)) bad(op, "'sq' and 'sk' out of range");
+}
+
+void check_attention_decode(const Op& op) {
+  const DType t = op.operands[0]->type.dtype;
+  for (int i = 0; i < 4; ++i)
+    if (op.operands[i]->type.dtype != t || !is_float(t)) bad(op, "q, k, v and o are pointers of one float dtype");
+  if (!is_workspace(op.operands[4]) || !is_alloca(op.operands[5])) bad(op, "takes a tile.workspace and a tile.alloca");
+  const bool lse = tile_bool(op, "lse");
+  if (op.operands.size() != (lse ? 8u : 7u) || (lse && op.operands[7]->type.dtype != DType::F32))
+    bad(op, "takes an f32 lse pointer last exactly when 'lse'");
+  const auto blk = tile_ints(op, "block");
+  const int64_t d = tile_int(op, "head_dim"), heads = tile_int(op, "heads"), kv = tile_int(op, "kv_heads");
+  if (blk[0] < 1 || blk[0] > 8 || blk[1] < 1 || blk[1] > 1024) bad(op, "'block' is [rows in 1..8, keys in 1..1024]");
+  if (d != 16 && d != 32 && d != 64 && d != 128 && d != 256) bad(op, "'head_dim' is 16, 32, 64, 128 or 256");
+  if (tile_int(op, "batch") < 0 || heads < 1 || kv < 1 || heads % kv != 0)
+    bad(op, "'heads' must be a multiple of 'kv_heads' (both >= 1), 'batch' >= 0");
+  const int64_t sq = tile_int(op, "sq"), sk = tile_int(op, "sk"), chunk = tile_int(op, "chunk");
+  if (sq < 1 || sk < 0 || sq > (int64_t{1} << 40) || sk > (int64_t{1} << 40)) bad(op, "'sq' and 'sk' out of range");
+  if (heads / kv * sq != blk[0]) bad(op, "block rows are a kv head's query rows (heads / kv_heads * sq)");
+  if (chunk < 1 || chunk % blk[1] != 0 || (sk + chunk - 1) / chunk > blk[1])
+    bad(op, "'chunk' is a multiple of the block's keys, with at most that many chunks");
+  for (const char* key : {"q_strides", "k_strides", "v_strides", "o_strides", "offsets"})
+    for (int64_t st : tile_ints(op, key))
+      if (st < 0) bad(op, std::string("'") + key + "' are not negative");
 }
 
 void check_iota(const Op& op) {
@@ -289,6 +319,15 @@ const std::vector<TileOpSpec>& table() {
        0,
        "scratch of `size` elements (on GPUs the block's shared memory; one per kernel there)",
        check_alloca},
+      {"tile.workspace",
+       "",
+       "P",
+       "()",
+       {{"size", K::Int, kRequired}},
+       0,
+       "device memory of `size` elements the kernel keeps from launch to launch, zero before its first (GPU "
+       "lanes; one per kernel): a kernel leaves any counters in it as it found them",
+       check_workspace},
       {"tile.load",
        "PI",
        "D",
@@ -467,6 +506,34 @@ const std::vector<TileOpSpec>& table() {
        "(b, h, i, d) of o is o[b*o0 + h*o1 + i*o2 + d] (o_strides) and the last operand is the block's shared "
        "memory",
        check_attention},
+      {"tile.attention_decode",
+       "PPPPPPIP*",
+       "",
+       "(ptr q, ptr k, ptr v, ptr o, ptr workspace, ptr scratch, index program[, ptr lse])",
+       {{"head_dim", K::Int, kRequired},
+        {"block", K::Ints, kRequired, 2},
+        {"chunk", K::Int, kRequired},
+        {"batch", K::Int, kRequired},
+        {"heads", K::Int, kRequired},
+        {"kv_heads", K::Int, kRequired},
+        {"sq", K::Int, kRequired},
+        {"sk", K::Int, kRequired},
+        {"causal", K::Bool, kRequired},
+        {"lse", K::Bool, kRequired},
+        {"scale", K::Number, kRequired},
+        {"q_strides", K::Ints, kRequired, 3},
+        {"k_strides", K::Ints, kRequired, 3},
+        {"v_strides", K::Ints, kRequired, 3},
+        {"o_strides", K::Ints, kRequired, 3},
+        {"offsets", K::Ints, kRequired, 3}},
+       0,
+       "one split-KV program: the BM = heads / kv_heads * sq query rows of kv plane program / chunks (b * "
+       "kv_heads + g) against keys [c * chunk, (c + 1) * chunk) (c = program % chunks, chunks = max(1, ceil(sk / "
+       "chunk))) in tiles of BN (block = [BM, BN]); element (b, h, i, d) of q is q[offsets[0] + b*q0 + h*q1 + "
+       "i*q2 + d] (q_strides; k, v: k_strides, v_strides, offsets[1], offsets[2]; o: o_strides), the last program "
+       "of a kv plane to finish combines the chunks' partials kept in the workspace; with lse, each row's "
+       "natural-log log-sum-exp to lse[(b*heads + h) * sq + i]",
+       check_attention_decode},
       {"tile.attention_grad",
        "PPPPPPPPPIP*",
        "",

@@ -11,7 +11,7 @@ namespace tessera::machine {
 
 namespace {
 
-constexpr std::array<std::pair<Cap, const char*>, 11> kCapNames = {{
+constexpr std::array<std::pair<Cap, const char*>, 12> kCapNames = {{
     {Cap::ThreadBlocks, "thread_blocks"},
     {Cap::BlockMatmul, "block_matmul"},
     {Cap::TensorCores, "tensor_cores"},
@@ -23,6 +23,7 @@ constexpr std::array<std::pair<Cap, const char*>, 11> kCapNames = {{
     {Cap::TransposeBlock, "transpose_block"},
     {Cap::AttentionGradBlock, "attention_grad_block"},
     {Cap::MatmulNorm, "matmul_norm"},
+    {Cap::AttentionDecodeBlock, "attention_decode_block"},
 }};
 
 uint32_t caps_of(std::initializer_list<Cap> cs) {
@@ -49,7 +50,8 @@ const std::map<std::string, Descriptor>& profiles() {
     h200.compute_units = 132, h200.simd_width = 32, h200.vector_bytes = 16, h200.max_threads = 1024;
     h200.shared_bytes = 232448, h200.registers = 65536, h200.max_cluster = 16;
     h200.caps = caps_of({Cap::ThreadBlocks, Cap::BlockMatmul, Cap::TensorCores, Cap::Wgmma, Cap::Tma, Cap::BulkCopy,
-                         Cap::Clusters, Cap::L2Prefetch, Cap::TransposeBlock, Cap::AttentionGradBlock});
+                         Cap::Clusters, Cap::L2Prefetch, Cap::TransposeBlock, Cap::AttentionGradBlock,
+                         Cap::AttentionDecodeBlock});
     h200.blas = "cublaslt";
     t.emplace(h200.name, h200);
 
@@ -59,7 +61,7 @@ const std::map<std::string, Descriptor>& profiles() {
     a100.name = "a100", a100.arch = "sm_80", a100.compute_units = 108, a100.shared_bytes = 166912;
     a100.max_cluster = 1;
     a100.caps = caps_of({Cap::ThreadBlocks, Cap::BlockMatmul, Cap::TensorCores, Cap::L2Prefetch, Cap::TransposeBlock,
-                         Cap::AttentionGradBlock});
+                         Cap::AttentionGradBlock, Cap::AttentionDecodeBlock});
     t.emplace(a100.name, a100);
 
     // The HIP lane's compile-check targets. CDNA2 (one MI250X die): wave64,

@@ -34,6 +34,7 @@ enum class Cap : uint32_t {
   TransposeBlock = 1u << 8,      // a shared-memory transpose block
   AttentionGradBlock = 1u << 9,  // a block for attention's backward pass (tile.attention_grad)
   MatmulNorm = 1u << 10,         // tile.matmul takes an RMSNorm prologue (B's rows scaled, A's rows' sums of squares)
+  AttentionDecodeBlock = 1u << 11,  // a split-KV attention block (tile.attention_decode) and a kernel workspace
 };
 
 struct Descriptor {

@@ -196,15 +196,15 @@ const Value* reshaped_source(const State& s, const Value* v, const std::function
   return s.single_use(u) ? u : nullptr;
 }
 
-// The matmul or pointwise region whose result returned view v reshapes
-// (reshaped_source), where the region writes no other view already; or the
-// attention region that writes the view v reshapes; or null. (These kernels
-// write their result row-major.)
+// The matmul, pointwise or attention region whose result returned view v
+// reshapes (reshaped_source), where the region writes no other view already;
+// or the attention region that writes the view v reshapes; or null. (These
+// kernels write their result row-major.)
 FusedRegion* reshape_written(State& s, const Value* v, const std::function<bool(const Value*)>& has_buffer) {
   const Value* u = reshaped_source(s, v, has_buffer);
   if (!u) return nullptr;
   for (FusedRegion& r : s.regions) {
-    const bool row_major = r.kind == FusedRegion::Kind::Matmul ||
+    const bool row_major = r.kind == FusedRegion::Kind::Matmul || r.kind == FusedRegion::Kind::Attention ||
                            (r.kind == FusedRegion::Kind::Pointwise && !r.ops.empty());
     if ((row_major && r.result == u && !r.written_as) || (r.kind == FusedRegion::Kind::Attention && r.written_as == u))
       return &r;

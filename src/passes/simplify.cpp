@@ -45,6 +45,21 @@ bool reduces_unit_axes(const Op& op) {
   return true;
 }
 
+// A transpose that keeps its non-unit dims in order moves only dims of
+// extent 1: its row-major bytes are its input's.
+bool moves_unit_dims_only(const Op& op) {
+  if (op.name != "tessera.transpose" || op.operands.size() != 1) return false;
+  const auto& shape = op.operands[0]->type.shape;
+  const std::vector<int64_t> perm = *op.attr("perm")->as_ints();
+  int64_t last = -1;
+  for (int64_t a : perm) {
+    if (shape[static_cast<size_t>(a)] == 1) continue;
+    if (a < last) return false;
+    last = a;
+  }
+  return true;
+}
+
 }  // namespace
 
 void simplify(Module& graph) {
@@ -62,6 +77,11 @@ void simplify(Module& graph) {
         op->name = "tessera.constant";
         op->operands.clear();
         op->attrs = {{"value", value}};
+        continue;
+      }
+      if (moves_unit_dims_only(*op)) {
+        op->name = "tessera.reshape";
+        op->attrs.clear();
         continue;
       }
       if (reduces_unit_axes(*op)) {

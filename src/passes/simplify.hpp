@@ -7,7 +7,8 @@
 //     (exact in IEEE arithmetic, NaN, infinities and -0 included; x + 0 is
 //     not: -0 + 0 is +0), except in the return: results keep their names;
 //   - a reduction over axes of extent 1 only is a reshape of its input (or
-//     the input itself, with keepdims);
+//     the input itself, with keepdims), and so is a transpose that moves
+//     only dims of extent 1 (the same row-major bytes);
 //   - ops whose results nothing reads are dropped.
 #pragma once
 #include "ir/ir.hpp"

@@ -73,10 +73,18 @@ std::unique_ptr<Module> tile_to_target(const Module& tile, const std::string& ta
       k->attrs["cluster"] = *c;
       k->attrs["grid"] = Attr::ints({tile_ints(*op, "grid")[0] * tile_int(*op, "cluster")});
     }
-    if (lane.shared_memory)  // GPU kernels: the one tile.alloca is dynamic shared memory
-      for (auto& inner : op->regions[0]->ops)
-        if (inner->name == "tile.alloca")
-          k->attrs["shared_bytes"] = tile_int(*inner, "size") * int64_t(dtype_size(inner->result()->type.dtype));
+    for (auto& inner : op->regions[0]->ops) {
+      const int64_t bytes = inner->name == "tile.alloca" || inner->name == "tile.workspace"
+                                ? tile_int(*inner, "size") * int64_t(dtype_size(inner->result()->type.dtype))
+                                : 0;
+      // GPU kernels: the one tile.alloca is dynamic shared memory
+      if (inner->name == "tile.alloca" && lane.shared_memory) k->attrs["shared_bytes"] = bytes;
+      if (inner->name == "tile.workspace") {
+        if (!lane.workspace)
+          fail("E502", "target " + target + " keeps no kernel workspace (tile.workspace)", inner->loc);
+        k->attrs["workspace_bytes"] = bytes;
+      }
+    }
     k->attrs["artifact_hash"] = *op->attr("artifact_hash");
     auto it = launch_of.find(op->sym);
     if (it == launch_of.end()) fail("E505", "kernel @" + op->sym + " is never launched", op->loc);

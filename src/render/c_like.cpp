@@ -76,6 +76,10 @@ std::string CLikeRenderer::attention_library(const Op&) const {
   fail("E502", "this lane has no attention block library yet (tile.attention)");
 }
 
+std::string CLikeRenderer::workspace_decl(const std::string&, const std::string&) const {
+  fail("E502", "this lane keeps no kernel workspace (tile.workspace)");
+}
+
 bool CLikeRenderer::is_written(const Op& kernel, const Value* ptr) const {
   bool written = false;
   std::function<void(const Region&)> walk = [&](const Region& r) {
@@ -86,6 +90,9 @@ bool CLikeRenderer::is_written(const Op& kernel, const Value* ptr) const {
       if (op->name == "tile.transpose" && op->operands[1] == ptr) written = true;
       // o, and lse when it has one
       if (op->name == "tile.attention" && (op->operands[3] == ptr || (tile_bool(*op, "lse") && op->operands[7] == ptr)))
+        written = true;
+      if (op->name == "tile.attention_decode" &&
+          (op->operands[3] == ptr || (tile_bool(*op, "lse") && op->operands[7] == ptr)))
         written = true;
       if (op->name == "tile.attention_grad" &&
           (op->operands[6] == ptr || op->operands[7] == ptr || op->operands[8] == ptr))  // dq, dk, dv
@@ -105,8 +112,10 @@ std::string CLikeRenderer::render_kernel(const Op& kernel) {
          (contains(kernel, "tile.matmul") ? matmul_library(kernel)
           : slabs                         ? slab_library(kernel)
                                           : "") +
-         (contains(kernel, "tile.attention") || contains(kernel, "tile.attention_grad") ? attention_library(kernel)
-                                                                                        : "") +
+         (contains(kernel, "tile.attention") || contains(kernel, "tile.attention_grad") ||
+                  contains(kernel, "tile.attention_decode")
+              ? attention_library(kernel)
+              : "") +
          "\n" + kernel_open(kernel);
   render_ops(*kernel.regions[0], 4);
   out_ += kernel_close(kernel);
@@ -179,6 +188,10 @@ struct CLikeRenderer::OpEmitter {
     const Value* v = op.result(0);
     r.out_ += pad() + r.alloca_decl(r.name(v), r.storage(v->type.dtype), tile_int(op, "size"));
   }
+  void workspace() {
+    const Value* v = op.result(0);
+    r.out_ += pad() + r.workspace_decl(r.name(v), r.storage(v->type.dtype));
+  }
   void load() {
     const Type& t = op.result(0)->type;
     const std::string ptr = arg(0) + " + " + arg(1);
@@ -248,6 +261,7 @@ struct CLikeRenderer::OpEmitter {
   void matmul();
   void attention();
   void attention_grad();
+  void attention_decode();
   void transpose() {
     if (!r.has_transpose_block())
       fail("E502", "this target's tile library has no transpose block (tile.transpose)", op.loc);
@@ -381,6 +395,27 @@ void CLikeRenderer::OpEmitter::attention_grad() {
   statement(call + format_double(tile_number(op, "scale")) + ")");
 }
 
+void CLikeRenderer::OpEmitter::attention_decode() {
+  const auto blk = tile_ints(op, "block");
+  const std::string l = r.i64_suffix();
+  auto i64 = [&](int64_t x) { return std::to_string(x) + l; };
+  std::string layout = "tsr::decode_layout{" + i64(tile_int(op, "heads")) + ", " + i64(tile_int(op, "kv_heads"));
+  for (const char* key : {"q_strides", "k_strides", "v_strides", "o_strides"}) {
+    const auto st = tile_ints(op, key);
+    layout += ", {" + i64(st[0]) + ", " + i64(st[1]) + ", " + i64(st[2]) + "}";
+  }
+  for (int64_t off : tile_ints(op, "offsets")) layout += ", " + i64(off);
+  const int64_t sk = tile_int(op, "sk"), chunk = tile_int(op, "chunk");
+  statement("tsr::attention_decode<" + r.storage(op.operands[0]->type.dtype) + ", " +
+            std::to_string(tile_int(op, "head_dim")) + ", " + std::to_string(blk[0]) + ", " + std::to_string(blk[1]) +
+            (tile_bool(op, "causal") ? ", true" : ", false") + (tile_bool(op, "lse") ? ", true" : ", false") +
+            ">(reinterpret_cast<unsigned char*>(" + arg(5) + "), " + arg(0) + ", " + arg(1) + ", " + arg(2) + ", " +
+            arg(3) + ", " + (tile_bool(op, "lse") ? arg(7) : "nullptr") + ", reinterpret_cast<unsigned char*>(" +
+            arg(4) + "), " + layout + "}, " + arg(6) + ", " + i64(tile_int(op, "batch")) + ", " +
+            i64(tile_int(op, "sq")) + ", " + i64(sk) + ", " + i64(chunk) + ", " +
+            i64(std::max<int64_t>(1, (sk + chunk - 1) / chunk)) + ", " + format_double(tile_number(op, "scale")) + ")");
+}
+
 void CLikeRenderer::OpEmitter::for_loop() {
   const std::string p = pad();
   const Region& body = *op.regions[0];
@@ -439,6 +474,8 @@ const std::unordered_map<std::string_view, CLikeRenderer::OpEmitter::Fn>& CLikeR
       {"tile.matmul", &OpEmitter::matmul},
       {"tile.attention", &OpEmitter::attention},
       {"tile.attention_grad", &OpEmitter::attention_grad},
+      {"tile.attention_decode", &OpEmitter::attention_decode},
+      {"tile.workspace", &OpEmitter::workspace},
       {"tile.load2d", &OpEmitter::load2d},
       {"tile.load2d_piece", &OpEmitter::load2d_piece},
       {"tile.store2d", &OpEmitter::store2d},

@@ -32,6 +32,8 @@ class CLikeRenderer {
   virtual std::string kernel_close(const ir::Op& kernel) = 0;
   virtual std::string program_id_expr() const = 0;
   virtual std::string alloca_decl(const std::string& name, const std::string& elem, int64_t size) const = 0;
+  // The kernel's tile.workspace (E502 where the target keeps none).
+  virtual std::string workspace_decl(const std::string& name, const std::string& elem) const;
   // The target's matmul block library, embedded after the prelude only into
   // kernels that contain tile.matmul (other kernels' sources do not change);
   // `kernel` lets a target add a variant's code only where a block uses it.

@@ -47,6 +47,10 @@ const char* kAttention =
 const char* kAttentionGrad =
 #include "cuda_attention_grad.inc"
     ;
+// The split-KV attention block (tile.attention_decode).
+const char* kAttentionDecode =
+#include "cuda_attention_decode.inc"
+    ;
 
 // Whether a tile.matmul of the kernel has stage_a = true.
 bool uses_stage_a(const Op& kernel) {
@@ -122,6 +126,8 @@ class CudaRenderer : public CLikeRenderer {
     if (k.attr("tensor_maps"))
       for (size_t i = 0; i < tile_strings(k, "tensor_maps").size(); ++i)
         s += ", const __grid_constant__ tsr::tensormap " + tensor_map_param(i);
+    // The workspace follows the tensor maps (Target IR's workspace_bytes).
+    if (contains(k, "tile.workspace")) s += ", unsigned char* __restrict__ tsr_workspace";
     s += ") {\n";
     // A kernel's one tile.alloca is its dynamic shared memory (launched with
     // shared_bytes of it; see tile_to_target).
@@ -144,6 +150,11 @@ class CudaRenderer : public CLikeRenderer {
       fail("E502", "the CUDA/HIP renderer gives a kernel one scratch buffer (tile.alloca), in shared memory");
     return elem + "* const " + n + " = reinterpret_cast<" + elem + "*>(tsr_smem);\n";
   }
+  std::string workspace_decl(const std::string& n, const std::string& elem) const override {
+    if (hip_) fail("E502", "the HIP lane keeps no kernel workspace (tile.workspace)");
+    if (workspaces_++) fail("E502", "the CUDA renderer gives a kernel one workspace (tile.workspace)");
+    return elem + "* const " + n + " = reinterpret_cast<" + elem + "*>(tsr_workspace);\n";
+  }
   std::string matmul_library(const Op& kernel) const override {
     if (hip_) {
       if (uses_stage_a(kernel)) fail("E502", "the HIP lane's matmul block has no stage_a form (tile.matmul)");
@@ -159,6 +170,7 @@ class CudaRenderer : public CLikeRenderer {
   std::string attention_library(const Op& kernel) const override {
     if (hip_) fail("E502", "the HIP lane has no attention block library yet (tile.attention)");
     if (contains(kernel, "tile.attention_grad")) return kAttentionGrad;
+    if (contains(kernel, "tile.attention_decode")) return kAttentionDecode;
     std::function<void(const Region&)> check = [&](const Region& r) {
       for (auto& op : r.ops)
         if (op->name == "tile.attention" && !(op->attr("tma") && tile_bool(*op, "tma")))
@@ -184,7 +196,7 @@ class CudaRenderer : public CLikeRenderer {
   bool hip_;
   std::string arch_;
   int64_t wave_ = 32;
-  mutable int allocas_ = 0;
+  mutable int allocas_ = 0, workspaces_ = 0;
 };
 
 }  // namespace

@@ -29,6 +29,7 @@ Lane make_cuda_lane() {
   l.render = render::render_cuda_kernel;
   l.kernel_abi = render::kCudaKernelAbi;
   l.shared_memory = true;
+  l.workspace = true;
   l.source_extension = ".cu";
   l.package_proves = "emitted and digested; execution is proven elsewhere (docs/status.md)";
   l.execution = Execution::kNativeGpu;

@@ -48,6 +48,7 @@ struct Lane {
   std::function<std::string(const ir::Op& tile_kernel)> render;
   const char* kernel_abi = nullptr;  // the abi of its synthesized kernels
   bool shared_memory = false;        // a kernel's one tile.alloca is dynamic shared memory (GPU lanes)
+  bool workspace = false;            // its runtime keeps a kernel's tile.workspace from launch to launch
 
   // Packaging (package/aot_package.cpp).
   std::string source_extension;  // of kernels/<sym><ext>

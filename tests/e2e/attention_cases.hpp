@@ -151,6 +151,40 @@ inline std::vector<FusionCase> attention_cases(bool gpu) {
   return cases;
 }
 
+// Few query rows a kv head (heads / kv_heads * sq <= 8: decode, GQA groups,
+// a short chunk of rows), which CUDA runs on its split-KV block: many chunks
+// of keys (the Llama decode step, 100000 keys), odd key counts, one chunk,
+// causal rows that see no key, no keys at all, an empty batch, every head dim
+// the block takes, NaN/inf, and the Llama decode layer's views. gpu: its
+// dtypes (f32 too); the CPU suite runs the same shapes.
+inline std::vector<FusionCase> attention_decode_cases(bool gpu) {
+  const std::vector<std::string> uniform = {"random:seed=51,lo=-1,hi=1", "random:seed=52,lo=-1,hi=1",
+                                            "random:seed=53,lo=-1,hi=1"};
+  const std::vector<std::string> peaked = {"random:seed=54,lo=-3,hi=3", "random:seed=55,lo=-3,hi=3",
+                                           "random:seed=56,lo=-1,hi=1"};
+  const std::vector<std::string> special = {"special:seed=57,rate=0.002", "special:seed=58,rate=0.002",
+                                            "random:seed=59,lo=-1,hi=1"};
+  std::vector<FusionCase> cases;
+  const std::vector<DType> dtypes = gpu ? std::vector<DType>{DType::BF16, DType::F16, DType::F32}
+                                        : std::vector<DType>{DType::F32, DType::BF16};
+  for (DType dt : dtypes)
+    for (bool causal : {false, true}) {
+      cases.push_back(attention_case(dt, {1, 32, 8, 1, 8192, 128}, causal, true, uniform, "decode"));
+      cases.push_back(attention_case(dt, {2, 8, 2, 2, 4097, 64}, causal, true, peaked, "decode"));
+      cases.push_back(attention_case(dt, {1, 4, 4, 3, 129, 128}, causal, false, uniform, "decode"));
+      cases.push_back(attention_case(dt, {1, 8, 1, 1, 100000, 64}, causal, true, peaked, "decode"));
+      cases.push_back(attention_case(dt, {1, 4, 2, 4, 3, 64}, causal, true, uniform, "decode"));  // causal: no key
+      cases.push_back(attention_case(dt, {1, 8, 2, 2, 1000, 128}, causal, true, special, "decode_special"));
+      cases.push_back(attention_case(dt, {1, 2, 1, 1, 0, 64}, causal, true, uniform, "decode"));   // no keys
+      cases.push_back(attention_case(dt, {0, 4, 2, 1, 10, 64}, causal, true, uniform, "decode"));  // empty batch
+      for (int64_t d : {16, 32, 256})
+        cases.push_back(attention_case(dt, {1, 4, 1, 2, 300, d}, causal, true, peaked, "decode"));
+      cases.push_back(attention_views_case(dt, {1, 8, 2, 1, 1, 128}, causal, ViewsOut::MergedHeads));
+      cases.push_back(attention_views_case(dt, {2, 8, 2, 1, 1, 64}, causal, ViewsOut::Transposed));
+    }
+  return cases;
+}
+
 // One backward case: o and lse from the forward, then dq, dk and dv of do
 // (inputs: q, k, v, do); the program returns them.
 inline FusionCase attention_grad_case(DType dt, AttentionShape s, bool causal, std::vector<std::string> inputs,

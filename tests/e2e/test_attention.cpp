@@ -63,6 +63,12 @@ INSTANTIATE_TEST_SUITE_P(All, AttentionMatrix,
                                                                        fusion_case_name, 8, attention_coverage())),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
 
+// The decode shapes CUDA runs split over chunks of keys, on the CPU's block.
+INSTANTIATE_TEST_SUITE_P(Decode, AttentionMatrix,
+                         ::testing::ValuesIn(sample_matrix<FusionCase>("AttentionDecode", attention_decode_cases(false),
+                                                                       fusion_case_name, 8, attention_coverage())),
+                         [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
+
 // A mask operand (CPU block): booleans and biases of every broadcast shape.
 class AttentionMaskMatrix : public ::testing::TestWithParam<FusionCase> {};
 

@@ -151,6 +151,37 @@ INSTANTIATE_TEST_SUITE_P(Matvec, CudaFusion, ::testing::ValuesIn(matvec_cases())
 INSTANTIATE_TEST_SUITE_P(Attention, CudaFusion, ::testing::ValuesIn(attention_cases(true)),
                          [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
 
+// Few query rows a kv head (decode) on the split-KV block: chunks of keys
+// combined by the last program of each kv head, f32 too.
+INSTANTIATE_TEST_SUITE_P(AttentionDecode, CudaFusion, ::testing::ValuesIn(attention_decode_cases(true)),
+                         [](const ::testing::TestParamInfo<FusionCase>& i) { return i.param.name; });
+
+// The split-KV block leaves its workspace's counters at zero: one binding
+// launched again and again (its graph), and the device path, give the first
+// run's bytes every time.
+TEST(CudaAttention, SplitKvRelaunchesBitwise) {
+  FusionCase c = attention_case(DType::BF16, {1, 32, 8, 1, 8192, 128}, true, true,
+                                {"random:seed=1,lo=-1,hi=1", "random:seed=2,lo=-1,hi=1", "random:seed=3"});
+  GraphBuilder g("relaunch");
+  c.build(g);
+  GpuProgram p = compile_cuda(g.module());
+  ASSERT_NE(p.exe->kernels().at(0).source.find("attention_decode"), std::string::npos);
+  std::vector<Tensor> xs = inputs_for(c, g.module());
+  std::vector<Tensor> first = run_and_check(p, xs);
+  std::unique_ptr<runtime::Binding> b = p.exe->bind(xs);
+  for (int i = 0; i < 5; ++i) p.exe->launch(*b, runtime::Timing::none);
+  p.exe->finish(*b);
+  std::vector<Tensor> again = p.exe->outputs(*b);
+  for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(same_bytes(first[i], again.at(i))) << "output " << i;
+  std::vector<runtime::cuda::DeviceTensor> dev;
+  for (const Tensor& x : xs) dev.push_back(runtime::cuda::DeviceTensor::upload(x));
+  for (int i = 0; i < 3; ++i) {
+    std::vector<runtime::cuda::DeviceTensor> out = p.exe->run_device(dev, nullptr);
+    for (size_t j = 0; j < first.size(); ++j)
+      EXPECT_TRUE(same_bytes(first[j], out.at(j).download())) << "device run " << i << " output " << j;
+  }
+}
+
 // The Hopper block with a mask operand: booleans, biases of every broadcast
 // shape, NaN/inf biases, whole rows hidden.
 INSTANTIATE_TEST_SUITE_P(AttentionMask, CudaFusion, ::testing::ValuesIn(attention_mask_cases(true)),

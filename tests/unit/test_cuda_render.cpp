@@ -171,6 +171,29 @@ TEST(CudaRender, AttentionCompilesWithNvrtc) {
   EXPECT_GE(compiled, 17);
 }
 
+// The split-KV block compiles for every dtype and head dim it takes, with
+// and without lse, causal or not, and for the Llama decode layer's views;
+// its kernel takes the workspace after its buffers.
+TEST(CudaRender, AttentionDecodeCompilesWithNvrtc) {
+  try {
+    runtime::cuda::nvrtc();
+  } catch (const Error& e) {
+    GTEST_SKIP() << "NVRTC not available: " << e.what();
+  }
+  int compiled = 0;
+  for (DType dt : {DType::BF16, DType::F16, DType::F32})
+    for (int64_t d : {16, 32, 64, 128, 256})
+      for (bool causal : {false, true}) {
+        GraphBuilder g("attn");
+        test::attention_case(dt, {2, 8, 2, 2, 4097, d}, causal, causal, {}).build(g);
+        compiled += compile_all(g.module(), {"tsr::attention_decode<", "unsigned char* __restrict__ tsr_workspace)"});
+      }
+  GraphBuilder g("attn");
+  test::attention_views_case(DType::BF16, {1, 32, 8, 1, 1, 128}, true, test::ViewsOut::MergedHeads).build(g);
+  compiled += compile_all(g.module(), {"tsr::attention_decode<", "tsr::decode_layout{32LL, 8LL, "});
+  EXPECT_EQ(compiled, 31);
+}
+
 // The CUDA attention backward block compiles for every dtype and head dim it
 // takes, causal or not.
 TEST(CudaRender, AttentionGradCompilesWithNvrtc) {

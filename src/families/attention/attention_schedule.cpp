@@ -59,6 +59,32 @@ std::string wgmma_unsupported(const Plan& p, const machine::Descriptor& d) {
   return "";
 }
 
+// Why the split-KV block cannot take the plan's problem (empty: it can).
+std::string split_kv_unsupported(const Plan& p, const machine::Descriptor& d) {
+  if (!d.has(machine::Cap::AttentionDecodeBlock)) return "needs a device with it (" + d.name + " has not)";
+  if (p.mask != AttentionMask::None) return "reads no mask";
+  if (p.dtype == DType::F64) return "takes f16, bf16 and f32";
+  if (p.d != 16 && p.d != 32 && p.d != 64 && p.d != 128 && p.d != 256) return "takes head dims 16, 32, 64, 128 and 256";
+  const int64_t rows = p.group() * p.sq;
+  if (p.sq < 1 || p.kv_heads < 1 || rows > 8)
+    return "takes 1 to 8 query rows a kv head (heads / kv_heads * sq), got " + std::to_string(rows);
+  if (p.batch * p.kv_heads >= (int64_t{1} << 24)) return "needs batch * kv_heads below 2^24";
+  return "";
+}
+
+// The split-KV block's decisions: tiles of 128 keys (a multiple of every
+// head dim's keys a block step), and chunks enough for about four programs
+// an SM (at most 128 chunks, so the combine's factors fit a tile's scores).
+void choose_split_kv(Plan& p, const machine::Descriptor& d) {
+  p.strategy = Strategy::SplitKv;
+  p.bm = p.group() * p.sq, p.bn = 128, p.stages = 1, p.threads = kDecodeThreads;
+  const int64_t planes = std::max<int64_t>(p.batch * p.kv_heads, 1);
+  const int64_t want = std::clamp<int64_t>((4 * std::max<int64_t>(d.compute_units, 1) + planes - 1) / planes, 1, p.bn);
+  const int64_t keys = std::max<int64_t>((p.sk + want - 1) / want, 1);
+  p.chunk = (keys + p.bn - 1) / p.bn * p.bn;
+  p.scratch = decode_smem_bytes(p.d, p.bm, p.bn);
+}
+
 void choose(Plan& p, const machine::Descriptor& d) {
   const std::string op = p.grad ? "tessera.attention_grad" : "tessera.attention";
   if (!d.gpu() && (p.d < 1 || p.d > 256))
@@ -99,9 +125,13 @@ void choose(Plan& p, const machine::Descriptor& d) {
     if (p.scratch > d.shared_bytes)
       fail("E506",
            op + " on device " + d.name + ": its block needs " + std::to_string(p.scratch) + " bytes of shared memory");
+  } else if (split_kv_unsupported(p, d).empty()) {
+    choose_split_kv(p, d);
   } else {
     const std::string why = wgmma_unsupported(p, d);
-    if (!why.empty()) fail("E506", op + " on device " + d.name + " (target " + d.target() + ") " + why);
+    if (!why.empty())
+      fail("E506", op + " on device " + d.name + " (target " + d.target() + ") " + why + "; its split-KV block " +
+                       split_kv_unsupported(p, d));
     // Consumer warpgroups of 64 query rows (two; three at head dim 64, where
     // the exponentials, not the tensor cores, bound the block and three
     // warpgroups of 160 registers and the producer's 32 fill an SM's 64K),
@@ -123,6 +153,14 @@ const Op* core_of(const Region& region) {
 }
 
 const std::vector<int> kOperandGroups = {1, 1, 1, 1};  // [batch, heads, rows, head dim], each its own
+
+// Whether the forward op `core` runs on `device` in a block that reads
+// views and writes o through strides (Plan::strided).
+bool strided_on(const Op& core, const machine::Descriptor& device) {
+  if (!device.gpu()) return false;
+  Plan p = facts(core, std::vector<const Value*>(core.operands.begin(), core.operands.end()));
+  return split_kv_unsupported(p, device).empty() || wgmma_unsupported(p, device).empty();
+}
 
 }  // namespace
 
@@ -160,23 +198,33 @@ bool writes_view(const Op& core, const Value* v, const machine::Descriptor& devi
   if (layout != merged(swapped, {s[1] * s[2] * s[3], s[3], s[2] * s[3], 1}) ||
       layout == merged(s, {s[1] * s[2] * s[3], s[2] * s[3], s[3], 1}))  // (one head or one row: o's own bytes)
     return false;
-  Plan p = facts(core, std::vector<const Value*>(core.operands.begin(), core.operands.end()));
-  return wgmma_unsupported(p, device).empty();
+  return strided_on(core, device);
 }
 
 bool reads_view(const Op& core, const Value* v, const machine::Descriptor& device,
                 const std::function<bool(const Value*)>& has_buffer) {
   if (core.name != "tessera.attention") return false;
-  Plan p = facts(core, std::vector<const Value*>(core.operands.begin(), core.operands.end()));
   // (the mask is read by its pointer and strides: never a view)
-  if (p.mask != AttentionMask::None && v == core.operands[3]) return false;
-  if (!wgmma_unsupported(p, device).empty()) return false;
+  if (attention_spec(core).mask != AttentionMask::None && v == core.operands[3]) return false;
+  if (!strided_on(core, device)) return false;
   const auto read = fused::leaf_read(v, v->type.shape, kOperandGroups, has_buffer);
   return read && map_strides(v->type.shape, read->strides, read->offset, v->type.dtype).has_value();
 }
 
 int64_t grad_smem_bytes(int64_t d, int64_t bm, int64_t bn) {
   return 4 * ((2 * bn + 2 * bm) * (d + 1) + 2 * bm * (bn + 1) + 2 * bm);
+}
+
+int64_t decode_smem_bytes(int64_t d, int64_t rows, int64_t bn) {
+  // q's rows, a tile's scores and the four warps' partial o (f32), each
+  // row's running max, sum and rescale factor, and the last-program flag.
+  return 4 * (rows * d + rows * bn + 4 * rows * d + 3 * rows) + 16;
+}
+
+int64_t decode_workspace_bytes(const Plan& p) {
+  // A counter per (batch, kv head), rounded up to 256 bytes, then each
+  // program's rows' max and sum and unnormalized o (f32).
+  return (p.batch * p.kv_heads * 4 + 255) / 256 * 256 + p.programs * p.bm * (2 + p.d) * 4;
 }
 
 int64_t wgmma_smem_bytes(int64_t d, int64_t bm, int64_t bn, int64_t stages) {
@@ -205,9 +253,13 @@ const std::vector<Field<Plan>>& fact_fields() {
 
 const std::vector<Field<Plan>>& decision_fields() {
   static const std::vector<Field<Plan>> fields = {
-      field("strategy", &Plan::strategy), int_list_field<Plan, int64_t>("block", {&Plan::bm, &Plan::bn}),
-      field("stages", &Plan::stages),     field("threads", &Plan::threads),
-      field("programs", &Plan::programs), field("scratch", &Plan::scratch),
+      field("strategy", &Plan::strategy),
+      int_list_field<Plan, int64_t>("block", {&Plan::bm, &Plan::bn}),
+      field("stages", &Plan::stages),
+      field("threads", &Plan::threads),
+      field("programs", &Plan::programs),
+      field("scratch", &Plan::scratch),
+      field("chunk", &Plan::chunk, Field<Plan>::When::IfNotDefault),
   };
   return fields;
 }
@@ -221,7 +273,7 @@ Op& emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unord
   // reads_view); its leaves are q, k and v. Every other block's are buffers.
   std::unordered_map<const Value*, Value*> bases = map;
   bool views = false;
-  if (p.strategy == Strategy::Wgmma)
+  if (p.strided())
     for (const Value* leaf : region.leaves) {
       const auto read = fused::leaf_read(leaf, leaf->type.shape, kOperandGroups,
                                          [&](const Value* u) { return map.count(u) > 0; });
@@ -241,9 +293,17 @@ Op& emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unord
     a["leaf_strides"] = fused::leaf_strides_attr(p.leaf_strides);
     a["leaf_offsets"] = Attr::ints(p.leaf_offsets);
   }
-  if (region.written_as) {  // fusion asked writes_view
-    if (p.strategy != Strategy::Wgmma)
-      fail("E303", "fused region: attention writes its result transposed only on the wgmma block (a fusion bug)",
+  // A view fusion asked writes_view of (or a reshape of one), written
+  // transposed; a reshape of o itself is o's bytes.
+  const Value* reshaped = region.written_as;
+  while (reshaped && reshaped != core.result(0) && reshaped->def && reshaped->def->name == "tessera.reshape")
+    reshaped = reshaped->def->operands[0];
+  if (region.written_as && reshaped == core.result(0) && region.written_as->type != core.result(0)->type)
+    a["o_reshaped"] = true;
+  if (region.written_as && reshaped != core.result(0)) {
+    if (!p.strided())
+      fail("E303",
+           "fused region: attention writes its result transposed only on the wgmma and split_kv blocks (a fusion bug)",
            core.loc);
     a["o_perm"] = Attr::ints({0, 2, 1, 3});
   }
@@ -258,7 +318,7 @@ Op& emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unord
 
 Plan read_plan(const Op& op) {
   const bool views = op.attr("leaf_offsets") != nullptr;
-  fused::verify_region(op, views, /*reshaped=*/false, op.attr("o_perm") != nullptr);  // (o_perm checked below)
+  fused::verify_region(op, views, /*reshaped=*/false, /*reshaped_result=*/true);  // (the result checked below)
   const Region& region = *op.regions[0];
   const Op* core = core_of(region);
   if (!core || region.ops.size() != 2)
@@ -275,16 +335,22 @@ Plan read_plan(const Op& op) {
       fail("E302", "schedule.attention: 'o_perm' is [0, 2, 1, 3] (o written [batch, rows, heads, head dim])", op.loc);
     p.o_transposed = true;
   }
+  // With o_reshaped, result 0 is a reshape of o (its bytes).
+  const bool reshaped = op.attr("o_reshaped") != nullptr;
+  if (reshaped && (!op.attr("o_reshaped")->as_bool() || !*op.attr("o_reshaped")->as_bool() || p.o_transposed))
+    fail("E302", "schedule.attention: 'o_reshaped' is true, and not with o_perm", op.loc);
   for (size_t i = 0; i < op.results.size(); ++i) {
     const Type& want = core->result(i)->type;
     const Type& got = op.result(i)->type;
-    // o written with heads and rows swapped, row-major, is read as any
-    // reshape of that: its element count and dtype are o's.
-    const bool ok = i == 0 && p.o_transposed ? got.dtype == want.dtype && got.numel() == want.numel() : got == want;
+    // o written row-major, or with heads and rows swapped (o_perm), is read
+    // as any reshape of that (o_reshaped, o_perm): its element count and
+    // dtype are o's.
+    const bool any_shape = i == 0 && (p.o_transposed || reshaped);
+    const bool ok = any_shape ? got.dtype == want.dtype && got.numel() == want.numel() : got == want;
     if (!ok)
       fail("E302",
            "schedule.attention: result " + std::to_string(i) + " is not the attention op's type" +
-               (i == 0 && p.o_transposed ? " (or a reshape of it with heads and rows swapped: o_perm)" : ""),
+               (i == 0 ? " (or a reshape of it: o_reshaped; with heads and rows swapped: o_perm)" : ""),
            op.loc);
   }
   const machine::Descriptor device = read_device(op);
@@ -313,6 +379,16 @@ Plan read_plan(const Op& op) {
       fail("E302",
            "schedule.attention: scratch must cover what the wgmma block needs and fit the device's shared memory",
            op.loc);
+  } else if (p.strategy == Strategy::SplitKv) {
+    if (p.bm != p.group() * p.sq || p.bn % 64 != 0 || p.stages != 1 || p.threads != kDecodeThreads || p.chunk < p.bn ||
+        p.chunk % p.bn != 0 || p.chunks() > p.bn)
+      fail("E302",
+           "schedule.attention: the split_kv block runs heads / kv_heads * sq rows, key tiles of a multiple of 64, "
+           "one stage, 128 threads, and chunks of a multiple of the tile's keys (at most that many chunks)",
+           op.loc);
+    if (p.scratch != decode_smem_bytes(p.d, p.bm, p.bn) || p.scratch > device.shared_bytes)
+      fail("E302", "schedule.attention: the split_kv block's scratch is its shared memory, and must fit the device",
+           op.loc);
   } else if (p.grad && device.gpu()) {
     if (p.threads != kGradThreads || p.scratch != grad_smem_bytes(p.d, p.bm, p.bn) || p.scratch > device.shared_bytes)
       fail("E302", "schedule.attention: the CUDA backward block runs 256 threads with its shared memory", op.loc);
@@ -325,10 +401,12 @@ Plan read_plan(const Op& op) {
              std::to_string(p.program_count()),
          op.loc);
   check_threads(op, device, p.threads + (p.strategy == Strategy::Wgmma ? Plan::kProducerThreads : 0));
-  if (p.o_transposed && p.strategy != Strategy::Wgmma)
-    fail("E302", "schedule.attention: only the wgmma block writes o transposed (o_perm)", op.loc);
+  if (p.strategy != Strategy::SplitKv && p.chunk != 0)
+    fail("E302", "schedule.attention: only the split_kv block has a 'chunk'", op.loc);
+  if (p.o_transposed && !p.strided())
+    fail("E302", "schedule.attention: only the wgmma and split_kv blocks write o transposed (o_perm)", op.loc);
   if (views) {
-    if (p.strategy != Strategy::Wgmma) fail("E302", "schedule.attention: only the wgmma block reads views", op.loc);
+    if (!p.strided()) fail("E302", "schedule.attention: only the wgmma and split_kv blocks read views", op.loc);
     p.leaf_strides = fused::read_leaf_strides(op, 4, SIZE_MAX);
     const auto off = op.attr("leaf_offsets")->as_ints();
     if (!off || off->size() != op.operands.size())

@@ -9,6 +9,11 @@
 //         producer warpgroup; consumer warpgroups of 64 rows run q k^T and
 //         p v on warpgroup MMA with the softmax in registers
 //         (device/gpu/tessera_attention.cuh, device/gpu/ATTENTION_CONTRACT.md).
+//         "split_kv" where a kv head has at most 8 query rows (decode:
+//         heads / kv_heads * sq <= 8): a program a (batch, kv head, chunk of
+//         `chunk` keys) on CUDA cores, f32 partials in the kernel's
+//         workspace combined by the plane's last program
+//         (device/gpu/tessera_attention_decode.cuh).
 // Its gradient (tessera.attention_grad: dq, dk and dv from q, k, v, o, do
 // and lse) is the same family with `grad`: key programs (a block of `bn`
 // keys of a kv head: its dk and dv) then query programs (a block of `bm`
@@ -26,6 +31,7 @@
 // GPUs refuse it (E506) until their blocks read one.
 // Other devices and configurations are refused (E506), never run elsewhere.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <optional>
@@ -42,7 +48,7 @@
 
 namespace tessera::families::attention {
 
-enum class Strategy { Tiled, Wgmma, TiledOnePass };
+enum class Strategy { Tiled, Wgmma, TiledOnePass, SplitKv };
 
 struct Plan {
   // facts (from the tessera.attention op)
@@ -63,6 +69,7 @@ struct Plan {
   Strategy strategy = Strategy::Tiled;
   int64_t bm = 0, bn = 0, stages = 1, threads = 1, programs = 0;
   int64_t scratch = 0;  // bytes of the block's shared memory (cuda); 0 on the cpu
+  int64_t chunk = 0;    // split_kv: keys a program (a multiple of bn; at most bn chunks)
   // Views (the wgmma block, whose tensor maps address any such layout): per
   // region argument its strides over [batch, heads, rows, head dim] and its
   // first element in its base's buffer; empty when every argument is its own
@@ -85,9 +92,14 @@ struct Plan {
   int64_t n_blocks() const { return bn > 0 ? (sk + bn - 1) / bn : 0; }
   // The gradient's key programs, which come before its query programs.
   int64_t key_programs() const { return grad ? batch * kv_heads * n_blocks() : 0; }
+  // split_kv: programs of a (batch, kv head), one a chunk of keys (one when there are none).
+  int64_t chunks() const { return chunk > 0 ? std::max<int64_t>(1, (sk + chunk - 1) / chunk) : 0; }
   int64_t program_count() const {
+    if (strategy == Strategy::SplitKv) return batch * kv_heads * chunks();
     return strategy == Strategy::TiledOnePass ? batch * kv_heads : key_programs() + batch * heads * m_blocks();
   }
+  // The block that reads q, k and v as views and writes o through strides.
+  bool strided() const { return strategy == Strategy::Wgmma || strategy == Strategy::SplitKv; }
   int64_t group() const { return kv_heads ? heads / kv_heads : 1; }
 };
 
@@ -98,6 +110,11 @@ int64_t wgmma_smem_bytes(int64_t d, int64_t bm, int64_t bn, int64_t stages);
 // (k, v, q, do rows of d + 1 floats, P and dS rows of bn + 1, delta and lse).
 int64_t grad_smem_bytes(int64_t d, int64_t bm, int64_t bn);
 constexpr int64_t kGradThreads = 256;  // tsr::ATTN_GRAD_THREADS
+// The split-KV block: tsr::attention_decode_smem_bytes and
+// tsr::attention_decode_workspace_bytes (device/gpu/tessera_attention_decode.cuh).
+constexpr int64_t kDecodeThreads = 128;  // tsr::ATTN_DECODE_THREADS
+int64_t decode_smem_bytes(int64_t d, int64_t rows, int64_t bn);
+int64_t decode_workspace_bytes(const Plan& p);
 
 // The schedule.attention op of the region (the attention or attention_grad
 // op alone): its results are the op's (o, and lse when it has it; dq, dk,
@@ -144,9 +161,10 @@ struct EnumNames<ir::AttentionMask> {
 };
 template <>
 struct EnumNames<attention::Strategy> {
-  static constexpr std::array<std::pair<attention::Strategy, const char*>, 3> names = {
+  static constexpr std::array<std::pair<attention::Strategy, const char*>, 4> names = {
       {{attention::Strategy::Tiled, "tiled"},
        {attention::Strategy::Wgmma, "wgmma"},
-       {attention::Strategy::TiledOnePass, "tiled_one_pass"}}};
+       {attention::Strategy::TiledOnePass, "tiled_one_pass"},
+       {attention::Strategy::SplitKv, "split_kv"}}};
 };
 }  // namespace tessera::families

@@ -66,10 +66,56 @@ void build_grad_kernel(Module& m, const std::string& sym, const Plan& p, const O
   m.ops.push_back(std::move(k));
 }
 
+// The split-KV block: one tile.attention_decode a program, q, k and v read
+// through their element strides (a view's, or a contiguous tensor's), o
+// written through o's, partials kept in the kernel's workspace.
+void build_decode_kernel(Module& m, const std::string& sym, const Plan& p, const Op& sop) {
+  auto k = new_tile_kernel(sym, p.programs, p.threads, 4, string_attr(sop, "artifact_hash"));
+  Region& body = *k->regions[0];
+  const std::vector<std::string> names = {"q", "k", "v"};
+  std::vector<Value*> leaves;
+  for (size_t i = 0; i < sop.regions[0]->args.size(); ++i)
+    leaves.push_back(body.add_arg(i < names.size() ? names[i] : "in" + std::to_string(i),
+                                  Type::ptr(sop.regions[0]->args[i]->type.dtype)));
+  Value* o = body.add_arg("o", Type::ptr(p.dtype));
+  Value* lse = p.lse ? body.add_arg("lse", Type::ptr(sop.result(1)->type.dtype)) : nullptr;
+  TileBuilder tb(body);
+  Value* ws = tb.workspace((decode_workspace_bytes(p) + 3) / 4, DType::F32);
+  Value* smem = tb.scratch((p.scratch + 3) / 4, DType::F32);
+  std::vector<Value*> operands = {leaves.at(p.q_leaf), leaves.at(p.k_leaf), leaves.at(p.v_leaf), o, ws, smem,
+                                  tb.program_id()};
+  if (lse) operands.push_back(lse);
+  // [batch, heads, rows] element strides and first element of an operand
+  auto strides = [&](int64_t leaf, int64_t heads, int64_t rows) -> std::vector<int64_t> {
+    if (p.leaf_strides.empty()) return {heads * rows * p.d, rows * p.d, p.d};
+    const auto& st = p.leaf_strides[leaf];
+    return {st[0], st[1], st[2]};
+  };
+  auto offset = [&](int64_t leaf) { return p.leaf_offsets.empty() ? 0 : p.leaf_offsets[leaf]; };
+  tb.attention_decode(operands, {{"head_dim", Attr(p.d)},
+                                 {"block", Attr::ints({p.bm, p.bn})},
+                                 {"chunk", Attr(p.chunk)},
+                                 {"batch", Attr(p.batch)},
+                                 {"heads", Attr(p.heads)},
+                                 {"kv_heads", Attr(p.kv_heads)},
+                                 {"sq", Attr(p.sq)},
+                                 {"sk", Attr(p.sk)},
+                                 {"causal", Attr(p.causal)},
+                                 {"lse", Attr(p.lse)},
+                                 {"scale", Attr(p.scale)},
+                                 {"q_strides", Attr::ints(strides(p.q_leaf, p.heads, p.sq))},
+                                 {"k_strides", Attr::ints(strides(p.k_leaf, p.kv_heads, p.sk))},
+                                 {"v_strides", Attr::ints(strides(p.v_leaf, p.kv_heads, p.sk))},
+                                 {"o_strides", Attr::ints(p.o_strides())},
+                                 {"offsets", Attr::ints({offset(p.q_leaf), offset(p.k_leaf), offset(p.v_leaf)})}});
+  m.ops.push_back(std::move(k));
+}
+
 }  // namespace
 
 void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& sop) {
   if (p.grad) return build_grad_kernel(m, sym, p, sop);
+  if (p.strategy == Strategy::SplitKv) return build_decode_kernel(m, sym, p, sop);
   const bool wgmma = p.strategy == Strategy::Wgmma;
   // (the vector width is the tile library's; the attention blocks choose their own loads)
   auto k = new_tile_kernel(sym, p.programs, p.threads, wgmma ? 8 : 16, string_attr(sop, "artifact_hash"));

@@ -43,6 +43,7 @@ machine::Descriptor describe_device() {
   add(Cap::L2Prefetch);
   add(Cap::TransposeBlock);
   add(Cap::AttentionGradBlock);
+  add(Cap::AttentionDecodeBlock);
   // The block library's cp.async pipelines and bf16 mma.sync need sm_80.
   if (cc >= 80) add(Cap::BlockMatmul), add(Cap::TensorCores);
   if (cc >= 90) add(Cap::BulkCopy), add(Cap::Tma);

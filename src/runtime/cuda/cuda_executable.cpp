@@ -82,6 +82,9 @@ struct CudaExecutable::DeviceBinding : Binding {
   std::vector<CUdeviceptr> ptrs;               // per slot
   std::vector<std::vector<void*>> params;      // per step: pointers into ptrs, then into maps
   std::vector<std::vector<CUtensorMap>> maps;  // per step, encoded from ptrs; the driver copies them
+  // Per step: its kernel's workspace (zeroed when made; empty where it keeps none).
+  std::vector<DeviceTensor> workspaces;
+  std::vector<CUdeviceptr> workspace_ptrs;  // params point into it
   std::shared_ptr<CUgraphExec_st> graph;
   // run_device's graph: the template the nodes are handles into (updating a
   // node of the instantiated graph names it), and one node per step (null:
@@ -198,6 +201,7 @@ std::unique_ptr<Binding> CudaExecutable::bind(const std::vector<Tensor>& inputs)
     b.slots[i] = into >= 0 ? b.slots[into] : DeviceTensor::empty(h_.slot_types[i].dtype, h_.slot_types[i].shape);
   }
   for (const DeviceTensor& t : b.slots) b.ptrs.push_back(t.ptr());
+  make_workspaces(b, stream_);
   set_params(b);
   const DriverApi& cu = driver();
   check(cu.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
@@ -228,7 +232,20 @@ void CudaExecutable::set_params(DeviceBinding& b) const {
     }
     b.maps[i].resize(k.tensor_maps.size());                      // never resized again: params point into it
     for (CUtensorMap& m : b.maps[i]) b.params[i].push_back(&m);  // after the buffers (Target IR checked the order)
+    if (k.workspace_bytes > 0) b.params[i].push_back(&b.workspace_ptrs.at(i));  // after the maps
     encode_maps(b, i);
+  }
+}
+
+void CudaExecutable::make_workspaces(DeviceBinding& b, CUstream stream) const {
+  b.workspaces.resize(h_.steps.size());
+  b.workspace_ptrs.resize(h_.steps.size());  // (sized once: params point into it)
+  for (size_t i = 0; i < h_.steps.size(); ++i) {
+    const int64_t bytes = h_.kernels[h_.steps[i].kernel].workspace_bytes;
+    if (bytes == 0) continue;
+    b.workspaces[i] = DeviceTensor::empty_on(DType::I32, {(bytes + 3) / 4}, stream);
+    b.workspace_ptrs[i] = b.workspaces[i].ptr();
+    check(driver().cuMemsetD8Async(b.workspace_ptrs[i], 0, static_cast<size_t>(bytes), stream), "cuMemsetD8Async");
   }
 }
 
@@ -380,6 +397,9 @@ std::vector<DeviceTensor> CudaExecutable::run_device(const std::vector<DeviceTen
     }
   for (int s : d.per_call_slots)
     b.ptrs[s] = (fresh[s] = DeviceTensor::empty_on(h_.slot_types[s].dtype, h_.slot_types[s].shape, stream)).ptr();
+  // Workspaces: the graph's, made once (its launches are ordered one after
+  // another); kernel by kernel, this call's own, on its stream.
+  if (first || !d.as_graph) make_workspaces(b, stream);
   const DriverApi& cu = driver();
   if (first) {
     try {

@@ -92,6 +92,8 @@ class CudaExecutable final : public Executable {
   // maps (E612 guards).
   void set_params(DeviceBinding& b) const;
   void encode_maps(DeviceBinding& b, size_t step) const;  // after the step's buffers moved
+  // A zeroed workspace, made on `stream`, for every step whose kernel keeps one.
+  void make_workspaces(DeviceBinding& b, CUstream stream) const;
   void launch_each(const DeviceBinding& b, bool timed, CUstream stream) const;
   void build_graph(DeviceRuns& d) const;
   CUDA_KERNEL_NODE_PARAMS node_params(const DeviceBinding& b, size_t step) const;
