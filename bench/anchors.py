@@ -60,6 +60,9 @@ events): torch.nn.functional.scaled_dot_product_attention restricted to one
 backend at a time with torch.nn.attention.sdpa_kernel: FLASH_ATTENTION
 (FlashAttention-2) and CUDNN_ATTENTION, each checked against a float32 torch
 reference before it is timed; a backend that refuses the case is a warning.
+With "cold_l2": true in the anchor (and the case), the GPU's L2 is written
+over before every timed call, untimed, as the bench does: a decode step's
+cache, which an L2 could hold, is read from device memory.
 An "attention_grad" anchor (same fields) times the backward alone from q, k, v,
 o, do and lse: on the CPU numpy in f32 (p recomputed from lse, the five
 products, GQA sums by reshape); on CUDA torch's SDPA backward alone
@@ -109,14 +112,23 @@ def host_median_ns(fn, reps):
     return statistics.median(samples)
 
 
-def cuda_event_median_ns(fn, reps, warmup=3):
-    """Median time of fn() between two CUDA events, in ns, after `warmup` calls."""
+def l2_evictor():
+    """A function that writes over the GPU's whole L2 (four times its size), as the bench's cold_l2 does."""
+    import torch
+    junk = torch.empty(4 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.uint8, device="cuda")
+    return lambda: junk.fill_(1)
+
+
+def cuda_event_median_ns(fn, reps, warmup=3, before=None):
+    """Median time of fn() between two CUDA events, in ns, after `warmup` calls; before() (untimed) ahead of each."""
     import torch
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
     samples = []
     for _ in range(reps):
+        if before:
+            before()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         fn()
@@ -828,6 +840,8 @@ def cuda_attention_rows(anchor, reps):
         ref = F.scaled_dot_product_attention(q[:, :heads].float(), k[:, :heads // (h // hkv)].float(),
                                              v[:, :heads // (h // hkv)].float(), is_causal=causal, enable_gqa=gqa)
     rows = []
+    cold = anchor.get("cold_l2", False)
+    before = l2_evictor() if cold else None
     for name, backend, note in (("torch_flash", SDPBackend.FLASH_ATTENTION, "FlashAttention-2"),
                                 ("torch_cudnn", SDPBackend.CUDNN_ATTENTION, "cuDNN")):
         def fn(backend=backend):
@@ -837,11 +851,12 @@ def cuda_attention_rows(anchor, reps):
         def timed(fn=fn):
             out = fn()
             check_against(out[:, :heads].float(), ref, dtype_name)
-            return cuda_event_median_ns(fn, reps)
+            return cuda_event_median_ns(fn, reps, before=before)
         row = measured(name, torch.__version__, "device_event", reps, timed)
         if row:
             rows.append(dict(row, note=f"torch.nn.functional.scaled_dot_product_attention, {note} backend only"
-                                       f" (sdpa_kernel), is_causal={causal}" + (", enable_gqa=True" if gqa else "")))
+                                       f" (sdpa_kernel), is_causal={causal}" + (", enable_gqa=True" if gqa else "") +
+                                       (", L2 written over before each call" if cold else "")))
     return rows
 
 

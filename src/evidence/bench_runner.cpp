@@ -333,8 +333,14 @@ json run_bench(const BenchOptions& o) {
     // Inputs bound once (resident on a device); each sample one clocked launch (two for several kernels on a
     // device: below).
     std::unique_ptr<runtime::Binding> binding = exe->bind(inputs);
+    // cold_l2: every sample's inputs come from device memory, not from the
+    // cache the previous sample left them in (a working set the L2 holds).
+    const bool cold = c.value("cold_l2", false);
+    if (cold && !lane.evict_cache) fail("E850", "bench case '" + name + "': cold_l2 needs a lane with a device cache");
+    if (cold) row["cache"] = "cold: the L2 written over before every launch";
     sampled = sample(
         [&] {
+          if (cold) lane.evict_cache();
           auto t0 = Clock::now();
           exe->launch(*binding, runtime::Timing::each_kernel);
           auto recs = exe->finish(*binding);
@@ -351,6 +357,7 @@ json run_bench(const BenchOptions& o) {
           // the gaps between kernels included (an anchor timed around a
           // whole call has them too); end_to_end is then that launch's.
           if (lane.device_clock && several_kernels) {
+            if (cold) lane.evict_cache();
             t0 = Clock::now();
             exe->launch(*binding, runtime::Timing::whole_run);
             recs = exe->finish(*binding);

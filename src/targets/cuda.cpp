@@ -53,6 +53,7 @@ Lane make_cuda_lane() {
                           {"nvrtc", runtime::cuda::CudaModuleCache::global().toolchain()}};
   };
   l.device_copy_gbs = runtime::cuda::copy_bandwidth_gbs;
+  l.evict_cache = runtime::cuda::evict_l2;
   return l;
 }
 

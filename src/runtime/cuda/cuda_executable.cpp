@@ -485,4 +485,16 @@ double copy_bandwidth_gbs(size_t bytes) {
   return 2.0 * static_cast<double>(a.nbytes()) / (ms[ms.size() / 2] * 1e-3) / 1e9;
 }
 
+void evict_l2() {
+  const DriverApi& cu = driver();
+  static const DeviceTensor junk = [&] {
+    int l2 = 0;
+    check(cu.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device()), "cuDeviceGetAttribute");
+    return DeviceTensor::empty(DType::I32, {std::max<int64_t>(l2, 1 << 20)});  // four times the L2's bytes
+  }();
+  static unsigned char value = 0;
+  check(cu.cuMemsetD8Async(junk.ptr(), ++value, junk.nbytes(), nullptr), "cuMemsetD8Async");
+  check(cu.cuStreamSynchronize(nullptr), "cuStreamSynchronize");
+}
+
 }  // namespace tessera::runtime::cuda

@@ -46,6 +46,10 @@ class DeviceTensor {
 // 20): the ceiling CUDA packets are judged against.
 double copy_bandwidth_gbs(size_t bytes);
 
+// Writes over the device's whole L2 (four times its size) and waits: what a
+// kernel then reads comes from device memory (cold-cache measurements).
+void evict_l2();
+
 class CudaExecutable final : public Executable {
  public:
   static CudaExecutable load(const ir::Module& target_ir, const std::string& func = "",
