@@ -42,9 +42,9 @@ __host__ __device__ constexpr int attention_decode_smem_bytes(int D, int R, int 
 }
 
 // Workspace: a counter per (batch, kv head) (256 bytes of them rounded up),
-// then per program its rows' (max, sum) and unnormalized o.
+// then per program its rows' unnormalized o, then their (max, sum).
 __host__ __device__ constexpr i64 attention_decode_workspace_bytes(i64 planes, i64 programs, int R, int D) {
-  return (planes * 4 + 255) / 256 * 256 + programs * R * (2 + D) * 4;
+  return (planes * 4 + 255) / 256 * 256 + programs * R * (2 + D) * 4 + 256;
 }
 
 __device__ __forceinline__ float nan_max(float a, float b) { return (a > b || a != a) ? a : b; }
@@ -105,11 +105,15 @@ __device__ void attention_decode(unsigned char* smem, const T* __restrict__ q, c
   const i64 n_begin = c * chunk, n_end = imin(sk, n_begin + chunk);
   const T* kp = k + L.k0 + b * L.k[0] + g * L.k[1];
   const T* vp = v + L.v0 + b * L.v[0] + g * L.v[1];
-  // Row r is query row r % sq of head g * group + r / sq.
-  auto q_row = [&](int r) { return L.q0 + b * L.q[0] + (g * group + r / sq) * L.q[1] + (r % sq) * L.q[2]; };
-  auto o_row = [&](int r) { return b * L.o[0] + (g * group + r / sq) * L.o[1] + (r % sq) * L.o[2]; };
-  // Key j is visible to row r iff j <= limit(r) (causal: aligned to the end).
-  auto limit = [&](int r) { return CAUSAL ? (i64)(r % sq) + sk - sq : sk - 1; };
+  // Row r is query row r % sq of head g * group + r / sq (sq <= R: 32-bit
+  // arithmetic, none of it in the loops over keys).
+  const int rows = (int)sq;
+  auto q_row = [&](int r) { return L.q0 + b * L.q[0] + (g * group + r / rows) * L.q[1] + (r % rows) * L.q[2]; };
+  auto o_row = [&](int r) { return b * L.o[0] + (g * group + r / rows) * L.o[1] + (r % rows) * L.o[2]; };
+  // Key j is visible to row r iff j <= limit[r] (causal: aligned to the end).
+  i64 limit[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) limit[r] = CAUSAL ? (i64)(r % rows) + sk - sq : sk - 1;
   const bool kvec = ((reinterpret_cast<unsigned long long>(kp) | (unsigned long long)(L.k[2] * sizeof(T))) & 15) == 0;
   const bool vvec = ((reinterpret_cast<unsigned long long>(vp) | (unsigned long long)(L.v[2] * sizeof(T))) & 15) == 0;
 
@@ -130,10 +134,10 @@ __device__ void attention_decode(unsigned char* smem, const T* __restrict__ q, c
   __syncthreads();
 
   for (i64 n0 = n_begin; n0 < n_end; n0 += BN) {
-    const int nb = (int)imin(BN, n_end - n0);
+    const int nb = (int)imin(BN, n_end - n0), steps = (nb + KPS - 1) / KPS * KPS;
     // Scores: key n0 + t + warp * KPW + sub, this lane's EPL elements.
 #pragma unroll 4
-    for (int t = 0; t < BN; t += KPS) {
+    for (int t = 0; t < steps; t += KPS) {
       const int jj = t + warp * KPW + sub;
       float kx[EPL];
       if (jj < nb) load_row_part<T, EPL>(kp + (n0 + jj) * L.k[2] + part * EPL, kvec, kx);
@@ -146,7 +150,7 @@ __device__ void attention_decode(unsigned char* smem, const T* __restrict__ q, c
 #pragma unroll
         for (int e = 0; e < EPL; ++e) dot = fmaf(qs[r * D + part * EPL + e], kx[e], dot);
         dot = group_sum<LPK>(dot);
-        if (part == 0 && jj < nb) ss[r * BN + jj] = n0 + jj <= limit(r) ? scale * dot : -inf<float>();
+        if (part == 0 && jj < nb) ss[r * BN + jj] = n0 + jj <= limit[r] ? scale * dot : -inf<float>();
       }
     }
     __syncthreads();
@@ -179,7 +183,7 @@ __device__ void attention_decode(unsigned char* smem, const T* __restrict__ q, c
       for (int e = 0; e < EPL; ++e) acc[r][e] *= alpha;
     }
 #pragma unroll 4
-    for (int t = 0; t < BN; t += KPS) {
+    for (int t = 0; t < steps; t += KPS) {
       const int jj = t + warp * KPW + sub;
       if (jj >= nb) continue;
       float vx[EPL];
@@ -215,7 +219,7 @@ __device__ void attention_decode(unsigned char* smem, const T* __restrict__ q, c
   // o = acc / sum; lse = max + ln sum (-inf where a row saw no key).
   auto finish = [&](int r, int d, float acc_rd, float m, float l) {
     o[o_row(r) + d] = narrow<T>(l == 0.f ? 0.f : acc_rd / l);
-    if (LSE && d == 0) lse[(b * L.heads + g * group + r / sq) * sq + r % sq] = l == 0.f ? -inf<float>() : m + logf(l);
+    if (LSE && d == 0) lse[(b * L.heads + g * group + r / rows) * sq + r % rows] = l == 0.f ? -inf<float>() : m + logf(l);
   };
   if (chunks == 1) {
     __syncthreads();
@@ -226,8 +230,8 @@ __device__ void attention_decode(unsigned char* smem, const T* __restrict__ q, c
   // Partials to the workspace; the plane's last program combines them.
   const i64 planes = batch * L.kv_heads;
   unsigned int* counters = reinterpret_cast<unsigned int*>(ws);
-  float* part_ml = reinterpret_cast<float*>(ws + (planes * 4 + 255) / 256 * 256);  // [programs][R][2]
-  float* part_o = part_ml + planes * chunks * R * 2;                               // [programs][R][D]
+  float* part_o = reinterpret_cast<float*>(ws + (planes * 4 + 255) / 256 * 256);  // [programs][R][D]
+  float* part_ml = part_o + planes * chunks * R * D;                               // [programs][R][2]
   for (int e = tid; e < R * D; e += ATTN_DECODE_THREADS) __stcg(part_o + pid * R * D + e, red[e]);
   if (tid < R) __stcg(part_ml + (pid * R + tid) * 2, rm[tid]), __stcg(part_ml + (pid * R + tid) * 2 + 1, rl[tid]);
   __threadfence();  // (release: the partials before the count)
@@ -255,12 +259,20 @@ __device__ void attention_decode(unsigned char* smem, const T* __restrict__ q, c
     if (lane == 0) rm[r] = m, rl[r] = sum;
   }
   __syncthreads();
-  const float* o0 = part_o + plane * chunks * R * D;
-  for (int e = tid; e < R * D; e += ATTN_DECODE_THREADS) {
-    const int r = e / D;
-    float x = 0.f;
-    for (i64 cc = 0; cc < chunks; ++cc) x = fmaf(ss[r * BN + cc], __ldcg(o0 + cc * R * D + e), x);
-    finish(r, e % D, x, rm[r], rl[r]);
+  // Four elements a thread, sixteen chunks' loads in flight.
+  const float4* o0 = reinterpret_cast<const float4*>(part_o + plane * chunks * R * D);
+  for (int e4 = tid; e4 < R * D / 4; e4 += ATTN_DECODE_THREADS) {
+    const int r = e4 * 4 / D;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 16
+    for (int cc = 0; cc < (int)chunks; ++cc) {
+      const float f = ss[r * BN + cc];
+      const float4 y = __ldcg(o0 + cc * (R * D / 4) + e4);
+      x.x = fmaf(f, y.x, x.x), x.y = fmaf(f, y.y, x.y), x.z = fmaf(f, y.z, x.z), x.w = fmaf(f, y.w, x.w);
+    }
+    const int d = e4 * 4 % D;
+    finish(r, d, x.x, rm[r], rl[r]), finish(r, d + 1, x.y, rm[r], rl[r]);
+    finish(r, d + 2, x.z, rm[r], rl[r]), finish(r, d + 3, x.w, rm[r], rl[r]);
   }
   if (tid == 0) counters[plane] = 0u;  // for the next launch
 }

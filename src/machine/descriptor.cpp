@@ -48,7 +48,7 @@ const std::map<std::string, Descriptor>& profiles() {
     Descriptor h200;
     h200.kind = Kind::Cuda, h200.name = "h200", h200.origin = "profile", h200.arch = "sm_90";
     h200.compute_units = 132, h200.simd_width = 32, h200.vector_bytes = 16, h200.max_threads = 1024;
-    h200.shared_bytes = 232448, h200.registers = 65536, h200.max_cluster = 16;
+    h200.shared_bytes = 232448, h200.registers = 65536, h200.max_cluster = 16, h200.l2_bytes = 52428800;
     h200.caps = caps_of({Cap::ThreadBlocks, Cap::BlockMatmul, Cap::TensorCores, Cap::Wgmma, Cap::Tma, Cap::BulkCopy,
                          Cap::Clusters, Cap::L2Prefetch, Cap::TransposeBlock, Cap::AttentionGradBlock,
                          Cap::AttentionDecodeBlock});
@@ -59,6 +59,7 @@ const std::map<std::string, Descriptor>& profiles() {
     // them are refused or not chosen (the unit tests compile for it).
     Descriptor a100 = h200;
     a100.name = "a100", a100.arch = "sm_80", a100.compute_units = 108, a100.shared_bytes = 166912;
+    a100.l2_bytes = 41943040;
     a100.max_cluster = 1;
     a100.caps = caps_of({Cap::ThreadBlocks, Cap::BlockMatmul, Cap::TensorCores, Cap::L2Prefetch, Cap::TransposeBlock,
                          Cap::AttentionGradBlock, Cap::AttentionDecodeBlock});
@@ -122,7 +123,7 @@ std::string Descriptor::str() const {
   std::ostringstream s;
   s << "kind=" << kind_name(kind) << " name=" << name << " origin=" << origin << " arch=" << arch
     << " units=" << compute_units << " simd=" << simd_width << " vector=" << vector_bytes << " threads=" << max_threads
-    << " shared=" << shared_bytes << " registers=" << registers << " cluster=" << max_cluster
+    << " shared=" << shared_bytes << " l2=" << l2_bytes << " registers=" << registers << " cluster=" << max_cluster
     << " blas=" << (blas.empty() ? "none" : blas) << " caps=" << (caps_text.empty() ? "none" : caps_text);
   return s.str();
 }
@@ -168,6 +169,7 @@ Descriptor parse(const std::string& text) {
   d.vector_bytes = number("vector");
   d.max_threads = number("threads");
   d.shared_bytes = number("shared");
+  d.l2_bytes = number("l2");
   d.registers = number("registers");
   d.max_cluster = number("cluster");
   d.blas = field("blas");

@@ -142,6 +142,8 @@ void choose(Plan& p, const machine::Descriptor& d) {
     p.bm = three ? 192 : 128, p.bn = 128, p.stages = 2;
     p.threads = p.bm / 64 * 128;
     p.scratch = wgmma_smem_bytes(p.d, p.bm, p.bn, p.stages);
+    const double kv_bytes = 2.0 * double(p.batch * p.kv_heads) * double(p.sk) * double(p.d) * 2;
+    p.interleave = p.causal && kv_bytes <= double(d.l2_bytes) / 2;
   }
   p.programs = p.program_count();
 }
@@ -223,8 +225,9 @@ int64_t decode_smem_bytes(int64_t d, int64_t rows, int64_t bn) {
 
 int64_t decode_workspace_bytes(const Plan& p) {
   // A counter per (batch, kv head), rounded up to 256 bytes, then each
-  // program's rows' max and sum and unnormalized o (f32).
-  return (p.batch * p.kv_heads * 4 + 255) / 256 * 256 + p.programs * p.bm * (2 + p.d) * 4;
+  // program's rows' unnormalized o and their max and sum (f32), then 256
+  // bytes of slack (never empty, even with no programs).
+  return (p.batch * p.kv_heads * 4 + 255) / 256 * 256 + p.programs * p.bm * (2 + p.d) * 4 + 256;
 }
 
 int64_t wgmma_smem_bytes(int64_t d, int64_t bm, int64_t bn, int64_t stages) {
@@ -260,6 +263,7 @@ const std::vector<Field<Plan>>& decision_fields() {
       field("programs", &Plan::programs),
       field("scratch", &Plan::scratch),
       field("chunk", &Plan::chunk, Field<Plan>::When::IfNotDefault),
+      field("interleave", &Plan::interleave, Field<Plan>::When::IfNotDefault),
   };
   return fields;
 }
@@ -403,6 +407,8 @@ Plan read_plan(const Op& op) {
   check_threads(op, device, p.threads + (p.strategy == Strategy::Wgmma ? Plan::kProducerThreads : 0));
   if (p.strategy != Strategy::SplitKv && p.chunk != 0)
     fail("E302", "schedule.attention: only the split_kv block has a 'chunk'", op.loc);
+  if (p.interleave && !(p.strategy == Strategy::Wgmma && p.causal))
+    fail("E302", "schedule.attention: 'interleave' is for causal attention on the wgmma block", op.loc);
   if (p.o_transposed && !p.strided())
     fail("E302", "schedule.attention: only the wgmma and split_kv blocks write o transposed (o_perm)", op.loc);
   if (views) {

@@ -70,6 +70,12 @@ struct Plan {
   int64_t bm = 0, bn = 0, stages = 1, threads = 1, programs = 0;
   int64_t scratch = 0;  // bytes of the block's shared memory (cuda); 0 on the cpu
   int64_t chunk = 0;    // split_kv: keys a program (a multiple of bn; at most bn chunks)
+  // wgmma, causal: row blocks longest first across all heads (the last rows
+  // of every head, then the rows before them...), so that the grid's last
+  // wave holds only short blocks; chosen where every head's k and v fit half
+  // the device's L2 (otherwise heads go one after another, their blocks
+  // longest first, so a head's k and v stay in cache).
+  bool interleave = false;
   // Views (the wgmma block, whose tensor maps address any such layout): per
   // region argument its strides over [batch, heads, rows, head dim] and its
   // first element in its base's buffer; empty when every argument is its own

@@ -137,17 +137,15 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   // Program -> (batch * head, block of query rows): the blocks of one head
   // are consecutive (its k and v stay in cache); causal blocks run the
   // longest (last rows) first so the short ones fill the tail of the grid.
-  // On the wgmma block, whose k and v stay in a GPU's L2 whatever the order,
-  // causal blocks run longest first across all heads (the last rows of every
-  // head, then the rows before them...), so that the last wave holds only
-  // short blocks; on the CPU that order lost its k and v from cache.
+  // Interleaved (Plan::interleave), causal blocks run longest first across
+  // all heads.
   // (at least 1: an empty problem has no programs, but its index math stays defined)
   const int64_t mb = std::max<int64_t>(p.m_blocks(), 1), heads = std::max<int64_t>(p.heads, 1);
   const int64_t planes = std::max<int64_t>(p.batch * p.heads, 1);
   Value* pid = tb.program_id();
   Value* bh = tb.div(pid, idx(mb));
   Value* block = tb.rem(pid, idx(mb));
-  if (p.causal && p.strategy == Strategy::Wgmma) {
+  if (p.interleave) {
     bh = tb.rem(pid, idx(planes));
     block = tb.div(pid, idx(planes));
   }

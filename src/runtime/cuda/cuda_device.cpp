@@ -33,6 +33,7 @@ machine::Descriptor describe_device() {
   d.vector_bytes = 16;  // ld.global.v4 of 32-bit words, on every CUDA device
   d.max_threads = attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
   d.shared_bytes = attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  d.l2_bytes = attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
   d.registers = attribute(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
   const int cc = info.sm_major * 10 + info.sm_minor;
   const bool clusters = attribute(CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH) != 0;
