@@ -85,10 +85,10 @@ void choose_split_kv(Plan& p, const machine::Descriptor& d) {
   p.scratch = decode_smem_bytes(p.d, p.bm, p.bn);
 }
 
-void choose(Plan& p, const machine::Descriptor& d) {
+void choose(Plan& p, const machine::Descriptor& d, const SourceLoc& loc) {
   const std::string op = p.grad ? "tessera.attention_grad" : "tessera.attention";
   if (!d.gpu() && (p.d < 1 || p.d > 256))
-    fail("E506", op + " on device " + d.name + " takes head dims 1 to 256, got " + std::to_string(p.d));
+    fail("E506", op + " on device " + d.name + " takes head dims 1 to 256, got " + std::to_string(p.d), loc);
   if (!d.gpu() && p.grad) {
     // Blocks of 64 rows and 64 keys (32 past head dim 128, or in f64): the
     // key block's k^T and v^T, the row block's q and do, P and dS, and the
@@ -113,25 +113,31 @@ void choose(Plan& p, const machine::Descriptor& d) {
     p.stages = 1, p.threads = 1, p.scratch = 0;
   } else if (p.grad) {
     if (!d.has(machine::Cap::AttentionGradBlock))
-      fail("E506", op + " on device " + d.name + " (target " + d.target() +
-                       "): this device has no attention backward block yet (the CPU and CUDA have one)");
+      fail("E506",
+           op + " on device " + d.name + " (target " + d.target() +
+               "): this device has no attention backward block yet (the CPU and CUDA have one)",
+           loc);
     if (p.dtype == DType::F64 || p.d < 1 || p.d > 256)
       fail("E506",
-           op + " on device " + d.name + ": the GPU backward block takes f16, bf16 and f32 with head dims 1 to 256");
+           op + " on device " + d.name + ": the GPU backward block takes f16, bf16 and f32 with head dims 1 to 256",
+           loc);
     p.strategy = Strategy::Tiled;
     p.bm = p.bn = p.d <= 128 ? 64 : 32;
     p.stages = 1, p.threads = kGradThreads;
     p.scratch = grad_smem_bytes(p.d, p.bm, p.bn);
     if (p.scratch > d.shared_bytes)
       fail("E506",
-           op + " on device " + d.name + ": its block needs " + std::to_string(p.scratch) + " bytes of shared memory");
+           op + " on device " + d.name + ": its block needs " + std::to_string(p.scratch) + " bytes of shared memory",
+           loc);
   } else if (split_kv_unsupported(p, d).empty()) {
     choose_split_kv(p, d);
   } else {
     const std::string why = wgmma_unsupported(p, d);
     if (!why.empty())
-      fail("E506", op + " on device " + d.name + " (target " + d.target() + ") " + why + "; its split-KV block " +
-                       split_kv_unsupported(p, d));
+      fail("E506",
+           op + " on device " + d.name + " (target " + d.target() + ") " + why + "; its split-KV block " +
+               split_kv_unsupported(p, d),
+           loc);
     // Consumer warpgroups of 64 query rows (two; three at head dim 64, where
     // the exponentials, not the tensor cores, bound the block and three
     // warpgroups of 160 registers and the producer's 32 fill an SM's 64K),
@@ -272,7 +278,7 @@ Op& emit_schedule(Builder& b, const fused::FusedRegion& region, const std::unord
                   const machine::Descriptor& device, const std::string& prefix) {
   const Op& core = *region.core;
   Plan p = facts(core, region.leaves);
-  choose(p, device);
+  choose(p, device, core.loc);
   // Views the wgmma block reads in place (fusion kept only those:
   // reads_view); its leaves are q, k and v. Every other block's are buffers.
   std::unordered_map<const Value*, Value*> bases = map;
@@ -366,7 +372,7 @@ Plan read_plan(const Op& op) {
   read_fields(decision_fields(), op, p);
   // The decisions must be ones the device's block takes.
   Plan want = p;
-  choose(want, device);
+  choose(want, device, op.loc);
   if (p.strategy != want.strategy)
     fail("E302",
          std::string("schedule.attention: strategy '") + enum_name(p.strategy) + "' does not fit device " + device.name,
