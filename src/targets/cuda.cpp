@@ -53,7 +53,9 @@ Lane make_cuda_lane() {
                           {"nvrtc", runtime::cuda::CudaModuleCache::global().toolchain()}};
   };
   l.device_copy_gbs = runtime::cuda::copy_bandwidth_gbs;
-  l.evict_cache = runtime::cuda::evict_l2;
+  l.evict_cache = [](runtime::Executable& exe) {
+    runtime::cuda::evict_l2(static_cast<runtime::cuda::CudaExecutable&>(exe).stream());  // (this lane loaded it)
+  };
   return l;
 }
 

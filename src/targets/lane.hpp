@@ -73,9 +73,10 @@ struct Lane {
   std::function<MeasuringIdentity()> identity;  // null where nothing is measured
   std::function<nlohmann::json()> environment;  // provenance beyond the host's (a GPU's name, arch, driver) or null
   std::function<double(size_t bytes)> device_copy_gbs;  // a device lane's bandwidth ceiling; null: the host's read
-  // Writes over the device's last-level cache and waits (a bench case's
-  // cold_l2 samples); null where the lane has none.
-  std::function<void()> evict_cache;
+  // Enqueues, ahead of the executable's next launch, a write over the
+  // device's last-level cache (a bench case's cold_l2 samples); null where
+  // the lane has none.
+  std::function<void(runtime::Executable& exe)> evict_cache;
 
   bool native() const { return execution == Execution::kNativeCpu || execution == Execution::kNativeGpu; }
   const char* primary_timing_domain() const { return device_clock ? "device_event" : "kernel_wall"; }

@@ -166,6 +166,33 @@ func @f(%q: tensor<2x4x64x64xbf16>, %k: tensor<2x4x64x64xbf16>, %v: tensor<2x4x6
   EXPECT_EQ(edited([](ir::Op& op) { op.attrs.erase("o_perm"); }), "E302");
 }
 
+// A returned reshape of o is written by the attention kernel itself
+// (o_reshaped); without the attribute the result type is refused, and so
+// is the attribute beside o_perm.
+TEST(Schedule, AttentionOutputReshapeIsChecked) {
+  const char* program = R"(
+func @f(%q: tensor<1x4x1x64xbf16>, %k: tensor<1x4x64x64xbf16>, %v: tensor<1x4x64x64xbf16>) -> tensor<1x256xbf16> {
+  %o = tessera.attention %q, %k, %v {causal = true} : (tensor<1x4x1x64xbf16>, tensor<1x4x64x64xbf16>, tensor<1x4x64x64xbf16>) -> tensor<1x4x1x64xbf16>
+  %r = tessera.reshape %o : tensor<1x4x1x64xbf16> -> tensor<1x256xbf16>
+  return %r : tensor<1x256xbf16>
+}
+)";
+  for (const char* target : {"cpu", "cuda"}) {
+    auto edited = [&](const std::function<void(ir::Op&)>& edit) {
+      auto m = passes::lower(*ir::parse(program), ir::Layer::Schedule, target);
+      EXPECT_EQ(m->funcs().front()->regions[0]->ops.size(), 2u) << target;  // the attention and the return
+      ir::Op& op = *m->funcs().front()->regions[0]->ops.front();
+      EXPECT_NE(op.attr("o_reshaped"), nullptr) << target;
+      edit(op);
+      ir::stamp_artifact_hash(op);
+      return code_of([&] { passes::lower(*m, ir::Layer::Tile, target); });
+    };
+    EXPECT_EQ(edited([](ir::Op&) {}), "none") << target;
+    EXPECT_EQ(edited([](ir::Op& op) { op.attrs.erase("o_reshaped"); }), "E302") << target;
+    EXPECT_EQ(edited([](ir::Op& op) { op.attrs["o_perm"] = ir::Attr::ints({0, 2, 1, 3}); }), "E302") << target;
+  }
+}
+
 TEST(IrHash, CoversTheLaunchTypes) {
   const std::string text = ir::print(*passes::lower(*ir::parse(kProgram), ir::Layer::Tile, "cpu"));
   std::string edited = text;

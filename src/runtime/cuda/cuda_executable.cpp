@@ -485,7 +485,7 @@ double copy_bandwidth_gbs(size_t bytes) {
   return 2.0 * static_cast<double>(a.nbytes()) / (ms[ms.size() / 2] * 1e-3) / 1e9;
 }
 
-void evict_l2() {
+void evict_l2(CUstream stream) {
   const DriverApi& cu = driver();
   static const DeviceTensor junk = [&] {
     int l2 = 0;
@@ -493,8 +493,7 @@ void evict_l2() {
     return DeviceTensor::empty(DType::I32, {std::max<int64_t>(l2, 1 << 20)});  // four times the L2's bytes
   }();
   static unsigned char value = 0;
-  check(cu.cuMemsetD8Async(junk.ptr(), ++value, junk.nbytes(), nullptr), "cuMemsetD8Async");
-  check(cu.cuStreamSynchronize(nullptr), "cuStreamSynchronize");
+  check(cu.cuMemsetD8Async(junk.ptr(), ++value, junk.nbytes(), stream), "cuMemsetD8Async");
 }
 
 }  // namespace tessera::runtime::cuda

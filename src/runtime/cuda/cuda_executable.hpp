@@ -46,9 +46,12 @@ class DeviceTensor {
 // 20): the ceiling CUDA packets are judged against.
 double copy_bandwidth_gbs(size_t bytes);
 
-// Writes over the device's whole L2 (four times its size) and waits: what a
-// kernel then reads comes from device memory (cold-cache measurements).
-void evict_l2();
+// Writes over the device's whole L2 (four times its size) on `stream`: what
+// a kernel enqueued after it reads comes from device memory (cold-cache
+// measurements). Nothing waits: the GPU is still busy writing when the
+// timed launch's first event is enqueued, so the host's launch latency
+// stays outside the events, as in a run of back-to-back launches.
+void evict_l2(CUstream stream);
 
 class CudaExecutable final : public Executable {
  public:
