@@ -35,6 +35,13 @@ TensorMapDesc operand_map(const Plan& p, const Op& sop, int64_t leaf, const Valu
   return t;
 }
 
+// The problem's facts the gradient's and the split-KV block's tile ops take.
+AttrDict problem_attrs(const Plan& p) {
+  return {{"head_dim", Attr(p.d)},  {"block", Attr::ints({p.bm, p.bn})}, {"batch", Attr(p.batch)},
+          {"heads", Attr(p.heads)}, {"kv_heads", Attr(p.kv_heads)},      {"sq", Attr(p.sq)},
+          {"sk", Attr(p.sk)},       {"causal", Attr(p.causal)},          {"scale", Attr(p.scale)}};
+}
+
 // The gradient: one tile.attention_grad whose program decides what it
 // computes (key programs, then query programs: the op's documentation).
 void build_grad_kernel(Module& m, const std::string& sym, const Plan& p, const Op& sop) {
@@ -53,16 +60,9 @@ void build_grad_kernel(Module& m, const std::string& sym, const Plan& p, const O
   operands.push_back(tb.program_id());
   // the CUDA block's shared memory (device/gpu/tessera_attention_grad.cuh)
   if (p.scratch > 0) operands.push_back(tb.scratch((p.scratch + 3) / 4, DType::F32));
-  tb.attention_grad(operands, {{"head_dim", Attr(p.d)},
-                               {"block", Attr::ints({p.bm, p.bn})},
-                               {"batch", Attr(p.batch)},
-                               {"heads", Attr(p.heads)},
-                               {"kv_heads", Attr(p.kv_heads)},
-                               {"sq", Attr(p.sq)},
-                               {"sk", Attr(p.sk)},
-                               {"causal", Attr(p.causal)},
-                               {"scale", Attr(p.scale)},
-                               {"one_pass", Attr(p.strategy == Strategy::TiledOnePass)}});
+  AttrDict attrs = problem_attrs(p);
+  attrs["one_pass"] = Attr(p.strategy == Strategy::TiledOnePass);
+  tb.attention_grad(operands, attrs);
   m.ops.push_back(std::move(k));
 }
 
@@ -92,22 +92,15 @@ void build_decode_kernel(Module& m, const std::string& sym, const Plan& p, const
     return {st[0], st[1], st[2]};
   };
   auto offset = [&](int64_t leaf) { return p.leaf_offsets.empty() ? 0 : p.leaf_offsets[leaf]; };
-  tb.attention_decode(operands, {{"head_dim", Attr(p.d)},
-                                 {"block", Attr::ints({p.bm, p.bn})},
-                                 {"chunk", Attr(p.chunk)},
-                                 {"batch", Attr(p.batch)},
-                                 {"heads", Attr(p.heads)},
-                                 {"kv_heads", Attr(p.kv_heads)},
-                                 {"sq", Attr(p.sq)},
-                                 {"sk", Attr(p.sk)},
-                                 {"causal", Attr(p.causal)},
-                                 {"lse", Attr(p.lse)},
-                                 {"scale", Attr(p.scale)},
-                                 {"q_strides", Attr::ints(strides(p.q_leaf, p.heads, p.sq))},
-                                 {"k_strides", Attr::ints(strides(p.k_leaf, p.kv_heads, p.sk))},
-                                 {"v_strides", Attr::ints(strides(p.v_leaf, p.kv_heads, p.sk))},
-                                 {"o_strides", Attr::ints(p.o_strides())},
-                                 {"offsets", Attr::ints({offset(p.q_leaf), offset(p.k_leaf), offset(p.v_leaf)})}});
+  AttrDict attrs = problem_attrs(p);
+  attrs["chunk"] = Attr(p.chunk);
+  attrs["lse"] = Attr(p.lse);
+  attrs["q_strides"] = Attr::ints(strides(p.q_leaf, p.heads, p.sq));
+  attrs["k_strides"] = Attr::ints(strides(p.k_leaf, p.kv_heads, p.sk));
+  attrs["v_strides"] = Attr::ints(strides(p.v_leaf, p.kv_heads, p.sk));
+  attrs["o_strides"] = Attr::ints(p.o_strides());
+  attrs["offsets"] = Attr::ints({offset(p.q_leaf), offset(p.k_leaf), offset(p.v_leaf)});
+  tb.attention_decode(operands, attrs);
   m.ops.push_back(std::move(k));
 }
 
