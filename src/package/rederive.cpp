@@ -22,6 +22,9 @@ json kernel_entry(const ir::Op& op, const ir::KernelDesc& k, const targets::Lane
     for (auto& t : k.tensor_maps) maps.push_back(t.str());
     entry["tensor_maps"] = maps;
   }
+  // CUDA: device memory the loader keeps per binding, zero before the first
+  // launch, passed after the tensor maps (the split-KV attention's partials).
+  if (k.workspace_bytes > 0) entry["workspace_bytes"] = k.workspace_bytes;
   // CUDA: a program is a cluster of this many blocks (grid counts blocks; the
   // source fixes the shape with __cluster_dims__, so a plain launch forms them).
   if (const ir::Attr* c = op.attr("cluster")) entry["cluster"] = *c->as_int();
