@@ -59,6 +59,11 @@ std::string wgmma_unsupported(const Plan& p, const machine::Descriptor& d) {
   return "";
 }
 
+// Whether the forward's grouped heads can be one plane of rows (Plan::fold_group).
+bool foldable(const Plan& p) {
+  return !p.grad && p.group() > 1 && (!p.causal || p.sq == 1) && p.mask == AttentionMask::None;
+}
+
 // Why the split-KV block cannot take the plan's problem (empty: it can).
 std::string split_kv_unsupported(const Plan& p, const machine::Descriptor& d) {
   if (!d.has(machine::Cap::AttentionDecodeBlock)) return "needs a device with it (" + d.name + " has not)";
@@ -111,6 +116,7 @@ void choose(Plan& p, const machine::Descriptor& d, const SourceLoc& loc) {
     p.bm = p.dtype == DType::F64 ? 24 : 48;
     p.bn = p.d <= 128 ? 64 : 32;
     p.stages = 1, p.threads = 1, p.scratch = 0;
+    p.fold_group = foldable(p);
   } else if (p.grad) {
     if (!d.has(machine::Cap::AttentionGradBlock))
       fail("E506",
@@ -270,6 +276,7 @@ const std::vector<Field<Plan>>& decision_fields() {
       field("scratch", &Plan::scratch),
       field("chunk", &Plan::chunk, Field<Plan>::When::IfNotDefault),
       field("interleave", &Plan::interleave, Field<Plan>::When::IfNotDefault),
+      field("fold_group", &Plan::fold_group, Field<Plan>::When::IfNotDefault),
   };
   return fields;
 }
@@ -413,6 +420,11 @@ Plan read_plan(const Op& op) {
   check_threads(op, device, p.threads + (p.strategy == Strategy::Wgmma ? Plan::kProducerThreads : 0));
   if (p.strategy != Strategy::SplitKv && p.chunk != 0)
     fail("E302", "schedule.attention: only the split_kv block has a 'chunk'", op.loc);
+  if (p.fold_group && !(p.strategy == Strategy::Tiled && foldable(p)))
+    fail("E302",
+         "schedule.attention: 'fold_group' is for the tiled forward with grouped heads, not causal or one query "
+         "row, no mask",
+         op.loc);
   if (p.interleave && !(p.strategy == Strategy::Wgmma && p.causal))
     fail("E302", "schedule.attention: 'interleave' is for causal attention on the wgmma block", op.loc);
   if (p.o_transposed && !p.strided())

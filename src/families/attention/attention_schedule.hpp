@@ -76,6 +76,12 @@ struct Plan {
   // the device's L2 (otherwise heads go one after another, their blocks
   // longest first, so a head's k and v stay in cache).
   bool interleave = false;
+  // tiled forward: the query rows of a kv head's group of heads are one
+  // plane of group * sq rows (q and o are [batch, kv_heads, group * sq, d]
+  // row-major; lse likewise), so the block reads that kv head's k and v once
+  // for all of them. Where no row's keys depend on its position: not causal,
+  // or one query row (which sees every key), and no mask.
+  bool fold_group = false;
   // Views (the wgmma block, whose tensor maps address any such layout): per
   // region argument its strides over [batch, heads, rows, head dim] and its
   // first element in its base's buffer; empty when every argument is its own
@@ -94,7 +100,10 @@ struct Plan {
     return {heads * sq * d, sq * d, d};
   }
 
-  int64_t m_blocks() const { return bm > 0 ? (sq + bm - 1) / bm : 0; }
+  // The query planes and their rows the forward's programs cover.
+  int64_t q_planes() const { return batch * (fold_group ? kv_heads : heads); }
+  int64_t q_rows() const { return fold_group ? group() * sq : sq; }
+  int64_t m_blocks() const { return bm > 0 ? (q_rows() + bm - 1) / bm : 0; }
   int64_t n_blocks() const { return bn > 0 ? (sk + bn - 1) / bn : 0; }
   // The gradient's key programs, which come before its query programs.
   int64_t key_programs() const { return grad ? batch * kv_heads * n_blocks() : 0; }
@@ -102,7 +111,7 @@ struct Plan {
   int64_t chunks() const { return chunk > 0 ? std::max<int64_t>(1, (sk + chunk - 1) / chunk) : 0; }
   int64_t program_count() const {
     if (strategy == Strategy::SplitKv) return batch * kv_heads * chunks();
-    return strategy == Strategy::TiledOnePass ? batch * kv_heads : key_programs() + batch * heads * m_blocks();
+    return strategy == Strategy::TiledOnePass ? batch * kv_heads : key_programs() + q_planes() * m_blocks();
   }
   // The block that reads q, k and v as views and writes o through strides.
   bool strided() const { return strategy == Strategy::Wgmma || strategy == Strategy::SplitKv; }

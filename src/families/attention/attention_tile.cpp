@@ -133,8 +133,10 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   // Interleaved (Plan::interleave), causal blocks run longest first across
   // all heads.
   // (at least 1: an empty problem has no programs, but its index math stays defined)
-  const int64_t mb = std::max<int64_t>(p.m_blocks(), 1), heads = std::max<int64_t>(p.heads, 1);
-  const int64_t planes = std::max<int64_t>(p.batch * p.heads, 1);
+  // (folded, a plane is a kv head's group: its own kv plane)
+  const int64_t q_heads = p.fold_group ? p.kv_heads : p.heads, group = p.fold_group ? 1 : p.group();
+  const int64_t mb = std::max<int64_t>(p.m_blocks(), 1), heads = std::max<int64_t>(q_heads, 1);
+  const int64_t planes = std::max<int64_t>(p.q_planes(), 1);
   Value* pid = tb.program_id();
   Value* bh = tb.div(pid, idx(mb));
   Value* block = tb.rem(pid, idx(mb));
@@ -146,11 +148,12 @@ void build_kernel(Module& m, const std::string& sym, const Plan& p, const Op& so
   Value* m0 = tb.mul(block, idx(p.bm));
   // head h of batch b reads kv head h / group of batch b
   Value* bkv = tb.add(tb.mul(tb.div(bh, idx(heads)), idx(p.kv_heads)),
-                      tb.div(tb.rem(bh, idx(heads)), idx(std::max<int64_t>(p.group(), 1))));
+                      tb.div(tb.rem(bh, idx(heads)), idx(std::max<int64_t>(group, 1))));
 
+  // (folded, no row's keys depend on its position: one query row sees every key)
   AttrDict attrs = {{"head_dim", Attr(p.d)},    {"block", Attr::ints({p.bm, p.bn})},
-                    {"stages", Attr(p.stages)}, {"sq", Attr(p.sq)},
-                    {"sk", Attr(p.sk)},         {"causal", Attr(p.causal)},
+                    {"stages", Attr(p.stages)}, {"sq", Attr(p.q_rows())},
+                    {"sk", Attr(p.sk)},         {"causal", Attr(p.causal && !p.fold_group)},
                     {"lse", Attr(p.lse)},       {"scale", Attr(p.scale)}};
   std::vector<Value*> operands = {q, kk, v, o, bh, bkv, m0};
   if (lse) operands.push_back(lse);
