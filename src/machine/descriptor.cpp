@@ -123,7 +123,8 @@ std::string Descriptor::str() const {
   std::ostringstream s;
   s << "kind=" << kind_name(kind) << " name=" << name << " origin=" << origin << " arch=" << arch
     << " units=" << compute_units << " simd=" << simd_width << " vector=" << vector_bytes << " threads=" << max_threads
-    << " shared=" << shared_bytes << " l2=" << l2_bytes << " registers=" << registers << " cluster=" << max_cluster
+    << " shared=" << shared_bytes << (l2_bytes > 0 ? " l2=" + std::to_string(l2_bytes) : std::string())
+    << " registers=" << registers << " cluster=" << max_cluster
     << " blas=" << (blas.empty() ? "none" : blas) << " caps=" << (caps_text.empty() ? "none" : caps_text);
   return s.str();
 }
@@ -169,7 +170,7 @@ Descriptor parse(const std::string& text) {
   d.vector_bytes = number("vector");
   d.max_threads = number("threads");
   d.shared_bytes = number("shared");
-  d.l2_bytes = number("l2");
+  d.l2_bytes = fields.count("l2") ? number("l2") : 0;  // (absent: unknown, as descriptors before it say)
   d.registers = number("registers");
   d.max_cluster = number("cluster");
   d.blas = field("blas");

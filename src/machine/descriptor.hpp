@@ -47,7 +47,7 @@ struct Descriptor {
   int64_t vector_bytes = 16;  // a lane's widest vector load (CPU: the tile library's vectors)
   int64_t max_threads = 1;    // threads a block
   int64_t shared_bytes = 0;   // shared memory a block may opt into
-  int64_t l2_bytes = 0;       // the cache all compute units share (a GPU's L2); 0 where unknown
+  int64_t l2_bytes = 0;       // the cache all compute units share (a GPU's L2); 0 where unknown (not printed)
   int64_t registers = 0;      // 32-bit registers a compute unit
   int64_t max_cluster = 1;    // blocks a cluster may hold (beyond the portable 8 where allowed)
   uint32_t caps = 0;
