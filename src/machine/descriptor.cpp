@@ -124,8 +124,8 @@ std::string Descriptor::str() const {
   s << "kind=" << kind_name(kind) << " name=" << name << " origin=" << origin << " arch=" << arch
     << " units=" << compute_units << " simd=" << simd_width << " vector=" << vector_bytes << " threads=" << max_threads
     << " shared=" << shared_bytes << (l2_bytes > 0 ? " l2=" + std::to_string(l2_bytes) : std::string())
-    << " registers=" << registers << " cluster=" << max_cluster
-    << " blas=" << (blas.empty() ? "none" : blas) << " caps=" << (caps_text.empty() ? "none" : caps_text);
+    << " registers=" << registers << " cluster=" << max_cluster << " blas=" << (blas.empty() ? "none" : blas)
+    << " caps=" << (caps_text.empty() ? "none" : caps_text);
   return s.str();
 }
 
