@@ -405,15 +405,27 @@ void CLikeRenderer::OpEmitter::attention_decode() {
     layout += ", {" + i64(st[0]) + ", " + i64(st[1]) + ", " + i64(st[2]) + "}";
   }
   for (int64_t off : tile_ints(op, "offsets")) layout += ", " + i64(off);
-  const int64_t sk = tile_int(op, "sk"), chunk = tile_int(op, "chunk");
-  statement("tsr::attention_decode<" + r.storage(op.operands[0]->type.dtype) + ", " +
-            std::to_string(tile_int(op, "head_dim")) + ", " + std::to_string(blk[0]) + ", " + std::to_string(blk[1]) +
-            (tile_bool(op, "causal") ? ", true" : ", false") + (tile_bool(op, "lse") ? ", true" : ", false") +
-            ">(reinterpret_cast<unsigned char*>(" + arg(5) + "), " + arg(0) + ", " + arg(1) + ", " + arg(2) + ", " +
-            arg(3) + ", " + (tile_bool(op, "lse") ? arg(7) : "nullptr") + ", reinterpret_cast<unsigned char*>(" +
-            arg(4) + "), " + layout + "}, " + arg(6) + ", " + i64(tile_int(op, "batch")) + ", " +
-            i64(tile_int(op, "sq")) + ", " + i64(sk) + ", " + i64(chunk) + ", " +
-            i64(std::max<int64_t>(1, (sk + chunk - 1) / chunk)) + ", " + format_double(tile_number(op, "scale")) + ")");
+  const int64_t sk = tile_int(op, "sk"), chunk = tile_int(op, "chunk"), d = tile_int(op, "head_dim");
+  const int64_t chunks = std::max<int64_t>(1, (sk + chunk - 1) / chunk);
+  const int64_t planes = tile_int(op, "batch") * tile_int(op, "kv_heads");
+  // The schedule sized the scratch and the workspace by its own copies of
+  // the block's formulas: the block's compiler checks them.
+  auto bytes = [&](int i) {
+    const Op& alloc = *op.operands[i]->def;
+    return tile_int(alloc, "size") * int64_t(dtype_size(alloc.result()->type.dtype));
+  };
+  statement("static_assert(tsr::attention_decode_smem_bytes(" + std::to_string(d) + ", " + std::to_string(blk[0]) +
+            ", " + std::to_string(blk[1]) + ") <= " + std::to_string(bytes(5)) +
+            " && tsr::attention_decode_workspace_bytes(" + i64(planes) + ", " + i64(planes * chunks) + ", " +
+            std::to_string(blk[0]) + ", " + std::to_string(d) + ") <= " + i64(bytes(4)) +
+            ", \"the split-KV block's shared memory and workspace\")");
+  statement("tsr::attention_decode<" + r.storage(op.operands[0]->type.dtype) + ", " + std::to_string(d) + ", " +
+            std::to_string(blk[0]) + ", " + std::to_string(blk[1]) + (tile_bool(op, "causal") ? ", true" : ", false") +
+            (tile_bool(op, "lse") ? ", true" : ", false") + ">(reinterpret_cast<unsigned char*>(" + arg(5) + "), " +
+            arg(0) + ", " + arg(1) + ", " + arg(2) + ", " + arg(3) + ", " +
+            (tile_bool(op, "lse") ? arg(7) : "nullptr") + ", reinterpret_cast<unsigned char*>(" + arg(4) + "), " +
+            layout + "}, " + arg(6) + ", " + i64(tile_int(op, "batch")) + ", " + i64(tile_int(op, "sq")) + ", " +
+            i64(sk) + ", " + i64(chunk) + ", " + i64(chunks) + ", " + format_double(tile_number(op, "scale")) + ")");
 }
 
 void CLikeRenderer::OpEmitter::for_loop() {

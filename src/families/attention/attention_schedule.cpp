@@ -353,8 +353,9 @@ Plan read_plan(const Op& op) {
     p.o_transposed = true;
   }
   // With o_reshaped, result 0 is a reshape of o (its bytes).
-  const bool reshaped = op.attr("o_reshaped") != nullptr;
-  if (reshaped && (!op.attr("o_reshaped")->as_bool() || !*op.attr("o_reshaped")->as_bool() || p.o_transposed))
+  const Attr* o_reshaped = op.attr("o_reshaped");
+  const bool reshaped = o_reshaped != nullptr;
+  if (reshaped && (!o_reshaped->as_bool() || !*o_reshaped->as_bool() || p.o_transposed))
     fail("E302", "schedule.attention: 'o_reshaped' is true, and not with o_perm", op.loc);
   for (size_t i = 0; i < op.results.size(); ++i) {
     const Type& want = core->result(i)->type;

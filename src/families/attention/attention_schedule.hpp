@@ -82,10 +82,10 @@ struct Plan {
   // for all of them. Where no row's keys depend on its position: not causal,
   // or one query row (which sees every key), and no mask.
   bool fold_group = false;
-  // Views (the wgmma block, whose tensor maps address any such layout): per
-  // region argument its strides over [batch, heads, rows, head dim] and its
-  // first element in its base's buffer; empty when every argument is its own
-  // contiguous buffer.
+  // Views (the strided blocks, Plan::strided: wgmma's tensor maps and
+  // split_kv's pointers address any such layout): per region argument its
+  // strides over [batch, heads, rows, head dim] and its first element in its
+  // base's buffer; empty when every argument is its own contiguous buffer.
   std::vector<std::vector<int64_t>> leaf_strides;
   std::vector<int64_t> leaf_offsets;
   // The wgmma block writes o as [batch, rows, heads, head dim] (the schedule
