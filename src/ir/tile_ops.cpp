@@ -121,6 +121,11 @@ void check_attention_grad(const Op& op) {
     bad(op, "'heads' must be a multiple of 'kv_heads' (both >= 0), 'batch' >= 0");
   const int64_t sq = tile_int(op, "sq"), sk = tile_int(op, "sk");
   if (sq < 0 || sk < 0 || sq > (int64_t{1} << 40) || sk > (int64_t{1} << 40)) bad(op, "'sq' and 'sk' out of range");
+  if (op.attr("mma") && tile_bool(op, "mma") &&
+      ((t != DType::F16 && t != DType::BF16) || (d != 64 && d != 128) ||
+       tile_ints(op, "block") != std::vector<int64_t>{128, 128} || (op.attr("one_pass") && tile_bool(op, "one_pass")) ||
+       op.operands.size() != 11))
+    bad(op, "'mma' takes f16 or bf16, head dims 64 and 128, block [128, 128], its scratch, and no one_pass");
 }
 
 void check_attention_decode(const Op& op) {
@@ -547,14 +552,17 @@ const std::vector<TileOpSpec>& table() {
         {"sk", K::Int, kRequired},
         {"causal", K::Bool, kRequired},
         {"scale", K::Number, kRequired},
-        {"one_pass", K::Bool, kOptional}},
+        {"one_pass", K::Bool, kOptional},
+        {"mma", K::Bool, kOptional}},
        0,
        "one program of attention's backward pass (block = [BM, BN]; q, o, do: [batch * heads, sq, head_dim], k, "
        "v: [batch * kv_heads, sk, head_dim], lse: [batch * heads, sq]): programs below batch * kv_heads * "
        "ceil(sk / BN) write dk and dv of BN keys of one kv head (kv plane program / ceil(sk / BN), block "
        "program % ceil(sk / BN)) over every query row of its heads that sees them; the rest, in order of (query "
        "plane, block of BM rows), write dq of BM rows; with one_pass, program p is kv plane p: its dk, dv and the "
-       "dq of its heads' rows; a GPU block takes its shared memory as the scratch",
+       "dq of its heads' rows; with mma (CUDA, f16/bf16, head dims 64 and 128, BM = BN = 128), the tensor-core "
+       "block, whose query programs take a plane's row blocks from the last; a GPU block takes its shared memory "
+       "as the scratch",
        check_attention_grad},
       {"tile.load2d",
        "PIII",

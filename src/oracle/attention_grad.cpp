@@ -103,13 +103,15 @@ class Evaluator {
     });
   }
 
-  // p and ds of query row `row` (flattened [B, H, Sq]) and key `key` (flattened [B, Hkv, Sk]).
+  // p and ds of query row `row` (flattened [B, H, Sq]) and key `key`
+  // (flattened [B, Hkv, Sk]), as the products that follow take them: with
+  // 16-bit inputs rounded to the input type (tensor cores multiply them so).
   std::pair<Bound, Bound> pair(int64_t row, int64_t key) const {
     const Bound s = st_.mul(dot(kQ, row, kK, key), scale_);
     const Bound x = st_.sub(s, at(kLse, row));
     const Bound p = st_.un(Pointwise::Exp, x, std::exp(x.v));
     const Bound ds = st_.mul(p, st_.sub(dot(kDo, row, kV, key), delta_[row]));
-    return {p, ds};
+    return {operand(p), operand(ds)};
   }
 
   // dq of one row: scale sum over its visible keys of ds k.
@@ -145,6 +147,9 @@ class Evaluator {
 
  private:
   Bound at(int operand, int64_t i) const { return {in_[operand].at(i), in_[operand].tol(i)}; }
+  Bound operand(Bound b) const {
+    return dtype_size(st_.in) == 2 ? Bound{b.v, b.t + rounding_error(std::fabs(b.v) + b.t, st_.in)} : b;
+  }
   // Row a of operand x dotted with row b of operand y (head_dim long).
   Bound dot(int x, int64_t a, int y, int64_t b) const {
     std::vector<Bound> terms(d_.d);

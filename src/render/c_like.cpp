@@ -384,6 +384,22 @@ void CLikeRenderer::OpEmitter::attention() {
 
 void CLikeRenderer::OpEmitter::attention_grad() {
   const auto blk = tile_ints(op, "block");
+  const std::string d = std::to_string(tile_int(op, "head_dim"));
+  if (op.attr("mma") && tile_bool(op, "mma")) {
+    // The schedule sized the scratch by its own copy of the block's formula.
+    const Op& alloc = *op.operands[10]->def;
+    statement("static_assert(tsr::attention_grad_mma_smem_bytes(" + d +
+              ") <= " + std::to_string(tile_int(alloc, "size") * int64_t(dtype_size(alloc.result()->type.dtype))) +
+              ", \"the tensor-core backward block's shared memory\")");
+    std::string call = "tsr::attention_grad_mma_program<" + r.storage(op.operands[0]->type.dtype) + ", " + d +
+                       (tile_bool(op, "causal") ? ", true>(" : ", false>(");
+    call += "reinterpret_cast<unsigned char*>(" + arg(10) + "), ";
+    for (int i = 0; i < 10; ++i) call += arg(i) + ", ";
+    for (const char* n : {"batch", "heads", "kv_heads", "sq", "sk"})
+      call += std::to_string(tile_int(op, n)) + r.i64_suffix() + ", ";
+    statement(call + format_double(tile_number(op, "scale")) + ")");
+    return;
+  }
   std::string call = "tsr::attention_grad_program<" + r.storage(op.operands[0]->type.dtype) + ", " +
                      std::to_string(tile_int(op, "head_dim")) + ", " + std::to_string(blk[0]) + ", " +
                      std::to_string(blk[1]) + (tile_bool(op, "causal") ? ", true" : ", false") +

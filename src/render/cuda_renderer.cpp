@@ -47,10 +47,21 @@ const char* kAttention =
 const char* kAttentionGrad =
 #include "cuda_attention_grad.inc"
     ;
+// The attention backward block on tensor cores (tile.attention_grad with mma).
+const char* kAttentionGradMma =
+#include "cuda_attention_grad_mma.inc"
+    ;
 // The split-KV attention block (tile.attention_decode).
 const char* kAttentionDecode =
 #include "cuda_attention_decode.inc"
     ;
+
+// Whether the kernel's tile.attention_grad has mma = true (the tensor-core block).
+bool grad_on_tensor_cores(const Op& kernel) {
+  for (auto& op : kernel.regions[0]->ops)
+    if (op->name == "tile.attention_grad") return op->attr("mma") && tile_bool(*op, "mma");
+  return false;
+}
 
 // Whether a tile.matmul of the kernel has stage_a = true.
 bool uses_stage_a(const Op& kernel) {
@@ -169,7 +180,8 @@ class CudaRenderer : public CLikeRenderer {
   // it has only the TMA form.
   std::string attention_library(const Op& kernel) const override {
     if (hip_) fail("E502", "the HIP lane has no attention block library yet (tile.attention)");
-    if (contains(kernel, "tile.attention_grad")) return kAttentionGrad;
+    if (contains(kernel, "tile.attention_grad"))
+      return grad_on_tensor_cores(kernel) ? std::string(kMatmulMma) + kAttentionGradMma : kAttentionGrad;
     if (contains(kernel, "tile.attention_decode")) return kAttentionDecode;
     std::function<void(const Region&)> check = [&](const Region& r) {
       for (auto& op : r.ops)

@@ -127,10 +127,20 @@ void choose(Plan& p, const machine::Descriptor& d, const SourceLoc& loc) {
       fail("E506",
            op + " on device " + d.name + ": the GPU backward block takes f16, bf16 and f32 with head dims 1 to 256",
            loc);
-    p.strategy = Strategy::Tiled;
-    p.bm = p.bn = p.d <= 128 ? 64 : 32;
-    p.stages = 1, p.threads = kGradThreads;
-    p.scratch = grad_smem_bytes(p.d, p.bm, p.bn);
+    if (d.has(machine::Cap::TensorCores) && (p.dtype == DType::F16 || p.dtype == DType::BF16) &&
+        (p.d == 64 || p.d == 128)) {
+      // 128 resident keys (a key program) or rows (a query program), the
+      // other side streamed through a two-stage ring.
+      p.strategy = Strategy::Mma;
+      p.bm = p.bn = kGradMmaRows;
+      p.stages = 2, p.threads = kGradThreads;
+      p.scratch = grad_mma_smem_bytes(p.d);
+    } else {
+      p.strategy = Strategy::Tiled;
+      p.bm = p.bn = p.d <= 128 ? 64 : 32;
+      p.stages = 1, p.threads = kGradThreads;
+      p.scratch = grad_smem_bytes(p.d, p.bm, p.bn);
+    }
     if (p.scratch > d.shared_bytes)
       fail("E506",
            op + " on device " + d.name + ": its block needs " + std::to_string(p.scratch) + " bytes of shared memory",
@@ -227,6 +237,15 @@ bool reads_view(const Op& core, const Value* v, const machine::Descriptor& devic
 
 int64_t grad_smem_bytes(int64_t d, int64_t bm, int64_t bn) {
   return 4 * ((2 * bn + 2 * bm) * (d + 1) + 2 * bm * (bn + 1) + 2 * bm);
+}
+
+int64_t grad_mma_smem_bytes(int64_t d) {
+  // Resident and streamed tiles in rows of d + 8 16-bit elements (two of
+  // kGradMmaRows rows, two stages of two of 32), lse and delta of the
+  // resident rows, and the exact path's p and ds (f32 rows of 33) and its
+  // warps' sums (16 x 32 f32 each).
+  const int64_t pitch = (d + 8) * 2, rows = kGradMmaRows, step = 32;
+  return 2 * rows * pitch + 4 * step * pitch + 2 * rows * 4 + 2 * rows * (step + 1) * 4 + rows * 32 * 4;
 }
 
 int64_t decode_smem_bytes(int64_t d, int64_t rows, int64_t bn) {
@@ -406,6 +425,13 @@ Plan read_plan(const Op& op) {
            op.loc);
     if (p.scratch != decode_smem_bytes(p.d, p.bm, p.bn) || p.scratch > device.shared_bytes)
       fail("E302", "schedule.attention: the split_kv block's scratch is its shared memory, and must fit the device",
+           op.loc);
+  } else if (p.strategy == Strategy::Mma) {
+    if (p.bm != kGradMmaRows || p.bn != kGradMmaRows || p.stages != 2 || p.threads != kGradThreads ||
+        p.scratch != grad_mma_smem_bytes(p.d) || p.scratch > device.shared_bytes)
+      fail("E302",
+           "schedule.attention: the mma backward block runs 128 x 128 blocks, two stages, 256 threads with its "
+           "shared memory",
            op.loc);
   } else if (p.grad && device.gpu()) {
     if (p.threads != kGradThreads || p.scratch != grad_smem_bytes(p.d, p.bm, p.bn) || p.scratch > device.shared_bytes)

@@ -24,9 +24,12 @@
 //         dq added into the program's own buffer (five products a pair, not
 //         seven), where there are kv heads enough to keep threads busy and
 //         the buffer is small.
-//   cuda: strategy "tiled" in a plain CUDA-core block (256 threads, f32
-//         math in shared memory; device/gpu/tessera_attention_grad.cuh) on
-//         a device whose descriptor has attention_grad_block.
+//   cuda: on a device whose descriptor has attention_grad_block: strategy
+//         "mma" for f16/bf16 at head dims 64 and 128 on tensor cores (128
+//         resident keys or rows a program, the other side streamed 32 at a
+//         time, mma.sync; device/gpu/tessera_attention_grad_mma.cuh), else
+//         "tiled" in a plain CUDA-core block (256 threads, f32 math in
+//         shared memory; device/gpu/tessera_attention_grad.cuh).
 // A mask operand (i1, or an additive bias) is read by the CPU block only;
 // GPUs refuse it (E506) until their blocks read one.
 // Other devices and configurations are refused (E506), never run elsewhere.
@@ -48,7 +51,7 @@
 
 namespace tessera::families::attention {
 
-enum class Strategy { Tiled, Wgmma, TiledOnePass, SplitKv };
+enum class Strategy { Tiled, Wgmma, TiledOnePass, SplitKv, Mma };
 
 struct Plan {
   // facts (from the tessera.attention op)
@@ -124,7 +127,11 @@ int64_t wgmma_smem_bytes(int64_t d, int64_t bm, int64_t bn, int64_t stages);
 // Shared memory of the CUDA backward block: tsr::attn_grad_smem's size
 // (k, v, q, do rows of d + 1 floats, P and dS rows of bn + 1, delta and lse).
 int64_t grad_smem_bytes(int64_t d, int64_t bm, int64_t bn);
-constexpr int64_t kGradThreads = 256;  // tsr::ATTN_GRAD_THREADS
+constexpr int64_t kGradThreads = 256;  // tsr::ATTN_GRAD_THREADS, tsr::attn_grad_mma::THREADS
+// The tensor-core backward block: tsr::attention_grad_mma_smem_bytes (its
+// resident rows and streamed steps: kGradMmaRows, 32).
+constexpr int64_t kGradMmaRows = 128;  // tsr::attn_grad_mma::RES
+int64_t grad_mma_smem_bytes(int64_t d);
 // The split-KV block: tsr::attention_decode_smem_bytes and
 // tsr::attention_decode_workspace_bytes (device/gpu/tessera_attention_decode.cuh).
 constexpr int64_t kDecodeThreads = 128;  // tsr::ATTN_DECODE_THREADS
@@ -176,10 +183,11 @@ struct EnumNames<ir::AttentionMask> {
 };
 template <>
 struct EnumNames<attention::Strategy> {
-  static constexpr std::array<std::pair<attention::Strategy, const char*>, 4> names = {
+  static constexpr std::array<std::pair<attention::Strategy, const char*>, 5> names = {
       {{attention::Strategy::Tiled, "tiled"},
        {attention::Strategy::Wgmma, "wgmma"},
        {attention::Strategy::TiledOnePass, "tiled_one_pass"},
-       {attention::Strategy::SplitKv, "split_kv"}}};
+       {attention::Strategy::SplitKv, "split_kv"},
+       {attention::Strategy::Mma, "mma"}}};
 };
 }  // namespace tessera::families

@@ -62,6 +62,7 @@ void build_grad_kernel(Module& m, const std::string& sym, const Plan& p, const O
   if (p.scratch > 0) operands.push_back(tb.scratch((p.scratch + 3) / 4, DType::F32));
   AttrDict attrs = problem_attrs(p);
   attrs["one_pass"] = Attr(p.strategy == Strategy::TiledOnePass);
+  if (p.strategy == Strategy::Mma) attrs["mma"] = Attr(true);
   tb.attention_grad(operands, attrs);
   m.ops.push_back(std::move(k));
 }
