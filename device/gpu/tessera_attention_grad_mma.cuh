@@ -56,20 +56,21 @@ __device__ __forceinline__ int lane() { return threadIdx.x & 31; }
 // elements a row; rows at or past `valid` are zeros and never read. cp.async
 // when `vec` (every pointer 16-byte aligned), else element copies.
 template <class T, int D, int ROWS>
-__device__ __forceinline__ void load_tile(u32 dst, const T* __restrict__ src, i64 r0, i64 valid, bool vec) {
+__device__ __forceinline__ void load_tile(unsigned char* dst, const T* __restrict__ src, i64 r0, i64 valid, bool vec) {
   constexpr int CHUNKS = D / 8;
   for (int c = threadIdx.x; c < ROWS * CHUNKS; c += THREADS) {
     const int r = c / CHUNKS, x = c % CHUNKS * 8;
     const bool in = r0 + r < valid;
     const T* g = in ? src + (r0 + r) * D + x : src;
-    const u32 s = dst + (r * layout<D>::PITCH + x) * 2;
+    unsigned char* s = dst + (r * layout<D>::PITCH + x) * 2;
     if (vec) {
-      mma_detail::cp_async16(s, g, in ? 16 : 0);
+      mma_detail::cp_async16(mma_detail::smem_u32(s), g, in ? 16 : 0);
     } else {
-      u32 w[4];
-      for (int i = 0; i < 4; ++i) w[i] = in ? u32(g[2 * i].bits) | u32(g[2 * i + 1].bits) << 16 : 0u;
-      asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(s), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
-                   : "memory");
+      uint4 w = {0u, 0u, 0u, 0u};
+      if (in)
+        w = {u32(g[0].bits) | u32(g[1].bits) << 16, u32(g[2].bits) | u32(g[3].bits) << 16,
+             u32(g[4].bits) | u32(g[5].bits) << 16, u32(g[6].bits) | u32(g[7].bits) << 16};
+      *reinterpret_cast<uint4*>(s) = w;
     }
   }
 }
@@ -260,12 +261,12 @@ struct block {
     const i64 rb0 = first / STEP, per_head = first < sq ? (sq + STEP - 1) / STEP - rb0 : 0, steps = group * per_head;
     auto stage = [&](i64 s) {
       const i64 h = qp + s / per_head, m0 = (rb0 + s % per_head) * STEP;
-      const u32 at = base + L::RING + u32(s & 1) * 2 * L::STEP_TILE;
+      unsigned char* at = smem + L::RING + (s & 1) * 2 * L::STEP_TILE;
       load_tile<T, D, STEP>(at, q + h * sq * D, m0, sq, vec);
       load_tile<T, D, STEP>(at + L::STEP_TILE, g + h * sq * D, m0, sq, vec);
     };
-    load_tile<T, D, RES>(base + L::X, k + kv * sk * D, n0, sk, vec);
-    load_tile<T, D, RES>(base + L::Y, v + kv * sk * D, n0, sk, vec);
+    load_tile<T, D, RES>(smem + L::X, k + kv * sk * D, n0, sk, vec);
+    load_tile<T, D, RES>(smem + L::Y, v + kv * sk * D, n0, sk, vec);
     if (steps > 0) stage(0);
     mma_detail::cp_async_commit();
     float dk_acc[D / 8][4] = {}, dv_acc[D / 8][4] = {};
@@ -343,12 +344,12 @@ struct block {
     const i64 rows = sq - m0 < RES ? sq - m0 : RES;
     const i64 kend = lim(m0 + rows - 1), steps = (kend + STEP - 1) / STEP;
     auto stage = [&](i64 s) {
-      const u32 at = base + L::RING + u32(s & 1) * 2 * L::STEP_TILE;
+      unsigned char* at = smem + L::RING + (s & 1) * 2 * L::STEP_TILE;
       load_tile<T, D, STEP>(at, k + kv * sk * D, s * STEP, sk, vec);
       load_tile<T, D, STEP>(at + L::STEP_TILE, v + kv * sk * D, s * STEP, sk, vec);
     };
-    load_tile<T, D, RES>(base + L::X, q + qp * sq * D, m0, sq, vec);
-    load_tile<T, D, RES>(base + L::Y, g + qp * sq * D, m0, sq, vec);
+    load_tile<T, D, RES>(smem + L::X, q + qp * sq * D, m0, sq, vec);
+    load_tile<T, D, RES>(smem + L::Y, g + qp * sq * D, m0, sq, vec);
     if (steps > 0) stage(0);
     mma_detail::cp_async_commit();
     mma_detail::cp_async_wait<0>();
