@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/half.hpp"
+
 #define __device__
 #define __host__
 #define __forceinline__ inline
@@ -35,8 +37,7 @@ constexpr int kMaxWarps = 32;
 
 // One emulated thread block: its barriers, shared memory and warp slots.
 struct Block {
-  explicit Block(int threads, size_t smem_bytes)
-      : all(threads), smem(smem_bytes + 16), warps(threads / 32) {
+  explicit Block(int threads, size_t smem_bytes) : all(threads), smem(smem_bytes + 16), warps(threads / 32) {
     for (auto& w : warps) w.bar = std::make_unique<std::barrier<>>(32);
   }
   std::barrier<> all;
@@ -100,16 +101,8 @@ template <class P>
 inline P __ldg(const P* p) {
   return *p;
 }
-inline u32 __float_as_uint(float f) {
-  u32 u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-inline float __uint_as_float(u32 u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+inline u32 __float_as_uint(float f) { return tessera::float_to_bits(f); }
+inline float __uint_as_float(u32 u) { return tessera::bits_to_float(u); }
 inline unsigned long long __cvta_generic_to_shared(const void* p) {
   return static_cast<unsigned long long>(static_cast<const unsigned char*>(p) - emu::block->smem.data());
 }
@@ -123,26 +116,17 @@ struct bf16_t {
   u16 bits;
 };
 inline float widen(float x) { return x; }
-inline float widen(bf16_t h) { return __uint_as_float(u32(h.bits) << 16); }
-inline float widen(f16_t h) {
-  _Float16 f;
-  std::memcpy(&f, &h.bits, 2);
-  return static_cast<float>(f);
-}
+inline float widen(bf16_t h) { return tessera::bf16_to_float(h.bits); }
+inline float widen(f16_t h) { return tessera::f16_to_float(h.bits); }
 template <class S>
 S narrow(float x);
 template <>
-inline bf16_t narrow<bf16_t>(float x) {  // round to nearest even; NaN quieted, sign and payload kept
-  const u32 u = __float_as_uint(x);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return bf16_t{u16((u >> 16) | 0x40u)};
-  return bf16_t{u16((u + 0x7fffu + ((u >> 16) & 1u)) >> 16)};
+inline bf16_t narrow<bf16_t>(float x) {
+  return bf16_t{tessera::float_to_bf16(x)};
 }
 template <>
 inline f16_t narrow<f16_t>(float x) {
-  const _Float16 f = static_cast<_Float16>(x);
-  f16_t h;
-  std::memcpy(&h.bits, &f, 2);
-  return h;
+  return f16_t{tessera::float_to_f16(x)};
 }
 
 namespace mma_detail {

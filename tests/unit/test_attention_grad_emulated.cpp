@@ -26,8 +26,8 @@ struct Case {
   int nonfinite_do = 0, nonfinite_k = 0;  // NaN / inf written into do, NaN into k
   bool unaligned = false;
   std::string name() const {
-    return "b" + std::to_string(b) + "h" + std::to_string(h) + "kv" + std::to_string(hkv) + "_q" +
-           std::to_string(sq) + "k" + std::to_string(sk) + "d" + std::to_string(d) + (causal ? "_causal" : "") +
+    return "b" + std::to_string(b) + "h" + std::to_string(h) + "kv" + std::to_string(hkv) + "_q" + std::to_string(sq) +
+           "k" + std::to_string(sk) + "d" + std::to_string(d) + (causal ? "_causal" : "") +
            (nonfinite_do ? "_special_do" : "") + (nonfinite_k ? "_special_k" : "") + (unaligned ? "_unaligned" : "");
   }
 };
@@ -123,10 +123,9 @@ void run_block(const Problem<T>& pr, std::vector<T>& dq, std::vector<T>& dk, std
     emu::Block blk(tsr::attn_grad_mma::THREADS, tsr::attention_grad_mma_smem_bytes(D));
     std::fill(blk.smem.begin(), blk.smem.end(), 0xcd);  // garbage where nothing was loaded
     emu::run_block(blk, tsr::attn_grad_mma::THREADS, [&] {
-      tsr::attention_grad_mma_program<T, D, CAUSAL>(blk.smem.data(), q.data() + off, k.data() + off, v.data() + off,
-                                                    o.data() + off, g.data() + off, pr.lse.data(), gq.data() + off,
-                                                    gk.data() + off, gv.data() + off, p, c.b, c.h, c.hkv, c.sq, c.sk,
-                                                    pr.scale);
+      tsr::attention_grad_mma_program<T, D, CAUSAL>(
+          blk.smem.data(), q.data() + off, k.data() + off, v.data() + off, o.data() + off, g.data() + off,
+          pr.lse.data(), gq.data() + off, gk.data() + off, gv.data() + off, p, c.b, c.h, c.hkv, c.sq, c.sk, pr.scale);
     });
   }
   dq.assign(gq.begin() + off, gq.begin() + off + pr.q.size());
@@ -144,21 +143,20 @@ void expect_close(const char* what, const std::vector<T>& got, const std::vector
   size_t bad = 0, first = SIZE_MAX;
   for (size_t i = 0; i < want.size(); ++i) {
     const double x = tsr::widen(got[i]);
-    const bool ok = std::isfinite(want[i]) ? std::isfinite(x) && std::fabs(x - want[i]) <= 0.02 * big : !std::isfinite(x);
+    const bool ok = std::isfinite(want[i]) ? std::isfinite(x) && std::fabs(x - want[i]) <= 0.02 * big
+                                           : !std::isfinite(x);
     if (!ok && bad++ == 0) first = i;
   }
-  EXPECT_EQ(bad, 0u) << what << ": first at " << first << ": got " << (bad ? tsr::widen(got[first]) : 0.0)
-                     << ", want " << (bad ? want[first] : 0.0) << " (largest " << big << ")";
+  EXPECT_EQ(bad, 0u) << what << ": first at " << first << ": got " << (bad ? tsr::widen(got[first]) : 0.0) << ", want "
+                     << (bad ? want[first] : 0.0) << " (largest " << big << ")";
 }
 
 template <class T>
 void check(const Case& c) {
   const Problem<T> pr(c);
   std::vector<T> dq, dk, dv;
-  if (c.d == 64)
-    c.causal ? run_block<T, 64, true>(pr, dq, dk, dv) : run_block<T, 64, false>(pr, dq, dk, dv);
-  else
-    c.causal ? run_block<T, 128, true>(pr, dq, dk, dv) : run_block<T, 128, false>(pr, dq, dk, dv);
+  if (c.d == 64) c.causal ? run_block<T, 64, true>(pr, dq, dk, dv) : run_block<T, 64, false>(pr, dq, dk, dv);
+  else c.causal ? run_block<T, 128, true>(pr, dq, dk, dv) : run_block<T, 128, false>(pr, dq, dk, dv);
   expect_close("dq", dq, pr.dq);
   expect_close("dk", dk, pr.dk);
   expect_close("dv", dv, pr.dv);
@@ -168,18 +166,18 @@ class AttentionGradEmulated : public ::testing::TestWithParam<Case> {};
 
 TEST_P(AttentionGradEmulated, Bf16MatchesDoubleReference) { check<tsr::bf16_t>(GetParam()); }
 
-INSTANTIATE_TEST_SUITE_P(
-    Mma, AttentionGradEmulated,
-    ::testing::Values(Case{1, 2, 1, 40, 40, 64, false},                  // one step, tails
-                      Case{1, 2, 1, 160, 200, 128, true},                // two blocks each way, causal
-                      Case{2, 2, 1, 140, 260, 64, false},                // batches, grouped heads, sk > sq
-                      Case{1, 4, 1, 150, 50, 64, true},                  // rows that see no key
-                      Case{1, 8, 1, 9, 70, 64, true},                    // MQA, short rows
-                      Case{1, 2, 1, 200, 200, 128, true, 6, 0},          // NaN, inf in do: the key programs' exact path
-                      Case{1, 1, 1, 260, 260, 64, true, 0, 6},           // NaN in k: the query programs'
-                      Case{1, 1, 1, 200, 200, 64, false, 4, 4},          // not causal: IEEE everywhere
-                      Case{1, 2, 1, 150, 140, 128, true, 2, 2, true}),   // element copies
-    [](const ::testing::TestParamInfo<Case>& i) { return i.param.name(); });
+INSTANTIATE_TEST_SUITE_P(Mma, AttentionGradEmulated,
+                         ::testing::Values(Case{1, 2, 1, 40, 40, 64, false},    // one step, tails
+                                           Case{1, 2, 1, 160, 200, 128, true},  // two blocks each way, causal
+                                           Case{2, 2, 1, 140, 260, 64, false},  // batches, grouped heads, sk > sq
+                                           Case{1, 4, 1, 150, 50, 64, true},    // rows that see no key
+                                           Case{1, 8, 1, 9, 70, 64, true},      // MQA, short rows
+                                           Case{1, 2, 1, 200, 200, 128, true, 6,
+                                                0},  // NaN, inf in do: the key programs' exact path
+                                           Case{1, 1, 1, 260, 260, 64, true, 0, 6},   // NaN in k: the query programs'
+                                           Case{1, 1, 1, 200, 200, 64, false, 4, 4},  // not causal: IEEE everywhere
+                                           Case{1, 2, 1, 150, 140, 128, true, 2, 2, true}),  // element copies
+                         [](const ::testing::TestParamInfo<Case>& i) { return i.param.name(); });
 
 TEST(AttentionGradEmulated, F16MatchesDoubleReference) { check<tsr::f16_t>(Case{1, 2, 1, 130, 150, 64, true}); }
 
