@@ -382,28 +382,30 @@ void CLikeRenderer::OpEmitter::attention() {
             mask_args + tail);
 }
 
+namespace {
+// Bytes of a tile.alloca or tile.workspace operand.
+int64_t allocated_bytes(const Value* v) {
+  const Op& alloc = *v->def;
+  return tile_int(alloc, "size") * int64_t(dtype_size(alloc.result()->type.dtype));
+}
+}  // namespace
+
 void CLikeRenderer::OpEmitter::attention_grad() {
   const auto blk = tile_ints(op, "block");
-  const std::string d = std::to_string(tile_int(op, "head_dim"));
+  const std::string t = r.storage(op.operands[0]->type.dtype), d = std::to_string(tile_int(op, "head_dim"));
+  const std::string causal = tile_bool(op, "causal") ? "true" : "false";
+  std::string call;
   if (op.attr("mma") && tile_bool(op, "mma")) {
     // The schedule sized the scratch by its own copy of the block's formula.
-    const Op& alloc = *op.operands[10]->def;
     statement("static_assert(tsr::attention_grad_mma_smem_bytes(" + d +
-              ") <= " + std::to_string(tile_int(alloc, "size") * int64_t(dtype_size(alloc.result()->type.dtype))) +
+              ") <= " + std::to_string(allocated_bytes(op.operands[10])) +
               ", \"the tensor-core backward block's shared memory\")");
-    std::string call = "tsr::attention_grad_mma_program<" + r.storage(op.operands[0]->type.dtype) + ", " + d +
-                       (tile_bool(op, "causal") ? ", true>(" : ", false>(");
-    call += "reinterpret_cast<unsigned char*>(" + arg(10) + "), ";
-    for (int i = 0; i < 10; ++i) call += arg(i) + ", ";
-    for (const char* n : {"batch", "heads", "kv_heads", "sq", "sk"})
-      call += std::to_string(tile_int(op, n)) + r.i64_suffix() + ", ";
-    statement(call + format_double(tile_number(op, "scale")) + ")");
-    return;
+    call = "tsr::attention_grad_mma_program<" + t + ", " + d + ", " + causal + ">(";
+  } else {
+    call = "tsr::attention_grad_program<" + t + ", " + d + ", " + std::to_string(blk[0]) + ", " +
+           std::to_string(blk[1]) + ", " + causal +
+           (op.attr("one_pass") && tile_bool(op, "one_pass") ? ", true>(" : ", false>(");
   }
-  std::string call = "tsr::attention_grad_program<" + r.storage(op.operands[0]->type.dtype) + ", " +
-                     std::to_string(tile_int(op, "head_dim")) + ", " + std::to_string(blk[0]) + ", " +
-                     std::to_string(blk[1]) + (tile_bool(op, "causal") ? ", true" : ", false") +
-                     (op.attr("one_pass") && tile_bool(op, "one_pass") ? ", true>(" : ", false>(");
   if (op.operands.size() == 11) call += "reinterpret_cast<unsigned char*>(" + arg(10) + "), ";  // a GPU block's smem
   for (int i = 0; i < 10; ++i) call += arg(i) + ", ";
   for (const char* n : {"batch", "heads", "kv_heads", "sq", "sk"})
@@ -426,14 +428,10 @@ void CLikeRenderer::OpEmitter::attention_decode() {
   const int64_t planes = tile_int(op, "batch") * tile_int(op, "kv_heads");
   // The schedule sized the scratch and the workspace by its own copies of
   // the block's formulas: the block's compiler checks them.
-  auto bytes = [&](int i) {
-    const Op& alloc = *op.operands[i]->def;
-    return tile_int(alloc, "size") * int64_t(dtype_size(alloc.result()->type.dtype));
-  };
   statement("static_assert(tsr::attention_decode_smem_bytes(" + std::to_string(d) + ", " + std::to_string(blk[0]) +
-            ", " + std::to_string(blk[1]) + ") <= " + std::to_string(bytes(5)) +
+            ", " + std::to_string(blk[1]) + ") <= " + std::to_string(allocated_bytes(op.operands[5])) +
             " && tsr::attention_decode_workspace_bytes(" + i64(planes) + ", " + i64(planes * chunks) + ", " +
-            std::to_string(blk[0]) + ", " + std::to_string(d) + ") <= " + i64(bytes(4)) +
+            std::to_string(blk[0]) + ", " + std::to_string(d) + ") <= " + i64(allocated_bytes(op.operands[4])) +
             ", \"the split-KV block's shared memory and workspace\")");
   statement("tsr::attention_decode<" + r.storage(op.operands[0]->type.dtype) + ", " + std::to_string(d) + ", " +
             std::to_string(blk[0]) + ", " + std::to_string(blk[1]) + (tile_bool(op, "causal") ? ", true" : ", false") +

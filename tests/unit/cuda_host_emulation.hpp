@@ -9,7 +9,6 @@
 // before the block's file, in one translation unit.
 #pragma once
 #include <barrier>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -32,8 +31,6 @@ struct uint4 {
 };
 
 namespace emu {
-
-constexpr int kMaxWarps = 32;
 
 // One emulated thread block: its barriers, shared memory and warp slots.
 struct Block {
