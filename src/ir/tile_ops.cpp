@@ -121,11 +121,15 @@ void check_attention_grad(const Op& op) {
     bad(op, "'heads' must be a multiple of 'kv_heads' (both >= 0), 'batch' >= 0");
   const int64_t sq = tile_int(op, "sq"), sk = tile_int(op, "sk");
   if (sq < 0 || sk < 0 || sq > (int64_t{1} << 40) || sk > (int64_t{1} << 40)) bad(op, "'sq' and 'sk' out of range");
-  if (op.attr("mma") && tile_bool(op, "mma") &&
-      ((t != DType::F16 && t != DType::BF16) || (d != 64 && d != 128) ||
-       tile_ints(op, "block") != std::vector<int64_t>{128, 128} || (op.attr("one_pass") && tile_bool(op, "one_pass")) ||
-       op.operands.size() != 11))
-    bad(op, "'mma' takes f16 or bf16, head dims 64 and 128, block [128, 128], its scratch, and no one_pass");
+  for (const char* block : {"mma", "wgmma"})
+    if (op.attr(block) && tile_bool(op, block) &&
+        ((t != DType::F16 && t != DType::BF16) || (d != 64 && d != 128) ||
+         tile_ints(op, "block") != std::vector<int64_t>{128, 128} ||
+         (op.attr("one_pass") && tile_bool(op, "one_pass")) || op.operands.size() != 11))
+      bad(op, std::string("'") + block +
+                  "' takes f16 or bf16, head dims 64 and 128, block [128, 128], its scratch, and no one_pass");
+  if (op.attr("mma") && tile_bool(op, "mma") && op.attr("wgmma") && tile_bool(op, "wgmma"))
+    bad(op, "takes one of 'mma' and 'wgmma'");
 }
 
 void check_attention_decode(const Op& op) {
@@ -553,7 +557,8 @@ const std::vector<TileOpSpec>& table() {
         {"causal", K::Bool, kRequired},
         {"scale", K::Number, kRequired},
         {"one_pass", K::Bool, kOptional},
-        {"mma", K::Bool, kOptional}},
+        {"mma", K::Bool, kOptional},
+        {"wgmma", K::Bool, kOptional}},
        0,
        "one program of attention's backward pass (block = [BM, BN]; q, o, do: [batch * heads, sq, head_dim], k, "
        "v: [batch * kv_heads, sk, head_dim], lse: [batch * heads, sq]): programs below batch * kv_heads * "
@@ -561,7 +566,8 @@ const std::vector<TileOpSpec>& table() {
        "program % ceil(sk / BN)) over every query row of its heads that sees them; the rest, in order of (query "
        "plane, block of BM rows), write dq of BM rows; with one_pass, program p is kv plane p: its dk, dv and the "
        "dq of its heads' rows; with mma (CUDA, f16/bf16, head dims 64 and 128, BM = BN = 128), the tensor-core "
-       "block, whose query programs take a plane's row blocks from the last; a GPU block takes its shared memory "
+       "block, whose query programs take a plane's row blocks from the last; with wgmma (CUDA sm_90a, the "
+       "same shapes), the same programs on warpgroup MMA; a GPU block takes its shared memory "
        "as the scratch",
        check_attention_grad},
       {"tile.load2d",

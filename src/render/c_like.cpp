@@ -395,12 +395,14 @@ void CLikeRenderer::OpEmitter::attention_grad() {
   const std::string t = r.storage(op.operands[0]->type.dtype), d = std::to_string(tile_int(op, "head_dim"));
   const std::string causal = tile_bool(op, "causal") ? "true" : "false";
   std::string call;
-  if (op.attr("mma") && tile_bool(op, "mma")) {
+  const bool wgmma = op.attr("wgmma") && tile_bool(op, "wgmma");
+  if (wgmma || (op.attr("mma") && tile_bool(op, "mma"))) {
     // The schedule sized the scratch by its own copy of the block's formula.
-    statement("static_assert(tsr::attention_grad_mma_smem_bytes(" + d +
-              ") <= " + std::to_string(allocated_bytes(op.operands[10])) +
-              ", \"the tensor-core backward block's shared memory\")");
-    call = "tsr::attention_grad_mma_program<" + t + ", " + d + ", " + causal + ">(";
+    const std::string block = wgmma ? "wgmma" : "mma";
+    statement("static_assert(tsr::attention_grad_" + block + "_smem_bytes(" + d +
+              ") <= " + std::to_string(allocated_bytes(op.operands[10])) + ", \"the " +
+              (wgmma ? "warpgroup" : "tensor-core") + " backward block's shared memory\")");
+    call = "tsr::attention_grad_" + block + "_program<" + t + ", " + d + ", " + causal + ">(";
   } else {
     call = "tsr::attention_grad_program<" + t + ", " + d + ", " + std::to_string(blk[0]) + ", " +
            std::to_string(blk[1]) + ", " + causal +

@@ -51,15 +51,20 @@ const char* kAttentionGrad =
 const char* kAttentionGradMma =
 #include "cuda_attention_grad_mma.inc"
     ;
+// The attention backward block on warpgroup MMA (tile.attention_grad with wgmma).
+const char* kAttentionGradWgmma =
+#include "cuda_attention_grad_wgmma.inc"
+    ;
 // The split-KV attention block (tile.attention_decode).
 const char* kAttentionDecode =
 #include "cuda_attention_decode.inc"
     ;
 
-// Whether the kernel's tile.attention_grad has mma = true (the tensor-core block).
-bool grad_on_tensor_cores(const Op& kernel) {
+// Whether the kernel's tile.attention_grad has `flag` = true (mma: the
+// tensor-core block; wgmma: the warpgroup block).
+bool grad_block_is(const Op& kernel, const char* flag) {
   for (auto& op : kernel.regions[0]->ops)
-    if (op->name == "tile.attention_grad") return op->attr("mma") && tile_bool(*op, "mma");
+    if (op->name == "tile.attention_grad") return op->attr(flag) && tile_bool(*op, flag);
   return false;
 }
 
@@ -180,8 +185,12 @@ class CudaRenderer : public CLikeRenderer {
   // it has only the TMA form.
   std::string attention_library(const Op& kernel) const override {
     if (hip_) fail("E502", "the HIP lane has no attention block library yet (tile.attention)");
-    if (contains(kernel, "tile.attention_grad"))
-      return grad_on_tensor_cores(kernel) ? std::string(kMatmulMma) + kAttentionGradMma : kAttentionGrad;
+    if (contains(kernel, "tile.attention_grad")) {
+      // The warpgroup block takes the forward's register-A product and the mma block's masks.
+      if (grad_block_is(kernel, "wgmma"))
+        return std::string(kMatmulMma) + kMatmulTma + kAttention + kAttentionGradMma + kAttentionGradWgmma;
+      return grad_block_is(kernel, "mma") ? std::string(kMatmulMma) + kAttentionGradMma : kAttentionGrad;
+    }
     if (contains(kernel, "tile.attention_decode")) return kAttentionDecode;
     std::function<void(const Region&)> check = [&](const Region& r) {
       for (auto& op : r.ops)

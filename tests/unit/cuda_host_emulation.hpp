@@ -2,11 +2,14 @@
 // logic (fragment layouts, pipelines, barriers, masks) runs in CI without a
 // GPU: a thread block is THREADS std::threads sharing a barrier; warp
 // collectives (ldmatrix, mma.sync, shuffles) meet in per-warp slots between
-// two warp barriers; cp.async is a synchronous copy. Only what
-// device/gpu/tessera_attention_grad_mma.cuh calls is here. The tensor-core
-// product sums its 16 terms in f32 in k order (the hardware's order differs;
-// the tests compare against a double reference with a tolerance). Include it
-// before the block's file, in one translation unit.
+// two warp barriers; cp.async is a synchronous copy, and a warpgroup MMA
+// (wgmma) completes when issued, reading shared memory through its
+// descriptors as the tensor cores do (128-byte swizzle on the address
+// bits). Only what device/gpu/tessera_attention_grad_mma.cuh and
+// tessera_attention_grad_wgmma.cuh call is here. A tensor-core product sums
+// its 16 terms in f32 in k order (the hardware's order differs; the tests
+// compare against a double reference with a tolerance). Include it before
+// the block's file, in one translation unit.
 #pragma once
 #include <barrier>
 #include <cstdint>
@@ -22,10 +25,12 @@
 #define __host__
 #define __forceinline__ inline
 #define __restrict__
+#define TSR_HOST_EMULATION 1
 
 typedef long long i64;
 typedef unsigned short u16;
 typedef unsigned int u32;
+typedef unsigned long long u64;
 struct uint4 {
   u32 x, y, z, w;
 };
@@ -186,5 +191,82 @@ inline void mma16816(float (&d)[4], const u32 (&a)[4], u32 b0, u32 b1) {
   for (int e = 0; e < 4; ++e) d[e] = out[e];
 }
 
+
+// ---- warpgroup MMA (sm_90a) ----------------------------------------------------------------
+// Shared-memory matrix descriptor with the 128-byte swizzle (as on the device).
+inline u64 smem_desc(u32 addr, u32 lbo, u32 sbo) {
+  return u64((addr & 0x3FFFF) >> 4) | (u64(lbo >> 4) << 16) | (u64(sbo >> 4) << 32) | (u64(1) << 62);
+}
+inline void wgmma_fence() {}
+inline void wgmma_commit() {}
+template <int N, int R>
+inline void wgmma_wait(float (&)[R]) {}
+inline void fence_proxy_async() {}
+
+// Where a descriptor puts an element: the 128-byte swizzle XORs address
+// bits 4-6 with bits 7-9. K-major (rows m, k contiguous; 8-row groups SBO
+// apart) and MN-major (k rows of 64 m / n; 8-k groups SBO apart, 64-wide
+// column atoms LBO apart).
+inline u32 swizzled(u32 a) { return a ^ (((a >> 7) & 7) << 4); }
+inline u32 desc_start(u64 d) { return u32(d & 0x3FFF) << 4; }
+inline u32 desc_lbo(u64 d) { return u32((d >> 16) & 0x3FFF) << 4; }
+inline u32 desc_sbo(u64 d) { return u32((d >> 32) & 0x3FFF) << 4; }
+template <class T>
+float kmajor_at(u64 d, int m, int k) {
+  u16 x;
+  std::memcpy(&x, shared(swizzled(desc_start(d) + (m / 8) * desc_sbo(d) + (m % 8) * 128 + 2 * k)), 2);
+  return widen(T{x});
+}
+template <class T>
+float mnmajor_at(u64 d, int k, int n) {
+  u16 x;
+  std::memcpy(&x,
+              shared(swizzled(desc_start(d) + (n / 64) * desc_lbo(d) + (k / 8) * desc_sbo(d) + (k % 8) * 128 +
+                              2 * (n % 64))),
+              2);
+  return widen(T{x});
+}
+// The accumulator fragment of a 64 x N product: thread (warp w of its
+// warpgroup, lane l) holds d[4j + e] = element (16w + l/4 + 8(e/2), 8j + 2(l%4) + e%2).
+inline int acc_row(int e) { return 16 * ((emu::thread_index >> 5) & 3) + emu::lane() / 4 + 8 * (e >> 1); }
+inline int acc_col(int j, int e) { return 8 * j + 2 * (emu::lane() % 4) + (e & 1); }
+
+// D[64 x 64] (=|+=) A[64 x 16] B[16 x 64], both K-major in smem.
+template <class T>
+inline void wgmma_ss_n64(float (&d)[32], u64 da, u64 db, int scale_d) {
+  for (int j = 0; j < 8; ++j)
+    for (int e = 0; e < 4; ++e) {
+      float acc = scale_d ? d[4 * j + e] : 0.f;
+      for (int k = 0; k < 16; ++k) acc += kmajor_at<T>(da, acc_row(e), k) * kmajor_at<T>(db, acc_col(j, e), k);
+      d[4 * j + e] = acc;
+    }
+}
+
 }  // namespace mma_detail
+
+namespace attn_detail {
+// D[64 x D] += A[64 x 16] (registers, the m16n8k16 A fragment of the
+// warp's 16 rows) B[16 x D] (MN-major in smem).
+template <class T, int D>
+inline void wgmma_pv(float (&d)[D / 2], u32 a0, u32 a1, u32 a2, u32 a3, u64 db) {
+  const int l = emu::lane();
+  u32* mine = emu::warp().words[l];
+  mine[0] = a0, mine[1] = a1, mine[2] = a2, mine[3] = a3;
+  __syncwarp();
+  const auto& w = emu::warp().words;
+  auto A = [&](int row, int k) {
+    return mma_detail::half<T>(w[(row % 8) * 4 + (k % 8) / 2][(row >= 8) + 2 * (k >= 8)], k % 2);
+  };
+  for (int j = 0; j < D / 8; ++j)
+    for (int e = 0; e < 4; ++e) {
+      float acc = d[4 * j + e];
+      for (int k = 0; k < 16; ++k)
+        acc += A(l / 4 + 8 * (e >> 1), k) * mma_detail::mnmajor_at<T>(db, k, mma_detail::acc_col(j, e));
+      d[4 * j + e] = acc;
+    }
+  __syncwarp();
+}
+template <int N>
+inline void keep(u32 (&)[N]) {}
+}  // namespace attn_detail
 }  // namespace tsr

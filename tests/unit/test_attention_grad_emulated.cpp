@@ -1,5 +1,6 @@
-// The CUDA tensor-core attention backward block
-// (device/gpu/tessera_attention_grad_mma.cuh) run on the host through
+// The CUDA tensor-core attention backward blocks (mma.sync:
+// device/gpu/tessera_attention_grad_mma.cuh; warpgroup MMA:
+// tessera_attention_grad_wgmma.cuh) run on the host through
 // cuda_host_emulation.hpp, against a double reference of docs/semantics.md's
 // formulas: causal and not, grouped heads, several blocks with tails, Sq !=
 // Sk, rows that see no key, NaN and inf where masked pairs would multiply
@@ -11,6 +12,7 @@
 // emulation; tests/CMakeLists.txt lets the host compiler skip nvcc's unroll
 // pragmas)
 #include "../../device/gpu/tessera_attention_grad_mma.cuh"
+#include "../../device/gpu/tessera_attention_grad_wgmma.cuh"
 
 #include <gtest/gtest.h>
 
@@ -105,10 +107,12 @@ struct Problem {
   }
 };
 
+enum class Block { Mma, Wgmma };
+
 // Runs every program of the block; the results start as NaN so that an
 // element no program writes shows.
 template <class T, int D, bool CAUSAL>
-void run_block(const Problem<T>& pr, std::vector<T>& dq, std::vector<T>& dk, std::vector<T>& dv) {
+void run_block(Block kind, const Problem<T>& pr, std::vector<T>& dq, std::vector<T>& dk, std::vector<T>& dv) {
   const Case& c = pr.c;
   const int off = c.unaligned ? 1 : 0;  // one element in: no pointer 16-byte aligned
   auto shifted = [&](const std::vector<T>& x) {
@@ -120,10 +124,13 @@ void run_block(const Problem<T>& pr, std::vector<T>& dq, std::vector<T>& dk, std
   std::vector<T> gq(q.size(), T{0x7fc1}), gk(k.size(), T{0x7fc1}), gv(v.size(), T{0x7fc1});
   const int programs = c.b * c.hkv * ((c.sk + 127) / 128) + c.b * c.h * ((c.sq + 127) / 128);
   for (int p = 0; p < programs; ++p) {
-    emu::Block blk(tsr::attn_grad_mma::THREADS, tsr::attention_grad_mma_smem_bytes(D));
+    const bool mma = kind == Block::Mma;
+    static_assert(tsr::attn_grad_mma::THREADS == tsr::attn_grad_wgmma::THREADS);
+    emu::Block blk(tsr::attn_grad_mma::THREADS,
+                   mma ? tsr::attention_grad_mma_smem_bytes(D) : tsr::attention_grad_wgmma_smem_bytes(D));
     std::fill(blk.smem.begin(), blk.smem.end(), 0xcd);  // garbage where nothing was loaded
     emu::run_block(blk, tsr::attn_grad_mma::THREADS, [&] {
-      tsr::attention_grad_mma_program<T, D, CAUSAL>(
+      (mma ? tsr::attention_grad_mma_program<T, D, CAUSAL> : tsr::attention_grad_wgmma_program<T, D, CAUSAL>)(
           blk.smem.data(), q.data() + off, k.data() + off, v.data() + off, o.data() + off, g.data() + off,
           pr.lse.data(), gq.data() + off, gk.data() + off, gv.data() + off, p, c.b, c.h, c.hkv, c.sq, c.sk, pr.scale);
     });
@@ -152,11 +159,13 @@ void expect_close(const char* what, const std::vector<T>& got, const std::vector
 }
 
 template <class T>
-void check(const Case& c) {
+void check(Block kind, const Case& c) {
   const Problem<T> pr(c);
   std::vector<T> dq, dk, dv;
-  if (c.d == 64) c.causal ? run_block<T, 64, true>(pr, dq, dk, dv) : run_block<T, 64, false>(pr, dq, dk, dv);
-  else c.causal ? run_block<T, 128, true>(pr, dq, dk, dv) : run_block<T, 128, false>(pr, dq, dk, dv);
+  if (c.d == 64)
+    c.causal ? run_block<T, 64, true>(kind, pr, dq, dk, dv) : run_block<T, 64, false>(kind, pr, dq, dk, dv);
+  else
+    c.causal ? run_block<T, 128, true>(kind, pr, dq, dk, dv) : run_block<T, 128, false>(kind, pr, dq, dk, dv);
   expect_close("dq", dq, pr.dq);
   expect_close("dk", dk, pr.dk);
   expect_close("dv", dv, pr.dv);
@@ -164,7 +173,8 @@ void check(const Case& c) {
 
 class AttentionGradEmulated : public ::testing::TestWithParam<Case> {};
 
-TEST_P(AttentionGradEmulated, Bf16MatchesDoubleReference) { check<tsr::bf16_t>(GetParam()); }
+TEST_P(AttentionGradEmulated, MmaBf16MatchesDoubleReference) { check<tsr::bf16_t>(Block::Mma, GetParam()); }
+TEST_P(AttentionGradEmulated, WgmmaBf16MatchesDoubleReference) { check<tsr::bf16_t>(Block::Wgmma, GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(Mma, AttentionGradEmulated,
                          ::testing::Values(Case{1, 2, 1, 40, 40, 64, false},    // one step, tails
@@ -179,6 +189,9 @@ INSTANTIATE_TEST_SUITE_P(Mma, AttentionGradEmulated,
                                            Case{1, 2, 1, 150, 140, 128, true, 2, 2, true}),  // element copies
                          [](const ::testing::TestParamInfo<Case>& i) { return i.param.name(); });
 
-TEST(AttentionGradEmulated, F16MatchesDoubleReference) { check<tsr::f16_t>(Case{1, 2, 1, 130, 150, 64, true}); }
+TEST(AttentionGradEmulated, F16MatchesDoubleReference) {
+  check<tsr::f16_t>(Block::Mma, Case{1, 2, 1, 130, 150, 64, true});
+  check<tsr::f16_t>(Block::Wgmma, Case{1, 2, 1, 130, 150, 64, true});
+}
 
 }  // namespace

@@ -196,31 +196,47 @@ func @f(%q: tensor<1x4x1x64xbf16>, %k: tensor<1x4x64x64xbf16>, %v: tensor<1x4x64
 // The tensor-core backward block's decisions are checked against what the
 // block takes, and a tile op that claims the block for another shape is
 // refused by the Tile IR verifier.
-TEST(Schedule, AttentionGradMmaIsChecked) {
+// The tensor-core backward blocks: wgmma on the default CUDA profile (an
+// H200), mma on an A100; an edited decision is E302, a tile op that claims
+// a block for another shape E403.
+TEST(Schedule, AttentionGradTensorCoreBlocksAreChecked) {
   const char* program = R"(
 func @g(%q: tensor<1x2x40x64xbf16>, %s: tensor<1x2x40xf32>) -> tensor<1x2x40x64xbf16> {
   %dq, %dk, %dv = tessera.attention_grad %q, %q, %q, %q, %q, %s {causal = true} : (tensor<1x2x40x64xbf16>, tensor<1x2x40x64xbf16>, tensor<1x2x40x64xbf16>, tensor<1x2x40x64xbf16>, tensor<1x2x40x64xbf16>, tensor<1x2x40xf32>) -> (tensor<1x2x40x64xbf16>, tensor<1x2x40x64xbf16>, tensor<1x2x40x64xbf16>)
   return %dq : tensor<1x2x40x64xbf16>
 }
 )";
-  auto edited = [&](const std::function<void(ir::Op&)>& edit) {
-    auto m = passes::lower(*ir::parse(program), ir::Layer::Schedule, "cuda");
-    ir::Op& op = *m->funcs().front()->regions[0]->ops.front();
-    EXPECT_EQ(*op.attr("strategy")->as_string(), "mma");
-    edit(op);
-    ir::stamp_artifact_hash(op);
-    return code_of([&] { passes::lower(*m, ir::Layer::Tile, "cuda"); });
-  };
-  EXPECT_EQ(edited([](ir::Op&) {}), "none");
-  EXPECT_EQ(edited([](ir::Op& op) { op.attrs["scratch"] = ir::Attr(int64_t{65536}); }), "E302");
-  EXPECT_EQ(edited([](ir::Op& op) { op.attrs["block"] = ir::Attr::ints({64, 64}); }), "E302");
-  EXPECT_EQ(edited([](ir::Op& op) { op.attrs["strategy"] = ir::Attr("tiled"); }), "E302");
+  for (const char* name : {"h200", "a100"}) {
+    SCOPED_TRACE(name);
+    const machine::Descriptor& device = machine::profile(name);
+    const std::string block = std::string(name) == "h200" ? "wgmma" : "mma";
+    auto edited = [&](const std::function<void(ir::Op&)>& edit) {
+      auto m = passes::lower(*ir::parse(program), ir::Layer::Schedule, device);
+      ir::Op& op = *m->funcs().front()->regions[0]->ops.front();
+      EXPECT_EQ(*op.attr("strategy")->as_string(), block);
+      edit(op);
+      ir::stamp_artifact_hash(op);
+      return code_of([&] { passes::lower(*m, ir::Layer::Tile, device); });
+    };
+    EXPECT_EQ(edited([](ir::Op&) {}), "none");
+    EXPECT_EQ(edited([](ir::Op& op) { op.attrs["scratch"] = ir::Attr(int64_t{65536}); }), "E302");
+    EXPECT_EQ(edited([](ir::Op& op) { op.attrs["block"] = ir::Attr::ints({64, 64}); }), "E302");
+    EXPECT_EQ(edited([](ir::Op& op) { op.attrs["strategy"] = ir::Attr("tiled"); }), "E302");
+    // the other tensor-core block is not this device's
+    EXPECT_EQ(edited([&](ir::Op& op) { op.attrs["strategy"] = ir::Attr(block == "mma" ? "wgmma" : "mma"); }), "E302");
 
-  std::string tile = ir::print(*passes::lower(*ir::parse(program), ir::Layer::Tile, "cuda"));
-  const size_t at = tile.find("block = [128, 128]");
-  ASSERT_NE(at, std::string::npos) << tile;
-  tile.replace(at, 18, "block = [64, 128]");
-  EXPECT_EQ(code_of([&] { ir::verify(*ir::parse(tile), ir::Layer::Tile); }), "E403");
+    const std::string tile = ir::print(*passes::lower(*ir::parse(program), ir::Layer::Tile, device));
+    ASSERT_NE(tile.find(block + " = true"), std::string::npos) << tile;
+    std::string smaller = tile;
+    const size_t at = smaller.find("block = [128, 128]");
+    ASSERT_NE(at, std::string::npos) << tile;
+    smaller.replace(at, 18, "block = [64, 128]");
+    EXPECT_EQ(code_of([&] { ir::verify(*ir::parse(smaller), ir::Layer::Tile); }), "E403");
+    std::string both = tile;  // one tile op cannot claim both blocks
+    const size_t flag = both.find(block + " = true");
+    both.insert(flag, block == "mma" ? "wgmma = true, " : "mma = true, ");
+    EXPECT_EQ(code_of([&] { ir::verify(*ir::parse(both), ir::Layer::Tile); }), "E403");
+  }
 }
 
 TEST(IrHash, CoversTheLaunchTypes) {

@@ -127,14 +127,17 @@ void choose(Plan& p, const machine::Descriptor& d, const SourceLoc& loc) {
       fail("E506",
            op + " on device " + d.name + ": the GPU backward block takes f16, bf16 and f32 with head dims 1 to 256",
            loc);
-    if (d.has(machine::Cap::TensorCores) && (p.dtype == DType::F16 || p.dtype == DType::BF16) &&
-        (p.d == 64 || p.d == 128)) {
+    const bool tensor_shape = (p.dtype == DType::F16 || p.dtype == DType::BF16) && (p.d == 64 || p.d == 128);
+    if (tensor_shape && (d.has(machine::Cap::Wgmma) || d.has(machine::Cap::TensorCores))) {
       // 128 resident keys (a key program) or rows (a query program), the
-      // other side streamed through a two-stage ring.
-      p.strategy = Strategy::Mma;
+      // other side streamed through a two-stage ring: 64 rows a step into
+      // two warpgroups' products where the device has warpgroup MMA, else
+      // 32 into eight warps' mma.sync.
+      const bool wgmma = d.has(machine::Cap::Wgmma);
+      p.strategy = wgmma ? Strategy::Wgmma : Strategy::Mma;
       p.bm = p.bn = kGradMmaRows;
       p.stages = 2, p.threads = kGradThreads;
-      p.scratch = grad_mma_smem_bytes(p.d);
+      p.scratch = wgmma ? grad_wgmma_smem_bytes(p.d) : grad_mma_smem_bytes(p.d);
     } else {
       p.strategy = Strategy::Tiled;
       p.bm = p.bn = p.d <= 128 ? 64 : 32;
@@ -246,6 +249,15 @@ int64_t grad_mma_smem_bytes(int64_t d) {
   // warps' sums (16 x 32 f32 each).
   const int64_t pitch = (d + 8) * 2, rows = kGradMmaRows, step = 32;
   return 2 * rows * pitch + 4 * step * pitch + 2 * rows * 4 + 2 * rows * (step + 1) * 4 + rows * 32 * 4;
+}
+
+int64_t grad_wgmma_smem_bytes(int64_t d) {
+  // 1 KiB of alignment slack, the resident and streamed tiles (two of
+  // kGradMmaRows rows, two stages of two of 64; 16-bit, unpadded: the
+  // swizzle spreads the banks), lse and delta of kGradMmaRows rows, and each
+  // warpgroup's exact-path p or ds (64 f32 rows of 65).
+  const int64_t rows = kGradMmaRows, step = 64;
+  return 1024 + 2 * rows * d * 2 + 4 * step * d * 2 + 2 * rows * 4 + 2 * 64 * (step + 1) * 4;
 }
 
 int64_t decode_smem_bytes(int64_t d, int64_t rows, int64_t bn) {
@@ -406,7 +418,14 @@ Plan read_plan(const Op& op) {
          op.loc);
   if (p.bm < 1 || p.bn < 1 || p.bm > 1024 || p.bn > 1024 || p.stages < 1 || p.stages > 8)
     fail("E302", "schedule.attention: block sizes must be in [1, 1024] and stages in [1, 8]", op.loc);
-  if (p.strategy == Strategy::Wgmma) {
+  if (p.strategy == Strategy::Wgmma && p.grad) {
+    if (p.bm != kGradMmaRows || p.bn != kGradMmaRows || p.stages != 2 || p.threads != kGradThreads ||
+        p.scratch != grad_wgmma_smem_bytes(p.d) || p.scratch > device.shared_bytes)
+      fail("E302",
+           "schedule.attention: the wgmma backward block runs 128 x 128 blocks, two stages, 256 threads with its "
+           "shared memory",
+           op.loc);
+  } else if (p.strategy == Strategy::Wgmma) {
     if ((p.bm != 128 && !(p.bm == 192 && p.d == 64)) || p.bn != 128 || p.stages < 2 || p.threads != p.bm / 64 * 128)
       fail("E302",
            "schedule.attention: the wgmma block runs 128 (or, at head dim 64, 192) rows x 128 keys, >= 2 stages, "
@@ -444,7 +463,7 @@ Plan read_plan(const Op& op) {
          "schedule.attention records " + std::to_string(p.programs) + " programs but its blocks give " +
              std::to_string(p.program_count()),
          op.loc);
-  check_threads(op, device, p.threads + (p.strategy == Strategy::Wgmma ? Plan::kProducerThreads : 0));
+  check_threads(op, device, p.threads + (p.strategy == Strategy::Wgmma && !p.grad ? Plan::kProducerThreads : 0));
   if (p.strategy != Strategy::SplitKv && p.chunk != 0)
     fail("E302", "schedule.attention: only the split_kv block has a 'chunk'", op.loc);
   if (p.fold_group && !(p.strategy == Strategy::Tiled && foldable(p)))
@@ -452,7 +471,7 @@ Plan read_plan(const Op& op) {
          "schedule.attention: 'fold_group' is for the tiled forward with grouped heads, not causal or one query "
          "row, no mask",
          op.loc);
-  if (p.interleave && !(p.strategy == Strategy::Wgmma && p.causal))
+  if (p.interleave && !(p.strategy == Strategy::Wgmma && p.causal && !p.grad))
     fail("E302", "schedule.attention: 'interleave' is for causal attention on the wgmma block", op.loc);
   if (p.o_transposed && !p.strided())
     fail("E302", "schedule.attention: only the wgmma and split_kv blocks write o transposed (o_perm)", op.loc);

@@ -117,7 +117,7 @@ struct Plan {
     return strategy == Strategy::TiledOnePass ? batch * kv_heads : key_programs() + q_planes() * m_blocks();
   }
   // The block that reads q, k and v as views and writes o through strides.
-  bool strided() const { return strategy == Strategy::Wgmma || strategy == Strategy::SplitKv; }
+  bool strided() const { return (strategy == Strategy::Wgmma && !grad) || strategy == Strategy::SplitKv; }
   int64_t group() const { return kv_heads ? heads / kv_heads : 1; }
 };
 
@@ -132,6 +132,9 @@ constexpr int64_t kGradThreads = 256;  // tsr::ATTN_GRAD_THREADS, tsr::attn_grad
 // resident rows and streamed steps: kGradMmaRows, 32).
 constexpr int64_t kGradMmaRows = 128;  // tsr::attn_grad_mma::RES
 int64_t grad_mma_smem_bytes(int64_t d);
+// The backward block on warpgroup MMA: tsr::attention_grad_wgmma_smem_bytes
+// (the same 128-row programs, 64 rows streamed a step).
+int64_t grad_wgmma_smem_bytes(int64_t d);
 // The split-KV block: tsr::attention_decode_smem_bytes and
 // tsr::attention_decode_workspace_bytes (device/gpu/tessera_attention_decode.cuh).
 constexpr int64_t kDecodeThreads = 128;  // tsr::ATTN_DECODE_THREADS

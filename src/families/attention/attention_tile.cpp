@@ -63,6 +63,7 @@ void build_grad_kernel(Module& m, const std::string& sym, const Plan& p, const O
   AttrDict attrs = problem_attrs(p);
   attrs["one_pass"] = Attr(p.strategy == Strategy::TiledOnePass);
   if (p.strategy == Strategy::Mma) attrs["mma"] = Attr(true);
+  if (p.strategy == Strategy::Wgmma) attrs["wgmma"] = Attr(true);
   tb.attention_grad(operands, attrs);
   m.ops.push_back(std::move(k));
 }
