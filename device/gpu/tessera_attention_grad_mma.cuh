@@ -412,28 +412,23 @@ struct block {
   }
 };
 
-}  // namespace attn_grad_mma
-
-__host__ __device__ constexpr int attention_grad_mma_smem_bytes(int D) {
-  return D == 64 ? attn_grad_mma::layout<64>::BYTES : attn_grad_mma::layout<128>::BYTES;
+// Whether every operand is 16-byte aligned (the blocks' 16-byte copies).
+template <class T>
+__device__ __forceinline__ bool aligned16(const T* q, const T* k, const T* v, const T* o, const T* g, const T* dq,
+                                          const T* dk, const T* dv) {
+  auto at = [](const void* p) { return (reinterpret_cast<unsigned long long>(p) & 15) == 0; };
+  return at(q) && at(k) && at(v) && at(o) && at(g) && at(dq) && at(dk) && at(dv);
 }
 
-// One program of the backward pass on tensor cores; the block has
-// attn_grad_mma::THREADS threads and smem holds attention_grad_mma_smem_bytes(D).
-// Programs: key programs first, (batch, kv head)-major with the key blocks
-// in order, then query programs, (batch, head)-major with the row blocks
-// from the last (causal: the longest first) .
-template <class T, int D, bool CAUSAL>
-__device__ void attention_grad_mma_program(unsigned char* smem, const T* q, const T* k, const T* v, const T* o,
-                                           const T* g, const float* lse, T* dq, T* dk, T* dv, i64 program, i64 batch,
-                                           i64 heads, i64 kv_heads, i64 sq, i64 sk, double scale) {
-  using namespace attn_grad_mma;
-  static_assert(D == 64 || D == 128, "the tensor-core backward block takes head dims 64 and 128");
-  auto aligned = [](const void* p) { return (reinterpret_cast<unsigned long long>(p) & 15) == 0; };
-  const bool vec = aligned(q) && aligned(k) && aligned(v) && aligned(o) && aligned(g) && aligned(dq) &&
-                   aligned(dk) && aligned(dv);
-  block<T, D, CAUSAL> blk{smem, mma_detail::smem_u32(smem), sq, sk, float(scale),
-                          float(scale * 1.4426950408889634), vec};
+// Program `program` of a tensor-core backward block `blk` (this one or the
+// warpgroup block, both with keys() and queries()): key programs first,
+// (batch, kv head)-major with the key blocks of RES keys in order, then
+// query programs, (batch, head)-major with the row blocks of RES rows from
+// the last (causal: the longest first).
+template <int RES, class B, class T>
+__device__ __forceinline__ void run_program(B& blk, const T* q, const T* k, const T* v, const T* o, const T* g,
+                                            const float* lse, T* dq, T* dk, T* dv, i64 program, i64 batch, i64 heads,
+                                            i64 kv_heads, i64 sq, i64 sk) {
   const i64 group = kv_heads ? heads / kv_heads : 1, kb = (sk + RES - 1) / RES, keys = batch * kv_heads * kb;
   if (program < keys) {
     const i64 kv = program / kb;
@@ -443,6 +438,26 @@ __device__ void attention_grad_mma_program(unsigned char* smem, const T* q, cons
   }
   const i64 mb = (sq + RES - 1) / RES, x = program - keys, qp = x / mb;
   blk.queries(q, k, v, o, g, lse, dq, qp, qp / heads * kv_heads + qp % heads / group, (mb - 1 - x % mb) * RES);
+}
+
+}  // namespace attn_grad_mma
+
+__host__ __device__ constexpr int attention_grad_mma_smem_bytes(int D) {
+  return D == 64 ? attn_grad_mma::layout<64>::BYTES : attn_grad_mma::layout<128>::BYTES;
+}
+
+// One program of the backward pass on tensor cores (attn_grad_mma::run_program
+// says which); the block has attn_grad_mma::THREADS threads and smem holds
+// attention_grad_mma_smem_bytes(D).
+template <class T, int D, bool CAUSAL>
+__device__ void attention_grad_mma_program(unsigned char* smem, const T* q, const T* k, const T* v, const T* o,
+                                           const T* g, const float* lse, T* dq, T* dk, T* dv, i64 program, i64 batch,
+                                           i64 heads, i64 kv_heads, i64 sq, i64 sk, double scale) {
+  using namespace attn_grad_mma;
+  static_assert(D == 64 || D == 128, "the tensor-core backward block takes head dims 64 and 128");
+  block<T, D, CAUSAL> blk{smem, mma_detail::smem_u32(smem), sq, sk, float(scale),
+                          float(scale * 1.4426950408889634), aligned16(q, k, v, o, g, dq, dk, dv)};
+  run_program<RES>(blk, q, k, v, o, g, lse, dq, dk, dv, program, batch, heads, kv_heads, sq, sk);
 }
 
 }  // namespace tsr

@@ -436,32 +436,20 @@ struct block {
 
 }  // namespace attn_grad_wgmma
 
-// One program of the backward pass on warpgroup MMA; the block has
+// One program of the backward pass on warpgroup MMA (the mma block's
+// programs, attn_grad_mma::run_program); the block has
 // attn_grad_wgmma::THREADS threads and smem holds
-// attention_grad_wgmma_smem_bytes(D). Programs: key programs first,
-// (batch, kv head)-major with the key blocks in order, then query programs,
-// (batch, head)-major with the row blocks from the last (causal: the
-// longest first).
+// attention_grad_wgmma_smem_bytes(D).
 template <class T, int D, bool CAUSAL>
 __device__ void attention_grad_wgmma_program(unsigned char* smem, const T* q, const T* k, const T* v, const T* o,
                                              const T* g, const float* lse, T* dq, T* dk, T* dv, i64 program,
                                              i64 batch, i64 heads, i64 kv_heads, i64 sq, i64 sk, double scale) {
   using namespace attn_grad_wgmma;
   static_assert(D == 64 || D == 128, "the warpgroup backward block takes head dims 64 and 128");
-  auto aligned = [](const void* p) { return (reinterpret_cast<unsigned long long>(p) & 15) == 0; };
-  const bool vec = aligned(q) && aligned(k) && aligned(v) && aligned(o) && aligned(g) && aligned(dq) &&
-                   aligned(dk) && aligned(dv);
   const u32 raw = mma_detail::smem_u32(smem), base = (raw + 1023u) & ~1023u;
-  block<T, D, CAUSAL> blk{smem + (base - raw), base, sq, sk, float(scale), float(scale * 1.4426950408889634), vec};
-  const i64 group = kv_heads ? heads / kv_heads : 1, kb = (sk + RES - 1) / RES, keys = batch * kv_heads * kb;
-  if (program < keys) {
-    const i64 kv = program / kb;
-    blk.keys(q, k, v, o, g, lse, dk, dv, kv, kv / kv_heads * heads + kv % kv_heads * group, group,
-             program % kb * RES);
-    return;
-  }
-  const i64 mb = (sq + RES - 1) / RES, x = program - keys, qp = x / mb;
-  blk.queries(q, k, v, o, g, lse, dq, qp, qp / heads * kv_heads + qp % heads / group, (mb - 1 - x % mb) * RES);
+  block<T, D, CAUSAL> blk{smem + (base - raw), base, sq, sk, float(scale), float(scale * 1.4426950408889634),
+                          attn_grad_mma::aligned16(q, k, v, o, g, dq, dk, dv)};
+  attn_grad_mma::run_program<RES>(blk, q, k, v, o, g, lse, dq, dk, dv, program, batch, heads, kv_heads, sq, sk);
 }
 
 #else

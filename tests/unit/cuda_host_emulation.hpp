@@ -191,7 +191,6 @@ inline void mma16816(float (&d)[4], const u32 (&a)[4], u32 b0, u32 b1) {
   for (int e = 0; e < 4; ++e) d[e] = out[e];
 }
 
-
 // ---- warpgroup MMA (sm_90a) ----------------------------------------------------------------
 // Shared-memory matrix descriptor with the 128-byte swizzle (as on the device).
 inline u64 smem_desc(u32 addr, u32 lbo, u32 sbo) {
@@ -220,10 +219,10 @@ float kmajor_at(u64 d, int m, int k) {
 template <class T>
 float mnmajor_at(u64 d, int k, int n) {
   u16 x;
-  std::memcpy(&x,
-              shared(swizzled(desc_start(d) + (n / 64) * desc_lbo(d) + (k / 8) * desc_sbo(d) + (k % 8) * 128 +
-                              2 * (n % 64))),
-              2);
+  std::memcpy(
+      &x,
+      shared(swizzled(desc_start(d) + (n / 64) * desc_lbo(d) + (k / 8) * desc_sbo(d) + (k % 8) * 128 + 2 * (n % 64))),
+      2);
   return widen(T{x});
 }
 // The accumulator fragment of a 64 x N product: thread (warp w of its

@@ -130,9 +130,12 @@ void run_block(Block kind, const Problem<T>& pr, std::vector<T>& dq, std::vector
                    mma ? tsr::attention_grad_mma_smem_bytes(D) : tsr::attention_grad_wgmma_smem_bytes(D));
     std::fill(blk.smem.begin(), blk.smem.end(), 0xcd);  // garbage where nothing was loaded
     emu::run_block(blk, tsr::attn_grad_mma::THREADS, [&] {
-      (mma ? tsr::attention_grad_mma_program<T, D, CAUSAL> : tsr::attention_grad_wgmma_program<T, D, CAUSAL>)(
-          blk.smem.data(), q.data() + off, k.data() + off, v.data() + off, o.data() + off, g.data() + off,
-          pr.lse.data(), gq.data() + off, gk.data() + off, gv.data() + off, p, c.b, c.h, c.hkv, c.sq, c.sk, pr.scale);
+      (mma ? tsr::attention_grad_mma_program<T, D, CAUSAL>
+           : tsr::attention_grad_wgmma_program<T, D, CAUSAL>)(blk.smem.data(), q.data() + off, k.data() + off,
+                                                              v.data() + off, o.data() + off, g.data() + off,
+                                                              pr.lse.data(), gq.data() + off, gk.data() + off,
+                                                              gv.data() + off, p, c.b, c.h, c.hkv, c.sq, c.sk,
+                                                              pr.scale);
     });
   }
   dq.assign(gq.begin() + off, gq.begin() + off + pr.q.size());
@@ -164,8 +167,7 @@ void check(Block kind, const Case& c) {
   std::vector<T> dq, dk, dv;
   if (c.d == 64)
     c.causal ? run_block<T, 64, true>(kind, pr, dq, dk, dv) : run_block<T, 64, false>(kind, pr, dq, dk, dv);
-  else
-    c.causal ? run_block<T, 128, true>(kind, pr, dq, dk, dv) : run_block<T, 128, false>(kind, pr, dq, dk, dv);
+  else c.causal ? run_block<T, 128, true>(kind, pr, dq, dk, dv) : run_block<T, 128, false>(kind, pr, dq, dk, dv);
   expect_close("dq", dq, pr.dq);
   expect_close("dk", dk, pr.dk);
   expect_close("dv", dv, pr.dv);

@@ -418,12 +418,13 @@ Plan read_plan(const Op& op) {
          op.loc);
   if (p.bm < 1 || p.bn < 1 || p.bm > 1024 || p.bn > 1024 || p.stages < 1 || p.stages > 8)
     fail("E302", "schedule.attention: block sizes must be in [1, 1024] and stages in [1, 8]", op.loc);
-  if (p.strategy == Strategy::Wgmma && p.grad) {
+  if (p.grad && (p.strategy == Strategy::Wgmma || p.strategy == Strategy::Mma)) {
+    const bool wgmma = p.strategy == Strategy::Wgmma;
     if (p.bm != kGradMmaRows || p.bn != kGradMmaRows || p.stages != 2 || p.threads != kGradThreads ||
-        p.scratch != grad_wgmma_smem_bytes(p.d) || p.scratch > device.shared_bytes)
+        p.scratch != (wgmma ? grad_wgmma_smem_bytes(p.d) : grad_mma_smem_bytes(p.d)) || p.scratch > device.shared_bytes)
       fail("E302",
-           "schedule.attention: the wgmma backward block runs 128 x 128 blocks, two stages, 256 threads with its "
-           "shared memory",
+           std::string("schedule.attention: the ") + (wgmma ? "wgmma" : "mma") +
+               " backward block runs 128 x 128 blocks, two stages, 256 threads with its shared memory",
            op.loc);
   } else if (p.strategy == Strategy::Wgmma) {
     if ((p.bm != 128 && !(p.bm == 192 && p.d == 64)) || p.bn != 128 || p.stages < 2 || p.threads != p.bm / 64 * 128)
@@ -444,13 +445,6 @@ Plan read_plan(const Op& op) {
            op.loc);
     if (p.scratch != decode_smem_bytes(p.d, p.bm, p.bn) || p.scratch > device.shared_bytes)
       fail("E302", "schedule.attention: the split_kv block's scratch is its shared memory, and must fit the device",
-           op.loc);
-  } else if (p.strategy == Strategy::Mma) {
-    if (p.bm != kGradMmaRows || p.bn != kGradMmaRows || p.stages != 2 || p.threads != kGradThreads ||
-        p.scratch != grad_mma_smem_bytes(p.d) || p.scratch > device.shared_bytes)
-      fail("E302",
-           "schedule.attention: the mma backward block runs 128 x 128 blocks, two stages, 256 threads with its "
-           "shared memory",
            op.loc);
   } else if (p.grad && device.gpu()) {
     if (p.threads != kGradThreads || p.scratch != grad_smem_bytes(p.d, p.bm, p.bn) || p.scratch > device.shared_bytes)
