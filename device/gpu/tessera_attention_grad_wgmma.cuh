@@ -13,15 +13,18 @@
 // and a query program (dq of 128 rows of a query head). Two warpgroups,
 // each owning 64 of the 128 resident rows (a key program k and v, a query
 // program q and do); the other side is streamed 64 rows a step through a
-// two-stage cp.async ring. All tiles sit in the 128-byte-swizzled layout
+// three-stage cp.async ring. All tiles sit in the 128-byte-swizzled layout
 // the tensor cores read through descriptors, so a step is four (query
 // program: three) warpgroup products with no fragment loads:
 //   key program:   s^T = k q^T, dp^T = v do^T (both operands in smem), then
 //                  dv += p^T do, dk += ds^T q (p^T, ds^T from registers,
 //                  do and q read MN-major);
 //   query program: s = q k^T, dp = do v^T, then dq += ds k.
-// p and ds stay in registers between the products, rounded to T. delta =
-// do.o is recomputed where a program needs it, under the first products.
+// p and ds stay in registers between the products, rounded to T. A step's
+// second products run under the preparation of the next step (its
+// barrier, the loads of the one after, and delta = do.o, recomputed where
+// a program needs it); the third ring stage is what they may still be
+// reading.
 //
 // Masked pairs get p = ds = 0, but a product still multiplies them by the
 // streamed row (0 * NaN is NaN): on a step the causal edge cuts whose
@@ -70,18 +73,21 @@ namespace attn_grad_wgmma {
 constexpr int THREADS = 256;  // two warpgroups, 64 resident rows each
 constexpr int RES = 128;      // resident rows: a key program's keys, a query program's rows
 constexpr int STEP = 64;      // streamed rows a step: query rows, or keys
+constexpr int STAGES = 3;     // ring stages: the step whose products run, the next (landed), the one after (loading)
 
 // Shared memory, in bytes from a 1 KiB-aligned base (1 KiB of slack in
-// BYTES): the two resident tiles, two stages of two streamed tiles, the lse
+// BYTES): the two resident tiles, STAGES stages of two streamed tiles, the lse
 // (log2 units) and delta of a step's or the resident rows, and each
 // warpgroup's f32 p or ds for the exact path (64 rows of STEP + 1).
 template <int D>
 struct layout {
   static constexpr int RES_TILE = RES * D * 2, STEP_TILE = STEP * D * 2;
   static constexpr int X = 0, Y = RES_TILE, RING = 2 * RES_TILE;
-  static constexpr int LSE = RING + 4 * STEP_TILE, DELTA = LSE + RES * 4;
+  static constexpr int LSE = RING + STAGES * 2 * STEP_TILE, DELTA = LSE + RES * 4;
   static constexpr int EXACT = DELTA + RES * 4, EXACT_WG = 64 * (STEP + 1) * 4;
   static constexpr int BYTES = 1024 + EXACT + 2 * EXACT_WG;
+  // After an exact step the scratch is a zero tile (block::zero_operands).
+  static_assert(EXACT % 1024 == 0 && 2 * EXACT_WG >= STEP_TILE, "the exact path's scratch holds a swizzled tile");
 };
 
 }  // namespace attn_grad_wgmma
@@ -262,6 +268,21 @@ struct block {
     for (int kk = 0; kk < D / 16; ++kk)
       mma_detail::wgmma_ss_n64<T>(x, kmajor<RES>(rows, kk), kmajor<STEP>(streamed, kk), kk > 0);
   }
+  // After an exact step, operands for products that add nothing: a = 0
+  // and the scratch zeroed as their streamed tile (returned). The products
+  // still run, so that the accumulators reach the next step through them
+  // on every path (a merge after an in-flight product would make the
+  // compiler move the accumulators under it, and ptxas serialize every
+  // wgmma).
+  template <int N> __device__ u32 zero_operands(u32 (&a)[N]) const {
+#pragma unroll
+    for (int i = 0; i < N; ++i) a[i] = 0u;
+    for (int i = threadIdx.x; i < L::STEP_TILE / 16; i += THREADS)
+      reinterpret_cast<uint4*>(smem + L::EXACT)[i] = uint4{0u, 0u, 0u, 0u};
+    mma_detail::fence_proxy_async();
+    __syncthreads();
+    return base + L::EXACT;
+  }
   // acc += a (A fragments, 64 x STEP) . streamed tile (STEP x D).
   __device__ void accumulate(float (&acc)[D / 2], const u32 (&a)[STEP / 4], u32 streamed) const {
 #pragma unroll
@@ -279,7 +300,7 @@ struct block {
     const i64 rb0 = first / STEP, per_head = first < sq ? (sq + STEP - 1) / STEP - rb0 : 0, steps = group * per_head;
     auto stage = [&](i64 s) {
       const i64 h = qp + s / per_head, m0 = (rb0 + s % per_head) * STEP;
-      unsigned char* at = smem + L::RING + (s & 1) * 2 * L::STEP_TILE;
+      unsigned char* at = smem + L::RING + (s % STAGES) * 2 * L::STEP_TILE;
       load_tile<T, D, STEP>(at, q + h * sq * D, m0, sq, vec);
       load_tile<T, D, STEP>(at + L::STEP_TILE, g + h * sq * D, m0, sq, vec);
     };
@@ -287,35 +308,39 @@ struct block {
     load_tile<T, D, RES>(smem + L::Y, v + kv * sk * D, n0, sk, vec);
     if (steps > 0) stage(0);
     mma_detail::cp_async_commit();
+    float* lse_s = reinterpret_cast<float*>(smem + L::LSE);
+    float* delta_s = reinterpret_cast<float*>(smem + L::DELTA);
+    // Step s's tiles landed and visible, step s + 1's loads issued (into the
+    // stage step s - 2 read), step s's rows' lse and delta in smem.
+    auto prepare = [&](i64 s) {
+      landed();
+      if (s + 1 < steps) stage(s + 1);
+      mma_detail::cp_async_commit();
+      const int r = threadIdx.x >> 2, part = threadIdx.x & 3;  // four threads a row
+      const i64 h = qp + s / per_head, row = (rb0 + s % per_head) * STEP + r;
+      const unsigned char* g_tile = smem + L::RING + (s % STAGES) * 2 * L::STEP_TILE + L::STEP_TILE;
+      float x = row < sq ? delta_part<T, D, STEP, 4>(g_tile, r, o + (h * sq + row) * D, part, vec) : 0.f;
+      x += __shfl_xor_sync(0xffffffffu, x, 1);
+      x += __shfl_xor_sync(0xffffffffu, x, 2);
+      if (part == 0) {
+        delta_s[r] = x;
+        lse_s[r] = row < sq ? lse[h * sq + row] * 1.4426950408889634f : 0.f;
+      }
+      __syncthreads();
+    };
     float dk_acc[D / 2], dv_acc[D / 2];
 #pragma unroll
     for (int i = 0; i < D / 2; ++i) dk_acc[i] = dv_acc[i] = 0.f;
-    float* lse_s = reinterpret_cast<float*>(smem + L::LSE);
-    float* delta_s = reinterpret_cast<float*>(smem + L::DELTA);
+    if (steps > 0) prepare(0);
     for (i64 s = 0; s < steps; ++s) {
-      const i64 h = qp + s / per_head, m0 = (rb0 + s % per_head) * STEP;
-      const u32 qt = base + L::RING + u32(s & 1) * 2 * L::STEP_TILE, gt = qt + L::STEP_TILE;
+      const i64 m0 = (rb0 + s % per_head) * STEP;
+      const u32 qt = base + L::RING + u32(s % STAGES) * 2 * L::STEP_TILE, gt = qt + L::STEP_TILE;
       const unsigned char* g_tile = smem + (gt - base);
-      landed();  // stage s landed; stage s + 1's buffers and lse / delta are free
-      if (s + 1 < steps) stage(s + 1);
-      mma_detail::cp_async_commit();
       float st[STEP / 2], dpt[STEP / 2];  // s^T and dp^T: the warpgroup's keys x the step's rows
       mma_detail::wgmma_fence();
       scores(st, base + L::X, qt);
       scores(dpt, base + L::Y, gt);
       mma_detail::wgmma_commit();
-      {  // under the products: the step's rows' lse and delta, four threads a row
-        const int r = threadIdx.x >> 2, part = threadIdx.x & 3;
-        const i64 row = m0 + r;
-        float x = row < sq ? delta_part<T, D, STEP, 4>(g_tile, r, o + (h * sq + row) * D, part, vec) : 0.f;
-        x += __shfl_xor_sync(0xffffffffu, x, 1);
-        x += __shfl_xor_sync(0xffffffffu, x, 2);
-        if (part == 0) {
-          delta_s[r] = x;
-          lse_s[r] = row < sq ? lse[h * sq + row] * 1.4426950408889634f : 0.f;
-        }
-      }
-      __syncthreads();
       mma_detail::wgmma_wait<0>(st);
       mma_detail::wgmma_wait<0>(dpt);
       // p^T and ds^T: fragment rows are the warpgroup's keys, columns the step's rows
@@ -332,25 +357,28 @@ struct block {
         }
       // the causal edge cuts the step: exact sums if a masked pair's row holds NaN or inf
       const bool edge = CAUSAL && nb - 1 > sees.diag;
+      u32 pa[STEP / 4], da[STEP / 4], q_op = qt, g_op = gt;
       if (edge && __syncthreads_or(tile_nonfinite<T, D, STEP>(smem + (qt - base)) ||
                                    tile_nonfinite<T, D, STEP>(g_tile))) {
         float* scratch = reinterpret_cast<float*>(smem + L::EXACT + w * L::EXACT_WG);
         auto pair = [&](int key_row, int r) { return sees(r, 64 * w + key_row); };
         accumulate_exact<T, D>(dv_acc, st, g_tile, scratch, pair);
         accumulate_exact<T, D>(dk_acc, dpt, smem + (qt - base), scratch, pair);
+        zero_operands(da);
+        q_op = g_op = zero_operands(pa);
       } else {
-        u32 pa[STEP / 4], da[STEP / 4];
         pack_a<T>(pa, st);
         pack_a<T>(da, dpt);
-        mma_detail::wgmma_fence();
-        accumulate(dv_acc, pa, gt);
-        accumulate(dk_acc, da, qt);
-        mma_detail::wgmma_commit();
-        mma_detail::wgmma_wait<0>(dv_acc);
-        mma_detail::wgmma_wait<0>(dk_acc);
-        attn_detail::keep(pa);
-        attn_detail::keep(da);
       }
+      mma_detail::wgmma_fence();
+      accumulate(dv_acc, pa, g_op);
+      accumulate(dk_acc, da, q_op);
+      mma_detail::wgmma_commit();
+      if (s + 1 < steps) prepare(s + 1);  // under the products
+      mma_detail::wgmma_wait<0>(dv_acc);
+      mma_detail::wgmma_wait<0>(dk_acc);
+      attn_detail::keep(pa);
+      attn_detail::keep(da);
     }
     mma_detail::cp_async_wait<0>();
     store_rows<T, D>(dk + kv * sk * D, dk_acc, n0 + 64 * w, sk, scale, vec);
@@ -364,7 +392,7 @@ struct block {
     const i64 rows = sq - m0 < RES ? sq - m0 : RES;
     const i64 kend = lim(m0 + rows - 1), steps = (kend + STEP - 1) / STEP;
     auto stage = [&](i64 s) {
-      unsigned char* at = smem + L::RING + (s & 1) * 2 * L::STEP_TILE;
+      unsigned char* at = smem + L::RING + (s % STAGES) * 2 * L::STEP_TILE;
       load_tile<T, D, STEP>(at, k + kv * sk * D, s * STEP, sk, vec);
       load_tile<T, D, STEP>(at + L::STEP_TILE, v + kv * sk * D, s * STEP, sk, vec);
     };
@@ -389,15 +417,19 @@ struct block {
     __syncthreads();
     const float lse_row[2] = {lse_s[r0], lse_s[r0 + 8]};
     const float delta_row[2] = {delta_s[r0], delta_s[r0 + 8]};
+    // Step s's tiles landed and visible, step s + 1's loads issued (into the stage step s - 2 read).
+    auto prepare = [&](i64 s) {
+      landed();
+      if (s + 1 < steps) stage(s + 1);
+      mma_detail::cp_async_commit();
+    };
     float dq_acc[D / 2];
 #pragma unroll
     for (int i = 0; i < D / 2; ++i) dq_acc[i] = 0.f;
+    if (steps > 0) prepare(0);
     for (i64 s = 0; s < steps; ++s) {
       const i64 j0 = s * STEP;
-      const u32 kt = base + L::RING + u32(s & 1) * 2 * L::STEP_TILE, vt = kt + L::STEP_TILE;
-      landed();  // stage s landed; stage s + 1's buffers are free
-      if (s + 1 < steps) stage(s + 1);
-      mma_detail::cp_async_commit();
+      const u32 kt = base + L::RING + u32(s % STAGES) * 2 * L::STEP_TILE, vt = kt + L::STEP_TILE;
       float sc[STEP / 2], dp[STEP / 2];
       mma_detail::wgmma_fence();
       scores(sc, base + L::X, kt);
@@ -415,19 +447,21 @@ struct block {
           dp[4 * j + e] = vis ? p * (dp[4 * j + e] - delta_row[e >> 1]) : 0.f;
         }
       const bool edge = CAUSAL && sees.keys - 1 > sees.diag;
+      u32 da[STEP / 4], k_op = kt;
       if (edge && __syncthreads_or(tile_nonfinite<T, D, STEP>(smem + (kt - base)))) {
         auto pair = [&](int row, int r) { return sees(64 * w + row, r); };
         accumulate_exact<T, D>(dq_acc, dp, smem + (kt - base),
                                reinterpret_cast<float*>(smem + L::EXACT + w * L::EXACT_WG), pair);
+        k_op = zero_operands(da);
       } else {
-        u32 da[STEP / 4];
         pack_a<T>(da, dp);
-        mma_detail::wgmma_fence();
-        accumulate(dq_acc, da, kt);
-        mma_detail::wgmma_commit();
-        mma_detail::wgmma_wait<0>(dq_acc);
-        attn_detail::keep(da);
       }
+      mma_detail::wgmma_fence();
+      accumulate(dq_acc, da, k_op);
+      mma_detail::wgmma_commit();
+      if (s + 1 < steps) prepare(s + 1);  // under the product
+      mma_detail::wgmma_wait<0>(dq_acc);
+      attn_detail::keep(da);
     }
     mma_detail::cp_async_wait<0>();
     store_rows<T, D>(dq + qp * sq * D, dq_acc, m0 + 64 * w, sq, scale, vec);

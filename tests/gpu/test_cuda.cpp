@@ -203,9 +203,9 @@ std::vector<FusionCase> cuda_attention_grad_cases() {
                        c.name.find("k0d") != std::string::npos;
     if (narrow && dims && !empty) out.push_back(c);
   }
-  // The tensor-core block past one block of 128 keys or rows, with tails,
-  // and NaN / inf in do (a key program's exact path) or in k (a query
-  // program's) on steps the causal edge cuts.
+  // The tensor-core block (wgmma on Hopper, mma elsewhere) past one block
+  // of 128 keys or rows, with tails, and NaN / inf in do (a key program's
+  // exact path) or in k (a query program's) on steps the causal edge cuts.
   const std::string u = "random:seed=41,lo=-1,hi=1";
   out.push_back(attention_grad_case(DType::BF16, {2, 4, 4, 260, 390, 64}, false, {u, u, u, u}, "mma_tails"));
   out.push_back(attention_grad_case(DType::F16, {1, 8, 2, 200, 333, 128}, true, {u, u, u, u}, "mma_sk_longer"));

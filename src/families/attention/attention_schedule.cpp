@@ -130,13 +130,14 @@ void choose(Plan& p, const machine::Descriptor& d, const SourceLoc& loc) {
     const bool tensor_shape = (p.dtype == DType::F16 || p.dtype == DType::BF16) && (p.d == 64 || p.d == 128);
     if (tensor_shape && (d.has(machine::Cap::Wgmma) || d.has(machine::Cap::TensorCores))) {
       // 128 resident keys (a key program) or rows (a query program), the
-      // other side streamed through a two-stage ring: 64 rows a step into
-      // two warpgroups' products where the device has warpgroup MMA, else
-      // 32 into eight warps' mma.sync.
+      // other side streamed through a ring: 64 rows a step into two
+      // warpgroups' products (three stages: a step's second products stay
+      // in flight under the next) where the device has warpgroup MMA, else
+      // 32 rows into eight warps' mma.sync (two stages).
       const bool wgmma = d.has(machine::Cap::Wgmma);
       p.strategy = wgmma ? Strategy::Wgmma : Strategy::Mma;
       p.bm = p.bn = kGradMmaRows;
-      p.stages = 2, p.threads = kGradThreads;
+      p.stages = wgmma ? 3 : 2, p.threads = kGradThreads;
       p.scratch = wgmma ? grad_wgmma_smem_bytes(p.d) : grad_mma_smem_bytes(p.d);
     } else {
       p.strategy = Strategy::Tiled;
@@ -253,11 +254,11 @@ int64_t grad_mma_smem_bytes(int64_t d) {
 
 int64_t grad_wgmma_smem_bytes(int64_t d) {
   // 1 KiB of alignment slack, the resident and streamed tiles (two of
-  // kGradMmaRows rows, two stages of two of 64; 16-bit, unpadded: the
+  // kGradMmaRows rows, three stages of two of 64; 16-bit, unpadded: the
   // swizzle spreads the banks), lse and delta of kGradMmaRows rows, and each
   // warpgroup's exact-path p or ds (64 f32 rows of 65).
   const int64_t rows = kGradMmaRows, step = 64;
-  return 1024 + 2 * rows * d * 2 + 4 * step * d * 2 + 2 * rows * 4 + 2 * 64 * (step + 1) * 4;
+  return 1024 + 2 * rows * d * 2 + 6 * step * d * 2 + 2 * rows * 4 + 2 * 64 * (step + 1) * 4;
 }
 
 int64_t decode_smem_bytes(int64_t d, int64_t rows, int64_t bn) {
@@ -420,11 +421,12 @@ Plan read_plan(const Op& op) {
     fail("E302", "schedule.attention: block sizes must be in [1, 1024] and stages in [1, 8]", op.loc);
   if (p.grad && (p.strategy == Strategy::Wgmma || p.strategy == Strategy::Mma)) {
     const bool wgmma = p.strategy == Strategy::Wgmma;
-    if (p.bm != kGradMmaRows || p.bn != kGradMmaRows || p.stages != 2 || p.threads != kGradThreads ||
+    if (p.bm != kGradMmaRows || p.bn != kGradMmaRows || p.stages != (wgmma ? 3 : 2) || p.threads != kGradThreads ||
         p.scratch != (wgmma ? grad_wgmma_smem_bytes(p.d) : grad_mma_smem_bytes(p.d)) || p.scratch > device.shared_bytes)
       fail("E302",
            std::string("schedule.attention: the ") + (wgmma ? "wgmma" : "mma") +
-               " backward block runs 128 x 128 blocks, two stages, 256 threads with its shared memory",
+               " backward block runs 128 x 128 blocks, " + (wgmma ? "three" : "two") +
+               " stages, 256 threads with its shared memory",
            op.loc);
   } else if (p.strategy == Strategy::Wgmma) {
     if ((p.bm != 128 && !(p.bm == 192 && p.d == 64)) || p.bn != 128 || p.stages < 2 || p.threads != p.bm / 64 * 128)
