@@ -77,17 +77,15 @@ constexpr int STAGES = 3;     // ring stages: the step whose products run, the n
 
 // Shared memory, in bytes from a 1 KiB-aligned base (1 KiB of slack in
 // BYTES): the two resident tiles, STAGES stages of two streamed tiles, the lse
-// (log2 units) and delta of a step's or the resident rows, each
-// warpgroup's f32 p or ds for the exact path (64 rows of STEP + 1), and the
-// o rows a key program's next step needs for its delta.
+// (log2 units) and delta of a step's or the resident rows, and each
+// warpgroup's f32 p or ds for the exact path (64 rows of STEP + 1).
 template <int D>
 struct layout {
   static constexpr int RES_TILE = RES * D * 2, STEP_TILE = STEP * D * 2;
   static constexpr int X = 0, Y = RES_TILE, RING = 2 * RES_TILE;
   static constexpr int LSE = RING + STAGES * 2 * STEP_TILE, DELTA = LSE + RES * 4;
   static constexpr int EXACT = DELTA + RES * 4, EXACT_WG = 64 * (STEP + 1) * 4;
-  static constexpr int O_ROWS = EXACT + 2 * EXACT_WG;  // a key program's next step's o rows (swizzled)
-  static constexpr int BYTES = 1024 + O_ROWS + STEP_TILE;
+  static constexpr int BYTES = 1024 + EXACT + 2 * EXACT_WG;
   // After an exact step the scratch is a zero tile (block::zero_operands).
   static_assert(EXACT % 1024 == 0 && 2 * EXACT_WG >= STEP_TILE, "the exact path's scratch holds a swizzled tile");
 };
@@ -109,13 +107,6 @@ template <int ROWS> __device__ __forceinline__ int chunk_at(int r, int c) {
   return (c >> 3) * ROWS * 128 + r * 128 + (((c & 7) ^ (r & 7)) << 4);
 }
 
-// Eight elements from global memory (one 16-byte load when `vec`).
-template <class T> __device__ __forceinline__ uint4 global_chunk(const T* __restrict__ p, bool vec) {
-  if (vec) return __ldg(reinterpret_cast<const uint4*>(p));
-  auto two = [&](int j) { return u32(p[2 * j].bits) | u32(p[2 * j + 1].bits) << 16; };
-  return uint4{two(0), two(1), two(2), two(3)};
-}
-
 // Rows [r0, r0 + ROWS) of a row-major [rows, D] plane into a swizzled tile;
 // rows at or past `valid` are zeros. cp.async when `vec` (every pointer
 // 16-byte aligned), else element copies.
@@ -130,7 +121,11 @@ __device__ __forceinline__ void load_tile(unsigned char* dst, const T* __restric
     if (vec) {
       mma_detail::cp_async16(mma_detail::smem_u32(s), g, in ? 16 : 0);
     } else {
-      *reinterpret_cast<uint4*>(s) = in ? global_chunk(g, false) : uint4{0u, 0u, 0u, 0u};
+      uint4 w = {0u, 0u, 0u, 0u};
+      if (in)
+        w = {u32(g[0].bits) | u32(g[1].bits) << 16, u32(g[2].bits) | u32(g[3].bits) << 16,
+             u32(g[4].bits) | u32(g[5].bits) << 16, u32(g[6].bits) | u32(g[7].bits) << 16};
+      *reinterpret_cast<uint4*>(s) = w;
     }
   }
 }
@@ -146,19 +141,24 @@ template <class T, int D, int ROWS> __device__ __forceinline__ bool tile_nonfini
   return bad;
 }
 
-// Part `part` of PARTS of do . o for row r of a swizzled do tile of ROWS
-// rows; o_chunk(c) gives 16-byte chunk c of o's row.
-template <class T, int D, int ROWS, int PARTS, class OChunk>
-__device__ __forceinline__ float delta_part(const unsigned char* do_tile, int r, int part, OChunk o_chunk) {
+// Part `part` of PARTS of do . o for row r of a swizzled do tile, o's row
+// from global memory (16-byte loads when `vec`).
+template <class T, int D, int ROWS, int PARTS>
+__device__ __forceinline__ float delta_part(const unsigned char* do_tile, int r, const T* __restrict__ o, int part,
+                                            bool vec) {
   constexpr int N = D / PARTS / 8;  // chunks a part
   static_assert(D % (8 * PARTS) == 0, "a part is whole 16-byte chunks");
   auto half = [](u32 w, int i) { return widen(T{u16(i ? w >> 16 : w & 0xffffu)}); };
   float acc = 0.f;
 #pragma unroll
   for (int c = part * N; c < part * N + N; ++c) {
-    const uint4 x = o_chunk(c);
-    const u32 ow[4] = {x.x, x.y, x.z, x.w};
-    u32 dw[4];
+    u32 ow[4], dw[4];
+    if (vec) {
+      const uint4 x = __ldg(reinterpret_cast<const uint4*>(o + 8 * c));
+      ow[0] = x.x, ow[1] = x.y, ow[2] = x.z, ow[3] = x.w;
+    } else {
+      for (int j = 0; j < 4; ++j) ow[j] = u32(o[8 * c + 2 * j].bits) | u32(o[8 * c + 2 * j + 1].bits) << 16;
+    }
     const uint4 y = *reinterpret_cast<const uint4*>(do_tile + chunk_at<ROWS>(r, c));
     dw[0] = y.x, dw[1] = y.y, dw[2] = y.z, dw[3] = y.w;
 #pragma unroll
@@ -298,47 +298,35 @@ struct block {
     // rows before `first` see no key of the block; steps run over (head, row block) pairs
     const i64 first = CAUSAL ? (n0 + sq - sk > 0 ? n0 + sq - sk : 0) : 0;
     const i64 rb0 = first / STEP, per_head = first < sq ? (sq + STEP - 1) / STEP - rb0 : 0, steps = group * per_head;
-    // Step s's q and do rows into its ring stage, its o rows into O_ROWS.
     auto stage = [&](i64 s) {
       const i64 h = qp + s / per_head, m0 = (rb0 + s % per_head) * STEP;
       unsigned char* at = smem + L::RING + (s % STAGES) * 2 * L::STEP_TILE;
       load_tile<T, D, STEP>(at, q + h * sq * D, m0, sq, vec);
       load_tile<T, D, STEP>(at + L::STEP_TILE, g + h * sq * D, m0, sq, vec);
-      load_tile<T, D, STEP>(smem + L::O_ROWS, o + h * sq * D, m0, sq, vec);
-    };
-    // A step's rows' lse, read a step ahead into a register (four threads a row).
-    const int r = threadIdx.x >> 2, part = threadIdx.x & 3;
-    auto lse_of = [&](i64 s) {
-      const i64 h = qp + s / per_head, row = (rb0 + s % per_head) * STEP + r;
-      return part == 0 && row < sq ? lse[h * sq + row] * 1.4426950408889634f : 0.f;
     };
     load_tile<T, D, RES>(smem + L::X, k + kv * sk * D, n0, sk, vec);
     load_tile<T, D, RES>(smem + L::Y, v + kv * sk * D, n0, sk, vec);
     if (steps > 0) stage(0);
     mma_detail::cp_async_commit();
-    float lse_next = steps > 0 ? lse_of(0) : 0.f;
     float* lse_s = reinterpret_cast<float*>(smem + L::LSE);
     float* delta_s = reinterpret_cast<float*>(smem + L::DELTA);
-    // Step s's tiles landed and visible, its rows' lse and delta in smem,
-    // step s + 1's loads issued (into the ring stage step s - 2 read).
+    // Step s's tiles landed and visible, step s + 1's loads issued (into the
+    // stage step s - 2 read), step s's rows' lse and delta in smem.
     auto prepare = [&](i64 s) {
       landed();
+      if (s + 1 < steps) stage(s + 1);
+      mma_detail::cp_async_commit();
+      const int r = threadIdx.x >> 2, part = threadIdx.x & 3;  // four threads a row
+      const i64 h = qp + s / per_head, row = (rb0 + s % per_head) * STEP + r;
       const unsigned char* g_tile = smem + L::RING + (s % STAGES) * 2 * L::STEP_TILE + L::STEP_TILE;
-      float x = delta_part<T, D, STEP, 4>(g_tile, r, part, [&](int c) {
-        return *reinterpret_cast<const uint4*>(smem + L::O_ROWS + chunk_at<STEP>(r, c));
-      });
+      float x = row < sq ? delta_part<T, D, STEP, 4>(g_tile, r, o + (h * sq + row) * D, part, vec) : 0.f;
       x += __shfl_xor_sync(0xffffffffu, x, 1);
       x += __shfl_xor_sync(0xffffffffu, x, 2);
       if (part == 0) {
-        delta_s[r] = x;  // (rows past sq: zeros)
-        lse_s[r] = lse_next;
+        delta_s[r] = x;
+        lse_s[r] = row < sq ? lse[h * sq + row] * 1.4426950408889634f : 0.f;
       }
-      __syncthreads();  // O_ROWS is free
-      if (s + 1 < steps) {
-        stage(s + 1);
-        lse_next = lse_of(s + 1);
-      }
-      mma_detail::cp_async_commit();
+      __syncthreads();
     };
     float dk_acc[D / 2], dv_acc[D / 2];
 #pragma unroll
@@ -419,9 +407,7 @@ struct block {
     {  // the rows' lse and delta: two threads a row
       const int r = threadIdx.x >> 1, part = threadIdx.x & 1;
       const i64 row = m0 + r;
-      const T* o_row = o + (qp * sq + row) * D;
-      auto o_chunk = [&](int c) { return global_chunk(o_row + 8 * c, vec); };
-      float x = row < sq ? delta_part<T, D, RES, 2>(smem + L::Y, r, part, o_chunk) : 0.f;
+      float x = row < sq ? delta_part<T, D, RES, 2>(smem + L::Y, r, o + (qp * sq + row) * D, part, vec) : 0.f;
       x += __shfl_xor_sync(0xffffffffu, x, 1);
       if (part == 0) {
         delta_s[r] = x;
