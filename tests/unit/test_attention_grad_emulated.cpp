@@ -178,7 +178,7 @@ class AttentionGradEmulated : public ::testing::TestWithParam<Case> {};
 TEST_P(AttentionGradEmulated, MmaBf16MatchesDoubleReference) { check<tsr::bf16_t>(Block::Mma, GetParam()); }
 TEST_P(AttentionGradEmulated, WgmmaBf16MatchesDoubleReference) { check<tsr::bf16_t>(Block::Wgmma, GetParam()); }
 
-INSTANTIATE_TEST_SUITE_P(Mma, AttentionGradEmulated,
+INSTANTIATE_TEST_SUITE_P(Cases, AttentionGradEmulated,
                          ::testing::Values(Case{1, 2, 1, 40, 40, 64, false},    // one step, tails
                                            Case{1, 2, 1, 160, 200, 128, true},  // two blocks each way, causal
                                            Case{2, 2, 1, 140, 260, 64, false},  // batches, grouped heads, sk > sq

@@ -193,9 +193,6 @@ func @f(%q: tensor<1x4x1x64xbf16>, %k: tensor<1x4x64x64xbf16>, %v: tensor<1x4x64
   }
 }
 
-// The tensor-core backward block's decisions are checked against what the
-// block takes, and a tile op that claims the block for another shape is
-// refused by the Tile IR verifier.
 // The tensor-core backward blocks: wgmma on the default CUDA profile (an
 // H200), mma on an A100; an edited decision is E302, a tile op that claims
 // a block for another shape E403.
