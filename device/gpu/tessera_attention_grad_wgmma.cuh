@@ -110,14 +110,20 @@ template <int ROWS> __device__ __forceinline__ int chunk_at(int r, int c) {
 // Rows [r0, r0 + ROWS) of a row-major [rows, D] plane into a swizzled tile;
 // rows at or past `valid` are zeros. cp.async when `vec` (every pointer
 // 16-byte aligned), else element copies.
+// A thread copies the same chunk column of every (THREADS / CHUNKS)-th row,
+// so its addresses advance by constants.
 template <class T, int D, int ROWS>
 __device__ __forceinline__ void load_tile(unsigned char* dst, const T* __restrict__ src, i64 r0, i64 valid, bool vec) {
-  constexpr int CHUNKS = D / 8;
-  for (int c = threadIdx.x; c < ROWS * CHUNKS; c += THREADS) {
-    const int r = c / CHUNKS, x = c % CHUNKS;
-    const bool in = r0 + r < valid;
-    const T* g = in ? src + (r0 + r) * D + 8 * x : src;
-    unsigned char* s = dst + chunk_at<ROWS>(r, x);
+  constexpr int CHUNKS = D / 8, STRIDE = THREADS / CHUNKS;
+  static_assert(THREADS % CHUNKS == 0 && ROWS % STRIDE == 0 && STRIDE % 8 == 0, "whole rows, one swizzle phase");
+  const int x = threadIdx.x % CHUNKS, rt = threadIdx.x / CHUNKS;
+  const T* from = src + (r0 + rt) * D + 8 * x;
+  unsigned char* to = dst + chunk_at<ROWS>(rt, x);  // + i * STRIDE * 128 for row rt + i * STRIDE
+#pragma unroll
+  for (int i = 0; i < ROWS / STRIDE; ++i) {
+    const bool in = r0 + rt + i * STRIDE < valid;
+    const T* g = in ? from + i64(i) * STRIDE * D : src;
+    unsigned char* s = to + i * STRIDE * 128;
     if (vec) {
       mma_detail::cp_async16(mma_detail::smem_u32(s), g, in ? 16 : 0);
     } else {
@@ -167,25 +173,27 @@ __device__ __forceinline__ float delta_part(const unsigned char* do_tile, int r,
   return acc;
 }
 
-// Descriptors. K-major operand of 64 rows from `rows` (the first of a tile
-// of ROWS), k step kk of 16: 8-row groups 1 KiB apart, k steps 4..7 in the
-// next column atom. MN-major B of a streamed tile (k = its rows, n = D),
-// k step kk: 16 rows = 2 KiB, column atoms STEP * 128 B apart.
-template <int ROWS> __device__ __forceinline__ u64 kmajor(u32 rows, int kk) {
-  return mma_detail::smem_desc(rows + u32(kk >> 2) * (ROWS * 128) + u32(kk & 3) * 32, 16u, 1024u);
+// Descriptors: one for a tile's first k step, the others by adding the
+// step's byte offset / 16 to its start-address field (shared addresses are
+// below 2^18, so the 14-bit field never carries). K-major operand of 64 rows
+// from `rows` (the first of a tile of ROWS), k step kk of 16: 8-row groups
+// 1 KiB apart, k steps 4..7 in the next column atom. MN-major B of a
+// streamed tile (k = its rows, n = D), k step kk: 16 rows = 2 KiB, column
+// atoms STEP * 128 B apart.
+__device__ __forceinline__ u64 kmajor(u32 rows) { return mma_detail::smem_desc(rows, 16u, 1024u); }
+template <int ROWS> __device__ __forceinline__ u64 kmajor_step(u64 desc, int kk) {
+  return desc + u64(((kk >> 2) * (ROWS * 128) + (kk & 3) * 32) >> 4);
 }
-__device__ __forceinline__ u64 mnmajor(u32 tile, int kk) {
-  return mma_detail::smem_desc(tile + u32(kk) * 2048u, u32(STEP * 128), 1024u);
-}
+__device__ __forceinline__ u64 mnmajor(u32 tile) { return mma_detail::smem_desc(tile, u32(STEP * 128), 1024u); }
+__device__ __forceinline__ u64 mnmajor_step(u64 desc, int kk) { return desc + u64(kk * (2048 >> 4)); }
 
 // f32 fragments (the accumulator layout of a 64 x STEP product) rounded to T
 // as the A operand of the next product: k step kk is a[4kk .. 4kk + 3].
 template <class T> __device__ __forceinline__ void pack_a(u32 (&a)[STEP / 4], const float (&x)[STEP / 2]) {
-  auto pack = [](float lo, float hi) { return u32(narrow<T>(lo).bits) | u32(narrow<T>(hi).bits) << 16; };
 #pragma unroll
   for (int j = 0; j < STEP / 8; ++j) {
-    a[2 * j] = pack(x[4 * j], x[4 * j + 1]);
-    a[2 * j + 1] = pack(x[4 * j + 2], x[4 * j + 3]);
+    a[2 * j] = attn_detail::pack2<T>(x[4 * j], x[4 * j + 1]);
+    a[2 * j + 1] = attn_detail::pack2<T>(x[4 * j + 2], x[4 * j + 3]);
   }
 }
 
@@ -263,10 +271,10 @@ struct block {
   }
   // x = (this warpgroup's 64 rows of resident tile `res`) . (streamed tile)^T over D.
   __device__ void scores(float (&x)[STEP / 2], u32 res, u32 streamed) const {
-    const u32 rows = res + u32(wg()) * 8192u;  // 64 rows of 128 B in column atom 0
+    const u64 a = kmajor(res + u32(wg()) * 8192u), b = kmajor(streamed);  // (64 rows of 128 B in column atom 0)
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
-      mma_detail::wgmma_ss_n64<T>(x, kmajor<RES>(rows, kk), kmajor<STEP>(streamed, kk), kk > 0);
+      mma_detail::wgmma_ss_n64<T>(x, kmajor_step<RES>(a, kk), kmajor_step<STEP>(b, kk), kk > 0);
   }
   // After an exact step, operands for products that add nothing: a = 0
   // and the scratch zeroed as their streamed tile (returned). The products
@@ -285,9 +293,10 @@ struct block {
   }
   // acc += a (A fragments, 64 x STEP) . streamed tile (STEP x D).
   __device__ void accumulate(float (&acc)[D / 2], const u32 (&a)[STEP / 4], u32 streamed) const {
+    const u64 b = mnmajor(streamed);
 #pragma unroll
     for (int kk = 0; kk < STEP / 16; ++kk)
-      attn_detail::wgmma_pv<T, D>(acc, a[4 * kk], a[4 * kk + 1], a[4 * kk + 2], a[4 * kk + 3], mnmajor(streamed, kk));
+      attn_detail::wgmma_pv<T, D>(acc, a[4 * kk], a[4 * kk + 1], a[4 * kk + 2], a[4 * kk + 3], mnmajor_step(b, kk));
   }
 
   // dk and dv of keys [n0, n0 + 128) of kv plane kv, over the rows of query planes [qp, qp + group).
@@ -345,16 +354,22 @@ struct block {
       mma_detail::wgmma_wait<0>(dpt);
       // p^T and ds^T: fragment rows are the warpgroup's keys, columns the step's rows
       const attn_grad_mma::window<CAUSAL> sees(sq - m0 < STEP ? sq - m0 : STEP, nb, m0 + sk - sq - n0);
+      auto probabilities = [&](auto visible) {
 #pragma unroll
-      for (int j = 0; j < STEP / 8; ++j)
+        for (int j = 0; j < STEP / 8; ++j)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int r = 8 * j + 2 * t + (e & 1);
-          const bool vis = sees(r, 64 * w + kr0 + 8 * (e >> 1));
-          const float p = vis ? exp2f(st[4 * j + e] * c - lse_s[r]) : 0.f;
-          st[4 * j + e] = p;
-          dpt[4 * j + e] = vis ? p * (dpt[4 * j + e] - delta_s[r]) : 0.f;
-        }
+          for (int e = 0; e < 4; ++e) {
+            const int r = 8 * j + 2 * t + (e & 1);
+            const bool vis = visible(r, 64 * w + kr0 + 8 * (e >> 1));
+            const float p = vis ? exp2f(st[4 * j + e] * c - lse_s[r]) : 0.f;
+            st[4 * j + e] = p;
+            dpt[4 * j + e] = vis ? p * (dpt[4 * j + e] - delta_s[r]) : 0.f;
+          }
+      };
+      if (sees.rows == STEP && sees.keys == RES && (!CAUSAL || sees.diag >= RES - 1))
+        probabilities([](int, int) { return true; });  // every pair of the step is visible
+      else
+        probabilities(sees);
       // the causal edge cuts the step: exact sums if a masked pair's row holds NaN or inf
       const bool edge = CAUSAL && nb - 1 > sees.diag;
       u32 pa[STEP / 4], da[STEP / 4], q_op = qt, g_op = gt;
@@ -438,14 +453,20 @@ struct block {
       mma_detail::wgmma_wait<0>(sc);
       mma_detail::wgmma_wait<0>(dp);
       const attn_grad_mma::window<CAUSAL> sees(rows, sk - j0 < STEP ? sk - j0 : STEP, m0 + sk - sq - j0);
+      auto probabilities = [&](auto visible) {
 #pragma unroll
-      for (int j = 0; j < STEP / 8; ++j)
+        for (int j = 0; j < STEP / 8; ++j)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const bool vis = sees(r0 + 8 * (e >> 1), 8 * j + 2 * t + (e & 1));
-          const float p = vis ? exp2f(sc[4 * j + e] * c - lse_row[e >> 1]) : 0.f;
-          dp[4 * j + e] = vis ? p * (dp[4 * j + e] - delta_row[e >> 1]) : 0.f;
-        }
+          for (int e = 0; e < 4; ++e) {
+            const bool vis = visible(r0 + 8 * (e >> 1), 8 * j + 2 * t + (e & 1));
+            const float p = vis ? exp2f(sc[4 * j + e] * c - lse_row[e >> 1]) : 0.f;
+            dp[4 * j + e] = vis ? p * (dp[4 * j + e] - delta_row[e >> 1]) : 0.f;
+          }
+      };
+      if (sees.rows == RES && sees.keys == STEP && (!CAUSAL || sees.diag >= STEP - 1))
+        probabilities([](int, int) { return true; });  // every pair of the step is visible
+      else
+        probabilities(sees);
       const bool edge = CAUSAL && sees.keys - 1 > sees.diag;
       u32 da[STEP / 4], k_op = kt;
       if (edge && __syncthreads_or(tile_nonfinite<T, D, STEP>(smem + (kt - base)))) {

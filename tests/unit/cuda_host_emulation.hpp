@@ -267,5 +267,10 @@ inline void wgmma_pv(float (&d)[D / 2], u32 a0, u32 a1, u32 a2, u32 a3, u64 db) 
 }
 template <int N>
 inline void keep(u32 (&)[N]) {}
+// Two f32 rounded to T, packed: lo in bits 0-15.
+template <class T>
+inline u32 pack2(float lo, float hi) {
+  return u32(narrow<T>(lo).bits) | u32(narrow<T>(hi).bits) << 16;
+}
 }  // namespace attn_detail
 }  // namespace tsr
