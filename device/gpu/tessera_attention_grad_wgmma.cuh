@@ -379,7 +379,7 @@ struct block {
         auto pair = [&](int key_row, int r) { return sees(r, 64 * w + key_row); };
         accumulate_exact<T, D>(dv_acc, st, g_tile, scratch, pair);
         accumulate_exact<T, D>(dk_acc, dpt, smem + (qt - base), scratch, pair);
-        zero_operands(da);
+        for (u32& x : da) x = 0u;
         q_op = g_op = zero_operands(pa);
       } else {
         pack_a<T>(pa, st);
