@@ -356,15 +356,18 @@ struct block {
       const attn_grad_mma::window<CAUSAL> sees(sq - m0 < STEP ? sq - m0 : STEP, nb, m0 + sk - sq - n0);
       auto probabilities = [&](auto visible) {
 #pragma unroll
-        for (int j = 0; j < STEP / 8; ++j)
+        for (int j = 0; j < STEP / 8; ++j) {
+          // rows 8j + 2t and 8j + 2t + 1
+          const float2 lse2 = reinterpret_cast<const float2*>(lse_s)[4 * j + t];
+          const float2 delta2 = reinterpret_cast<const float2*>(delta_s)[4 * j + t];
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            const int r = 8 * j + 2 * t + (e & 1);
-            const bool vis = visible(r, 64 * w + kr0 + 8 * (e >> 1));
-            const float p = vis ? exp2f(st[4 * j + e] * c - lse_s[r]) : 0.f;
+            const bool vis = visible(8 * j + 2 * t + (e & 1), 64 * w + kr0 + 8 * (e >> 1));
+            const float p = vis ? attn_detail::ex2(fmaf(st[4 * j + e], c, -(e & 1 ? lse2.y : lse2.x))) : 0.f;
             st[4 * j + e] = p;
-            dpt[4 * j + e] = vis ? p * (dpt[4 * j + e] - delta_s[r]) : 0.f;
+            dpt[4 * j + e] = vis ? p * (dpt[4 * j + e] - (e & 1 ? delta2.y : delta2.x)) : 0.f;
           }
+        }
       };
       if (sees.rows == STEP && sees.keys == RES && (!CAUSAL || sees.diag >= RES - 1))
         probabilities([](int, int) { return true; });  // every pair of the step is visible
@@ -459,7 +462,7 @@ struct block {
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const bool vis = visible(r0 + 8 * (e >> 1), 8 * j + 2 * t + (e & 1));
-            const float p = vis ? exp2f(sc[4 * j + e] * c - lse_row[e >> 1]) : 0.f;
+            const float p = vis ? attn_detail::ex2(fmaf(sc[4 * j + e], c, -lse_row[e >> 1])) : 0.f;
             dp[4 * j + e] = vis ? p * (dp[4 * j + e] - delta_row[e >> 1]) : 0.f;
           }
       };

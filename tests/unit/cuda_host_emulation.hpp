@@ -12,6 +12,7 @@
 // the block's file, in one translation unit.
 #pragma once
 #include <barrier>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -33,6 +34,9 @@ typedef unsigned int u32;
 typedef unsigned long long u64;
 struct uint4 {
   u32 x, y, z, w;
+};
+struct alignas(8) float2 {
+  float x, y;
 };
 
 namespace emu {
@@ -267,6 +271,11 @@ inline void wgmma_pv(float (&d)[D / 2], u32 a0, u32 a1, u32 a2, u32 a3, u64 db) 
 }
 template <int N>
 inline void keep(u32 (&)[N]) {}
+// 2^x with results below the smallest normal flushed to 0 (ex2.approx.ftz).
+inline float ex2(float x) {
+  const float y = std::exp2(x);
+  return y < 1.17549435e-38f ? 0.f : y;
+}
 // Two f32 rounded to T, packed: lo in bits 0-15.
 template <class T>
 inline u32 pack2(float lo, float hi) {
