@@ -348,24 +348,31 @@ struct block {
       float st[STEP / 2], dpt[STEP / 2];  // s^T and dp^T: the warpgroup's keys x the step's rows
       mma_detail::wgmma_fence();
       scores(st, base + L::X, qt);
+      mma_detail::wgmma_commit();
       scores(dpt, base + L::Y, gt);
       mma_detail::wgmma_commit();
-      mma_detail::wgmma_wait<0>(st);
-      mma_detail::wgmma_wait<0>(dpt);
       // p^T and ds^T: fragment rows are the warpgroup's keys, columns the step's rows
       const attn_grad_mma::window<CAUSAL> sees(sq - m0 < STEP ? sq - m0 : STEP, nb, m0 + sk - sq - n0);
+      // p while the tensor cores still work on dp, then ds
       auto probabilities = [&](auto visible) {
+        mma_detail::wgmma_wait<1>(st);
 #pragma unroll
         for (int j = 0; j < STEP / 8; ++j) {
-          // rows 8j + 2t and 8j + 2t + 1
-          const float2 lse2 = reinterpret_cast<const float2*>(lse_s)[4 * j + t];
+          const float2 lse2 = reinterpret_cast<const float2*>(lse_s)[4 * j + t];  // rows 8j + 2t, 8j + 2t + 1
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const bool vis = visible(8 * j + 2 * t + (e & 1), 64 * w + kr0 + 8 * (e >> 1));
+            st[4 * j + e] = vis ? attn_detail::ex2(fmaf(st[4 * j + e], c, -(e & 1 ? lse2.y : lse2.x))) : 0.f;
+          }
+        }
+        mma_detail::wgmma_wait<0>(dpt);
+#pragma unroll
+        for (int j = 0; j < STEP / 8; ++j) {
           const float2 delta2 = reinterpret_cast<const float2*>(delta_s)[4 * j + t];
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const bool vis = visible(8 * j + 2 * t + (e & 1), 64 * w + kr0 + 8 * (e >> 1));
-            const float p = vis ? attn_detail::ex2(fmaf(st[4 * j + e], c, -(e & 1 ? lse2.y : lse2.x))) : 0.f;
-            st[4 * j + e] = p;
-            dpt[4 * j + e] = vis ? p * (dpt[4 * j + e] - (e & 1 ? delta2.y : delta2.x)) : 0.f;
+            dpt[4 * j + e] = vis ? st[4 * j + e] * (dpt[4 * j + e] - (e & 1 ? delta2.y : delta2.x)) : 0.f;
           }
         }
       };
@@ -451,19 +458,27 @@ struct block {
       float sc[STEP / 2], dp[STEP / 2];
       mma_detail::wgmma_fence();
       scores(sc, base + L::X, kt);
+      mma_detail::wgmma_commit();
       scores(dp, base + L::Y, vt);
       mma_detail::wgmma_commit();
-      mma_detail::wgmma_wait<0>(sc);
-      mma_detail::wgmma_wait<0>(dp);
       const attn_grad_mma::window<CAUSAL> sees(rows, sk - j0 < STEP ? sk - j0 : STEP, m0 + sk - sq - j0);
+      // p while the tensor cores still work on dp, then ds
       auto probabilities = [&](auto visible) {
+        mma_detail::wgmma_wait<1>(sc);
 #pragma unroll
         for (int j = 0; j < STEP / 8; ++j)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const bool vis = visible(r0 + 8 * (e >> 1), 8 * j + 2 * t + (e & 1));
-            const float p = vis ? attn_detail::ex2(fmaf(sc[4 * j + e], c, -lse_row[e >> 1])) : 0.f;
-            dp[4 * j + e] = vis ? p * (dp[4 * j + e] - delta_row[e >> 1]) : 0.f;
+            sc[4 * j + e] = vis ? attn_detail::ex2(fmaf(sc[4 * j + e], c, -lse_row[e >> 1])) : 0.f;
+          }
+        mma_detail::wgmma_wait<0>(dp);
+#pragma unroll
+        for (int j = 0; j < STEP / 8; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const bool vis = visible(r0 + 8 * (e >> 1), 8 * j + 2 * t + (e & 1));
+            dp[4 * j + e] = vis ? sc[4 * j + e] * (dp[4 * j + e] - delta_row[e >> 1]) : 0.f;
           }
       };
       if (sees.rows == RES && sees.keys == STEP && (!CAUSAL || sees.diag >= STEP - 1))
