@@ -20,19 +20,17 @@
 //                  dv += p^T do, dk += ds^T q (p^T, ds^T from registers,
 //                  do and q read MN-major);
 //   query program: s = q k^T, dp = do v^T, then dq += ds k.
-// p and ds stay in registers between the products, rounded to T. Each
-// step's element-wise work runs under a product: p under dp's (key
-// programs: ds under dv's), and the preparation of the next step (its
+// p and ds stay in registers between the products, rounded to T. A step's
+// second products run under the preparation of the next step (its
 // barrier, the loads of the one after, and delta = do.o, recomputed where
-// a program needs it) under the last; the third ring stage is what that
-// product may still be reading.
+// a program needs it); the third ring stage is what they may still be
+// reading.
 //
 // Masked pairs get p = ds = 0, but a product still multiplies them by the
 // streamed row (0 * NaN is NaN): on a step the causal edge cuts whose
 // streamed rows hold a NaN or an inf, the second products are summed pair
-// by pair over visible pairs only (p and ds through shared memory), and
-// the products run on zeros. Results then match docs/semantics.md for any
-// input.
+// by pair over visible pairs only (p and ds through shared memory). Results
+// then match docs/semantics.md for any input.
 
 namespace tsr {
 
@@ -79,17 +77,17 @@ constexpr int STAGES = 3;     // ring stages: the step whose products run, the n
 
 // Shared memory, in bytes from a 1 KiB-aligned base (1 KiB of slack in
 // BYTES): the two resident tiles, STAGES stages of two streamed tiles, the lse
-// (log2 units) and delta of a step's or the resident rows, a streamed tile
-// of zeros (the exact path's products read it), and each warpgroup's f32 p
-// or ds for the exact path (64 rows of STEP + 1).
+// (log2 units) and delta of a step's or the resident rows, and each
+// warpgroup's f32 p or ds for the exact path (64 rows of STEP + 1).
 template <int D>
 struct layout {
   static constexpr int RES_TILE = RES * D * 2, STEP_TILE = STEP * D * 2;
   static constexpr int X = 0, Y = RES_TILE, RING = 2 * RES_TILE;
   static constexpr int LSE = RING + STAGES * 2 * STEP_TILE, DELTA = LSE + RES * 4;
-  static constexpr int ZERO = DELTA + RES * 4, EXACT = ZERO + STEP_TILE, EXACT_WG = 64 * (STEP + 1) * 4;
+  static constexpr int EXACT = DELTA + RES * 4, EXACT_WG = 64 * (STEP + 1) * 4;
   static constexpr int BYTES = 1024 + EXACT + 2 * EXACT_WG;
-  static_assert(ZERO % 1024 == 0, "the zero tile is read through a descriptor");
+  // After an exact step the scratch is a zero tile (block::zero_operands).
+  static_assert(EXACT % 1024 == 0 && 2 * EXACT_WG >= STEP_TILE, "the exact path's scratch holds a swizzled tile");
 };
 
 }  // namespace attn_grad_wgmma
@@ -278,20 +276,20 @@ struct block {
     for (int kk = 0; kk < D / 16; ++kk)
       mma_detail::wgmma_ss_n64<T>(x, kmajor_step<RES>(a, kk), kmajor_step<STEP>(b, kk), kk > 0);
   }
-  // The zero tile, written before the first step's barrier. After an
-  // exact step the products still run, on a = 0 and this tile, so that the
-  // accumulators reach the next step through them on every path (a merge
-  // after an in-flight product would make the compiler move the
-  // accumulators under it, and ptxas serialize every wgmma).
-  __device__ void zero_tile() const {
-    for (int i = threadIdx.x; i < L::STEP_TILE / 16; i += THREADS)
-      reinterpret_cast<uint4*>(smem + L::ZERO)[i] = uint4{0u, 0u, 0u, 0u};
-  }
-  // The A fragments of a product: x rounded to T, or zeros on an exact step.
-  __device__ static void operand(u32 (&a)[STEP / 4], const float (&x)[STEP / 2], bool exact) {
-    pack_a<T>(a, x);
+  // After an exact step, operands for products that add nothing: a = 0
+  // and the scratch zeroed as their streamed tile (returned). The products
+  // still run, so that the accumulators reach the next step through them
+  // on every path (a merge after an in-flight product would make the
+  // compiler move the accumulators under it, and ptxas serialize every
+  // wgmma).
+  template <int N> __device__ u32 zero_operands(u32 (&a)[N]) const {
 #pragma unroll
-    for (int i = 0; i < STEP / 4; ++i) a[i] = exact ? 0u : a[i];
+    for (int i = 0; i < N; ++i) a[i] = 0u;
+    for (int i = threadIdx.x; i < L::STEP_TILE / 16; i += THREADS)
+      reinterpret_cast<uint4*>(smem + L::EXACT)[i] = uint4{0u, 0u, 0u, 0u};
+    mma_detail::fence_proxy_async();
+    __syncthreads();
+    return base + L::EXACT;
   }
   // acc += a (A fragments, 64 x STEP) . streamed tile (STEP x D).
   __device__ void accumulate(float (&acc)[D / 2], const u32 (&a)[STEP / 4], u32 streamed) const {
@@ -317,7 +315,6 @@ struct block {
     };
     load_tile<T, D, RES>(smem + L::X, k + kv * sk * D, n0, sk, vec);
     load_tile<T, D, RES>(smem + L::Y, v + kv * sk * D, n0, sk, vec);
-    zero_tile();
     if (steps > 0) stage(0);
     mma_detail::cp_async_commit();
     float* lse_s = reinterpret_cast<float*>(smem + L::LSE);
@@ -356,14 +353,7 @@ struct block {
       mma_detail::wgmma_commit();
       // p^T and ds^T: fragment rows are the warpgroup's keys, columns the step's rows
       const attn_grad_mma::window<CAUSAL> sees(sq - m0 < STEP ? sq - m0 : STEP, nb, m0 + sk - sq - n0);
-      const bool full = sees.rows == STEP && sees.keys == RES && (!CAUSAL || sees.diag >= RES - 1);
-      // the causal edge cuts the step: exact sums if a masked pair's row holds NaN or inf
-      const bool exact = CAUSAL && nb - 1 > sees.diag &&
-                         __syncthreads_or(tile_nonfinite<T, D, STEP>(smem + (qt - base)) ||
-                                          tile_nonfinite<T, D, STEP>(g_tile));
-      float* scratch = reinterpret_cast<float*>(smem + L::EXACT + w * L::EXACT_WG);
-      auto pair = [&](int key_row, int r) { return sees(r, 64 * w + key_row); };
-      // p while the tensor cores still work on dp; dv's product; ds under it; dk's product
+      // p while the tensor cores still work on dp, then ds
       auto probabilities = [&](auto visible) {
         mma_detail::wgmma_wait<1>(st);
 #pragma unroll
@@ -375,9 +365,7 @@ struct block {
             st[4 * j + e] = vis ? attn_detail::ex2(fmaf(st[4 * j + e], c, -(e & 1 ? lse2.y : lse2.x))) : 0.f;
           }
         }
-      };
-      auto dsoftmax = [&](auto visible) {
-        mma_detail::wgmma_wait<1>(dpt);
+        mma_detail::wgmma_wait<0>(dpt);
 #pragma unroll
         for (int j = 0; j < STEP / 8; ++j) {
           const float2 delta2 = reinterpret_cast<const float2*>(delta_s)[4 * j + t];
@@ -388,25 +376,28 @@ struct block {
           }
         }
       };
-      auto all = [](int, int) { return true; };  // every pair of the step is visible
-      if (full)
-        probabilities(all);
+      if (sees.rows == STEP && sees.keys == RES && (!CAUSAL || sees.diag >= RES - 1))
+        probabilities([](int, int) { return true; });  // every pair of the step is visible
       else
         probabilities(sees);
-      if (exact) accumulate_exact<T, D>(dv_acc, st, g_tile, scratch, pair);
-      u32 pa[STEP / 4], da[STEP / 4];
-      operand(pa, st, exact);
+      // the causal edge cuts the step: exact sums if a masked pair's row holds NaN or inf
+      const bool edge = CAUSAL && nb - 1 > sees.diag;
+      u32 pa[STEP / 4], da[STEP / 4], q_op = qt, g_op = gt;
+      if (edge && __syncthreads_or(tile_nonfinite<T, D, STEP>(smem + (qt - base)) ||
+                                   tile_nonfinite<T, D, STEP>(g_tile))) {
+        float* scratch = reinterpret_cast<float*>(smem + L::EXACT + w * L::EXACT_WG);
+        auto pair = [&](int key_row, int r) { return sees(r, 64 * w + key_row); };
+        accumulate_exact<T, D>(dv_acc, st, g_tile, scratch, pair);
+        accumulate_exact<T, D>(dk_acc, dpt, smem + (qt - base), scratch, pair);
+        for (u32& x : da) x = 0u;
+        q_op = g_op = zero_operands(pa);
+      } else {
+        pack_a<T>(pa, st);
+        pack_a<T>(da, dpt);
+      }
       mma_detail::wgmma_fence();
-      accumulate(dv_acc, pa, exact ? base + L::ZERO : gt);
-      mma_detail::wgmma_commit();
-      if (full)
-        dsoftmax(all);
-      else
-        dsoftmax(sees);
-      if (exact) accumulate_exact<T, D>(dk_acc, dpt, smem + (qt - base), scratch, pair);
-      operand(da, dpt, exact);
-      mma_detail::wgmma_fence();
-      accumulate(dk_acc, da, exact ? base + L::ZERO : qt);
+      accumulate(dv_acc, pa, g_op);
+      accumulate(dk_acc, da, q_op);
       mma_detail::wgmma_commit();
       if (s + 1 < steps) prepare(s + 1);  // under the products
       mma_detail::wgmma_wait<0>(dv_acc);
@@ -432,7 +423,6 @@ struct block {
     };
     load_tile<T, D, RES>(smem + L::X, q + qp * sq * D, m0, sq, vec);
     load_tile<T, D, RES>(smem + L::Y, g + qp * sq * D, m0, sq, vec);
-    zero_tile();
     if (steps > 0) stage(0);
     mma_detail::cp_async_commit();
     mma_detail::cp_async_wait<0>();
@@ -495,17 +485,18 @@ struct block {
         probabilities([](int, int) { return true; });  // every pair of the step is visible
       else
         probabilities(sees);
-      const bool exact = CAUSAL && sees.keys - 1 > sees.diag &&
-                         __syncthreads_or(tile_nonfinite<T, D, STEP>(smem + (kt - base)));
-      if (exact) {
+      const bool edge = CAUSAL && sees.keys - 1 > sees.diag;
+      u32 da[STEP / 4], k_op = kt;
+      if (edge && __syncthreads_or(tile_nonfinite<T, D, STEP>(smem + (kt - base)))) {
         auto pair = [&](int row, int r) { return sees(64 * w + row, r); };
         accumulate_exact<T, D>(dq_acc, dp, smem + (kt - base),
                                reinterpret_cast<float*>(smem + L::EXACT + w * L::EXACT_WG), pair);
+        k_op = zero_operands(da);
+      } else {
+        pack_a<T>(da, dp);
       }
-      u32 da[STEP / 4];
-      operand(da, dp, exact);
       mma_detail::wgmma_fence();
-      accumulate(dq_acc, da, exact ? base + L::ZERO : kt);
+      accumulate(dq_acc, da, k_op);
       mma_detail::wgmma_commit();
       if (s + 1 < steps) prepare(s + 1);  // under the product
       mma_detail::wgmma_wait<0>(dq_acc);

@@ -255,11 +255,10 @@ int64_t grad_mma_smem_bytes(int64_t d) {
 int64_t grad_wgmma_smem_bytes(int64_t d) {
   // 1 KiB of alignment slack, the resident and streamed tiles (two of
   // kGradMmaRows rows, three stages of two of 64; 16-bit, unpadded: the
-  // swizzle spreads the banks), lse and delta of kGradMmaRows rows, a
-  // streamed tile of zeros, and each warpgroup's exact-path p or ds (64 f32
-  // rows of 65).
+  // swizzle spreads the banks), lse and delta of kGradMmaRows rows, and each
+  // warpgroup's exact-path p or ds (64 f32 rows of 65).
   const int64_t rows = kGradMmaRows, step = 64;
-  return 1024 + 2 * rows * d * 2 + 7 * step * d * 2 + 2 * rows * 4 + 2 * 64 * (step + 1) * 4;
+  return 1024 + 2 * rows * d * 2 + 6 * step * d * 2 + 2 * rows * 4 + 2 * 64 * (step + 1) * 4;
 }
 
 int64_t decode_smem_bytes(int64_t d, int64_t rows, int64_t bn) {
