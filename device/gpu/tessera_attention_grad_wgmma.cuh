@@ -20,11 +20,11 @@
 //                  dv += p^T do, dk += ds^T q (p^T, ds^T from registers,
 //                  do and q read MN-major);
 //   query program: s = q k^T, dp = do v^T, then dq += ds k.
-// p and ds stay in registers between the products, rounded to T. A step's
-// second products run under the preparation of the next step (its
-// barrier, the loads of the one after, and delta = do.o, recomputed where
-// a program needs it); the third ring stage is what they may still be
-// reading.
+// p and ds stay in registers between the products, rounded to T. p is
+// computed while the tensor cores finish dp, and a step's second products
+// run under the preparation of the next step (its barrier, the loads of
+// the one after, and delta = do.o, recomputed where a program needs it);
+// the third ring stage is what they may still be reading.
 //
 // Masked pairs get p = ds = 0, but a product still multiplies them by the
 // streamed row (0 * NaN is NaN): on a step the causal edge cuts whose
