@@ -28,7 +28,8 @@ namespace tessera {
 namespace {
 
 // Every kernel of `graph` lowered for CUDA `device` (by default the H200
-// profile) compiled with NVRTC for its arch (sm_90a with wgmma); how many. Each kernel's source must also contain every text of `expected`.
+// profile) compiled with NVRTC for its arch (sm_90a with wgmma); how many.
+// Each kernel's source must also contain every text of `expected`.
 int compile_all(const ir::Module& graph, const std::vector<std::string>& expected = {},
                 const machine::Descriptor& device = machine::default_profile(machine::Kind::Cuda)) {
   int compiled = 0;
